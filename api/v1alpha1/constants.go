@@ -1,0 +1,93 @@
+package v1alpha1
+
+// Condition types on a Release.
+const (
+	// ConditionApplied says whether the render that the sync policy asks for is applied.
+	ConditionApplied = "Applied"
+	// ConditionHealthy says whether what convoy applied for status.lastSuccessful is healthy.
+	ConditionHealthy = "Healthy"
+	// ConditionReady is True when Applied and Healthy are True; it is always computed.
+	ConditionReady = "Ready"
+)
+
+// Reasons of the Applied condition.
+const (
+	// ReasonApplied: the render is applied (manual mode: also in sync, the apply waits for /sync).
+	ReasonApplied = "Applied"
+	// ReasonWaitingForSync: manual mode, no pending /sync, and the render differs or none is applied yet.
+	ReasonWaitingForSync = "WaitingForSync"
+	// ReasonSourceNotReady: the chart cannot be fetched (transient).
+	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonValuesNotReady: a valuesFrom reference cannot be read (transient).
+	ReasonValuesNotReady = "ValuesNotReady"
+	// ReasonClusterNotReady: the target Cluster is missing, unreachable or does not admit the namespace (transient).
+	ReasonClusterNotReady = "ClusterNotReady"
+	// ReasonDeployFailed: the apply failed (transient).
+	ReasonDeployFailed = "DeployFailed"
+	// ReasonPruneFailed: the prune failed (transient).
+	ReasonPruneFailed = "PruneFailed"
+	// ReasonUnsupported: the Release asks for something convoy does not support.
+	ReasonUnsupported = "Unsupported"
+	// ReasonUnappliable: the render cannot be applied as it stands.
+	ReasonUnappliable = "Unappliable"
+	// ReasonPinned: a pin holds the Release at a render other than the current one.
+	ReasonPinned = "Pinned"
+	// ReasonHookFailed: a lifecycle hook Job failed or timed out.
+	ReasonHookFailed = "HookFailed"
+	// ReasonWaitingForClusterWave: a Release of a lower cluster wave on the same Cluster is not Applied and Healthy.
+	ReasonWaitingForClusterWave = "WaitingForClusterWave"
+	// ReasonWaitingForSyncWave: a sync wave is applied and the next waits for its health.
+	ReasonWaitingForSyncWave = "WaitingForSyncWave"
+	// ReasonWaitingForHooks: a hook batch is running.
+	ReasonWaitingForHooks = "WaitingForHooks"
+	// ReasonRolledBack: the current render failed its rollout and was rolled back.
+	ReasonRolledBack = "RolledBack"
+)
+
+// Reasons of the Healthy condition.
+const (
+	// ReasonHealthy: every object of the last successful render is healthy.
+	ReasonHealthy = "Healthy"
+	// ReasonProgressing: some object is still progressing towards health.
+	ReasonProgressing = "Progressing"
+	// ReasonDegraded: some object failed (for example a Deployment past its progress deadline).
+	ReasonDegraded = "Degraded"
+	// ReasonMissing: some applied object is gone from the cluster.
+	ReasonMissing = "Missing"
+	// ReasonNotAssessed: the observer has not assessed the last successful render yet.
+	ReasonNotAssessed = "NotAssessed"
+)
+
+// Annotations.
+const (
+	// AnnotationSyncRequestedAt holds the time of the latest /sync request (RFC 3339).
+	AnnotationSyncRequestedAt = "convoy.kumodo.io/sync-requested-at"
+	// AnnotationSyncForceRequestedAt holds the time of the latest /sync?force=true request (RFC 3339).
+	AnnotationSyncForceRequestedAt = "convoy.kumodo.io/sync-force-requested-at"
+	// AnnotationSyncWave sets the sync wave of a rendered object ("<int>", default 0).
+	AnnotationSyncWave = "convoy.kumodo.io/sync-wave"
+	// AnnotationArgoSyncWave is Argo CD's sync wave, honoured when AnnotationSyncWave is absent.
+	AnnotationArgoSyncWave = "argocd.argoproj.io/sync-wave"
+	// AnnotationPrune set to PruneDisabled keeps an object from being pruned.
+	AnnotationPrune = "convoy.kumodo.io/prune"
+	// PruneDisabled is the value of AnnotationPrune that disables pruning.
+	PruneDisabled = "disabled"
+)
+
+// Labels.
+const (
+	// LabelRelease names the Release a Render belongs to.
+	LabelRelease = "convoy.kumodo.io/release"
+	// LabelReleaseName names the Release that applied an object on a target cluster.
+	LabelReleaseName = "convoy.kumodo.io/release-name"
+	// LabelReleaseNamespace names the namespace of the Release that applied an object.
+	LabelReleaseNamespace = "convoy.kumodo.io/release-namespace"
+	// LabelShard assigns a Release to the controller and observer of one shard.
+	LabelShard = "convoy.kumodo.io/shard"
+)
+
+// Finalizer is set on every Release so that convoy can delete what it applied.
+const Finalizer = "convoy.kumodo.io/finalizer"
+
+// FieldManager is the server-side apply field manager of everything convoy applies.
+const FieldManager = "convoy"

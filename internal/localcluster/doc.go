@@ -1,0 +1,13 @@
+// Package localcluster starts and stops a real Kubernetes control plane on
+// this machine: etcd and kube-apiserver (with the front-proxy flags that an
+// aggregated API server needs) and, on request, the parts that make
+// workloads real: kube-controller-manager, kube-scheduler and kwok with
+// simulated nodes, so Deployments become Available and Jobs complete.
+//
+// The binaries are built from the Go module proxy by hack/kube/build.sh into
+// bin/k8s/<version>/ (see EnsureBinaries). Every port is picked free, every
+// process runs in its own process group and dies with the process that started
+// it, and Stop removes what Start made. It is used by the integration tests,
+// the benchmarks and `convoy dev`; it must never be imported by convoy's
+// production processes.
+package localcluster

@@ -1,0 +1,3 @@
+package localcluster
+
+var PortBound = portBound

@@ -1,0 +1,350 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options say what to start.
+type Options struct {
+	// Workloads also starts kube-controller-manager, kube-scheduler and kwok,
+	// and creates Nodes simulated nodes, so that workloads become ready.
+	Workloads bool
+	// Nodes is the number of simulated nodes when Workloads is set (default 1).
+	Nodes int
+	// Dir keeps the cluster's state (PKI, etcd data, logs, kubeconfig). A Dir
+	// that holds an earlier cluster's state is reused, and Stop keeps it.
+	// Empty: a new temporary folder that Stop removes.
+	Dir string
+	// BinDir holds the binaries (default: BinDir()).
+	BinDir string
+	// Progress receives one line per step (default: discarded).
+	Progress io.Writer
+	// StartTimeout bounds the whole start (default 3 minutes).
+	StartTimeout time.Duration
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	dir, logDir, binDir string
+	ownsDir             bool
+	pki                 *pki
+	progress            io.Writer
+
+	etcdPort, etcdPeerPort, apiserverPort int
+	kubeconfig                            string
+	restConfig                            *rest.Config
+
+	mu        sync.Mutex
+	processes []*process // in start order
+	stopped   bool
+}
+
+// Start starts a control plane and returns once it answers (and, with
+// workloads, once every node is Ready). On error nothing is left running.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.Workloads && opts.Nodes == 0 {
+		opts.Nodes = 1
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	sweepStale()
+	c := &Cluster{progress: opts.Progress, binDir: opts.BinDir}
+	if c.binDir == "" {
+		if c.binDir, err = BinDir(); err != nil {
+			return nil, err
+		}
+	}
+	need := []string{"etcd", "kube-apiserver"}
+	if opts.Workloads {
+		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml")
+	}
+	if missing := missingFrom(c.binDir, need); len(missing) > 0 {
+		return nil, fmt.Errorf("%s are missing from %s: run `make kube` (hack/kube/build.sh) first", strings.Join(missing, ", "), c.binDir)
+	}
+	if c.dir = opts.Dir; c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", tempPrefix); err != nil {
+			return nil, err
+		}
+		c.ownsDir = true
+		if err := os.WriteFile(filepath.Join(c.dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+		}
+	}()
+	c.logDir = filepath.Join(c.dir, "logs")
+	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	if c.pki, err = loadOrCreatePKI(filepath.Join(c.dir, "pki")); err != nil {
+		return nil, fmt.Errorf("make the PKI: %w", err)
+	}
+	if err := retryPorts(ctx, c.startEtcd); err != nil {
+		return nil, err
+	}
+	if err := retryPorts(ctx, c.startAPIServer); err != nil {
+		return nil, err
+	}
+	if opts.Workloads {
+		if err := c.startWorkloads(ctx, opts.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// RestConfig returns a client configuration of the admin (system:masters).
+func (c *Cluster) RestConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
+// KubeconfigPath is the admin kubeconfig file.
+func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
+
+// Host is the URL of kube-apiserver.
+func (c *Cluster) Host() string { return c.restConfig.Host }
+
+// EtcdURL is the client URL of the cluster's etcd. An aggregated API server
+// may keep its data there under its own prefix.
+func (c *Cluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort) }
+
+// Dir is the cluster's state folder; LogDir holds one log per process.
+func (c *Cluster) Dir() string    { return c.dir }
+func (c *Cluster) LogDir() string { return c.logDir }
+
+// BinDir is the folder of the Kubernetes binaries this cluster runs.
+func (c *Cluster) BinDir() string { return c.binDir }
+
+// Ports lists every TCP port the cluster's processes listen on.
+func (c *Cluster) Ports() []int { return []int{c.etcdPort, c.etcdPeerPort, c.apiserverPort} }
+
+// PIDs lists the process ids of the cluster's processes.
+func (c *Cluster) PIDs() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pids := make([]int, 0, len(c.processes))
+	for _, p := range c.processes {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	return pids
+}
+
+// UserConfig returns a client configuration that authenticates as user in
+// groups, by a client certificate of the cluster's CA. It has no permission
+// until RBAC grants one.
+func (c *Cluster) UserConfig(user string, groups ...string) (*rest.Config, error) {
+	kp, err := c.pki.clientCert(user, groups)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.AnonymousClientConfig(c.restConfig)
+	cfg.CertData, cfg.KeyData = kp.certPEM, kp.keyPEM
+	return cfg, nil
+}
+
+// Stop stops every process (newest first) and, when Start made the folder,
+// removes it. It is safe to call more than once.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	c.stopped = true
+	var errs []error
+	for i := len(c.processes) - 1; i >= 0; i-- {
+		if err := c.processes[i].stop(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.ownsDir && c.dir != "" {
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) start(name string, args []string) (*process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, errors.New("cluster is stopped")
+	}
+	p, err := startProcess(name, filepath.Join(c.binDir, name), args, c.logDir)
+	if err != nil {
+		return nil, err
+	}
+	c.processes = append(c.processes, p)
+	return p, nil
+}
+
+func (c *Cluster) step(format string, args ...any) {
+	fmt.Fprintf(c.progress, format+"\n", args...)
+}
+
+// errPortTaken marks a start that failed because a picked port was taken.
+var errPortTaken = errors.New("port taken")
+
+// retryPorts runs start up to three times while it fails for a taken port.
+func retryPorts(ctx context.Context, start func(context.Context) error) error {
+	var err error
+	for range 3 {
+		if err = start(ctx); !errors.Is(err, errPortTaken) {
+			return err
+		}
+	}
+	return err
+}
+
+// portTakenIn reports whether the log of p says that an address was in use.
+func portTakenIn(p *process) bool {
+	b, _ := os.ReadFile(p.log.Name())
+	return strings.Contains(string(b), "address already in use")
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	c.etcdPort, c.etcdPeerPort = ports[0], ports[1]
+	client := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPeerPort)
+	c.step("Starting etcd on %s", client)
+	p, err := c.start("etcd", []string{
+		"--name=default",
+		"--data-dir=" + filepath.Join(c.dir, "etcd"),
+		"--listen-client-urls=" + client,
+		"--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=default=" + peer,
+		"--unsafe-no-fsync=true", // a throw-away development store: speed over durability
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn",
+	})
+	if err != nil {
+		return err
+	}
+	httpClient := &http.Client{Timeout: time.Second}
+	err = waitFor(ctx, "etcd", []*process{p}, func(ctx context.Context) bool {
+		resp, err := httpClient.Get(client + "/health")
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`)
+	})
+	if err != nil && portTakenIn(p) {
+		return errPortTaken
+	}
+	return err
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	c.apiserverPort = ports[0]
+	pk := c.pki.path
+	c.step("Starting kube-apiserver %s on https://127.0.0.1:%d", KubernetesVersion, c.apiserverPort)
+	p, err := c.start("kube-apiserver", []string{
+		"--etcd-servers=" + c.EtcdURL(),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none", // loopback cannot be an Endpoints address
+		"--secure-port=" + strconv.Itoa(c.apiserverPort),
+		"--cert-dir=" + filepath.Join(c.dir, "apiserver-certs"),
+		"--tls-cert-file=" + pk(servingName+".crt"),
+		"--tls-private-key-file=" + pk(servingName+".key"),
+		"--client-ca-file=" + pk(caName+".crt"),
+		"--service-cluster-ip-range=10.96.0.0/16", // room for thousands of Services
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + pk(serviceAccountKey+".pub"),
+		"--service-account-signing-key-file=" + pk(serviceAccountKey+".key"),
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		// The aggregation layer, so an extension API server can authenticate
+		// requests that kube-apiserver forwards.
+		"--requestheader-client-ca-file=" + pk(frontProxyCAName+".crt"),
+		"--requestheader-allowed-names=" + frontProxyClient,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + pk(frontProxyClient+".crt"),
+		"--proxy-client-key-file=" + pk(frontProxyClient+".key"),
+		"--enable-aggregator-routing=false",
+		"--profiling=false",
+	})
+	if err != nil {
+		return err
+	}
+	c.restConfig = &rest.Config{
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", c.apiserverPort),
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.pki.ca.certPEM},
+		QPS:             200,
+		Burst:           400,
+	}
+	admin, err := readKeyPair(pk(adminName+".crt"), pk(adminName+".key"))
+	if err != nil {
+		return err
+	}
+	c.restConfig.CertData, c.restConfig.KeyData = admin.certPEM, admin.keyPEM
+	if err := c.writeKubeconfig(admin); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(c.restConfig)
+	if err != nil {
+		return err
+	}
+	err = waitFor(ctx, "kube-apiserver /readyz", []*process{p}, func(ctx context.Context) bool {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
+		return err == nil && string(body) == "ok"
+	})
+	if err != nil && portTakenIn(p) {
+		return errPortTaken
+	}
+	return err
+}
+
+func (c *Cluster) writeKubeconfig(admin *keyPair) error {
+	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	const name = "convoy-local"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.restConfig.Host, CertificateAuthorityData: c.pki.ca.certPEM}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.certPEM, ClientKeyData: admin.keyPEM}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = name
+	return clientcmd.WriteToFile(*cfg, c.kubeconfig)
+}
