@@ -1,0 +1,19 @@
+// Package apply puts a render on a target cluster and takes it off again:
+// the pre-apply dry run, the apply of one sync wave, the prune of what a new
+// render dropped, the deletion of what a Release applied, and the pure
+// bookkeeping of the ReleaseInventory's object list.
+//
+// It decides how an object is applied (server-side apply, field manager
+// convoy, forced conflicts, CRDs and Namespaces first within a wave), which
+// failures make a render Unappliable and which are transient (DeployFailed,
+// PruneFailed), and which objects a prune or a deletion must leave alone
+// (annotated convoy.kumodo.io/prune: disabled, taken over by another
+// Release, CustomResourceDefinitions).
+//
+// It must not decide when to apply: which waves, whether the previous waves
+// are healthy, whether a force skips the dry run, when to retry. Those are
+// the caller's (internal/release and the controller). It never writes the
+// ReleaseInventory or a Release itself; it returns what the caller should
+// write. It talks to one target cluster through the controller-runtime
+// client it is given and knows nothing of how that client was made.
+package apply

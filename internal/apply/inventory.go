@@ -1,0 +1,70 @@
+package apply
+
+import (
+	"slices"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// The ReleaseInventory's object list, as pure functions. The controller
+// writes the list; these functions compute it:
+//
+//   - before or after a wave is applied: Merge(inventory, Entries(wave objects)),
+//     so the list grows as waves apply and a crash loses track of nothing;
+//   - after a prune: AfterPrune(Entries(render), result.Failed), exactly the
+//     render plus what could not be deleted (tried again next time).
+
+// Merge returns old ∪ applied, one entry per object (group, kind, namespace,
+// name; the version does not count). An object in both takes its version and
+// wave from applied. The result is sorted by wave, group, kind, namespace and
+// name; neither argument is modified.
+func Merge(old, applied []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
+	index := make(map[identity]int, len(old)+len(applied))
+	out := make([]v1alpha1.InventoryObject, 0, len(old)+len(applied))
+	for _, list := range [][]v1alpha1.InventoryObject{old, applied} {
+		for _, e := range list {
+			id := identityOf(e.ObjectReference)
+			if i, ok := index[id]; ok {
+				out[i] = e
+				continue
+			}
+			index[id] = len(out)
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, compareEntries)
+	return out
+}
+
+// Stale returns what inventory lists and render lacks, in reverse wave order
+// (highest wave first, and within a wave the reverse of inventory order): the
+// order to delete them in.
+func Stale(inventory, render []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
+	inRender := make(map[identity]bool, len(render))
+	for _, e := range render {
+		inRender[identityOf(e.ObjectReference)] = true
+	}
+	var stale []v1alpha1.InventoryObject
+	for _, e := range inventory {
+		if !inRender[identityOf(e.ObjectReference)] {
+			stale = append(stale, e)
+		}
+	}
+	return ReverseWaveOrder(stale)
+}
+
+// ReverseWaveOrder returns entries highest wave first, and within a wave in
+// the reverse of inventory order: the order in which to delete them.
+func ReverseWaveOrder(entries []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b v1alpha1.InventoryObject) int { return -compareEntries(a, b) })
+	return out
+}
+
+// AfterPrune is the inventory after a prune: the render, plus the stale
+// objects whose delete failed (so the next reconcile tries again). Objects
+// the prune deleted, found gone, or left alone on purpose (prune disabled,
+// taken over by another Release, CRDs) are no longer tracked.
+func AfterPrune(render, failed []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
+	return Merge(failed, render)
+}

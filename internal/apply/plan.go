@@ -1,0 +1,246 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// state is what the dry run found out about an object.
+type state int
+
+const (
+	// unchecked: no dry run (forced, or skipped); the apply checks it itself.
+	unchecked state = iota
+	// created: the object does not exist on the target.
+	created
+	// configured: the object exists and the apply would change it.
+	configured
+	// unchanged: the object exists and the apply would change nothing.
+	unchanged
+)
+
+type planned struct {
+	Object
+	entry v1alpha1.InventoryObject
+	state state
+}
+
+// Plan is a render ready to be applied wave by wave. A Plan from DryRun
+// remembers which objects the apply would leave unchanged, so that applying
+// them costs no further request; it describes the target as it was at the
+// dry run, so use it in the reconcile that made it.
+type Plan struct {
+	objects []*planned
+}
+
+// NewPlan returns a Plan of objects without a dry run (a forced sync): every
+// object is checked as its wave is applied. The objects are copied.
+func NewPlan(objects []Object) (*Plan, error) {
+	if err := mustNotBeNil(objects); err != nil {
+		return nil, err
+	}
+	p := &Plan{objects: make([]*planned, 0, len(objects))}
+	for _, o := range objects {
+		o.Object = o.Object.DeepCopy()
+		p.objects = append(p.objects, &planned{Object: o, entry: o.Entry()})
+	}
+	return p, nil
+}
+
+// Waves returns the plan's sync waves in ascending order.
+func (p *Plan) Waves() []int32 {
+	var waves []int32
+	for _, o := range p.objects {
+		if !slices.Contains(waves, o.Wave) {
+			waves = append(waves, o.Wave)
+		}
+	}
+	slices.Sort(waves)
+	return waves
+}
+
+// Entries returns the inventory entries of the plan's objects in wave (all
+// waves when wave is nil), in inventory order.
+func (p *Plan) Entries(wave *int32) []v1alpha1.InventoryObject {
+	var out []v1alpha1.InventoryObject
+	for _, o := range p.objects {
+		if wave == nil || o.Wave == *wave {
+			out = append(out, o.entry)
+		}
+	}
+	return Merge(nil, out)
+}
+
+// Unchecked returns the objects the dry run skipped (or all, without a dry
+// run): custom resources of a CRD the render installs, objects in a
+// Namespace the render creates.
+func (p *Plan) Unchecked() []v1alpha1.ObjectReference {
+	var out []v1alpha1.ObjectReference
+	for _, o := range p.objects {
+		if o.state == unchecked {
+			out = append(out, o.entry.ObjectReference)
+		}
+	}
+	return out
+}
+
+// DryRun checks the whole render against the target with a server-side
+// apply in dryRun=All mode, before anything is applied, and returns the Plan
+// to apply it with.
+//
+// The CRDs and Namespaces of the render are checked first. Objects whose
+// kind a CRD of the render defines and the target does not serve yet, and
+// objects in a Namespace the render creates, cannot be checked before their
+// CRD or Namespace exists: they are skipped here and checked when their wave
+// is applied.
+//
+// Every object is tried; the error is an *Error listing each failure. Its
+// Reason is ReasonUnappliable when the server rejected an object (see
+// IsRejection), else ReasonDeployFailed.
+func (a *Applier) DryRun(ctx context.Context, objects []Object) (*Plan, error) {
+	plan, err := NewPlan(objects)
+	if err != nil {
+		return nil, err
+	}
+	var defs, rest []*planned
+	for _, o := range plan.objects {
+		if isCRD(o.entry.Group, o.entry.Kind) || isNamespace(o.entry.Group, o.entry.Kind) {
+			defs = append(defs, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	failures := a.diff(ctx, defs)
+
+	newNamespaces := map[string]bool{}
+	for _, o := range defs {
+		if isNamespace(o.entry.Group, o.entry.Kind) && o.state != configured && o.state != unchanged {
+			newNamespaces[o.entry.Name] = true
+		}
+	}
+	renderKinds := crdKinds(plan.objects)
+	var check []*planned
+	for _, o := range rest {
+		if newNamespaces[o.entry.Namespace] {
+			continue
+		}
+		if gvk := gvkOf(o.entry.ObjectReference); renderKinds[gvk] {
+			known, err := a.serves(gvk)
+			if err != nil {
+				failures = append(failures, failure{o, fmt.Errorf("dry run of %s: look up its kind: %w", Describe(o.entry.ObjectReference), err), false})
+				continue
+			}
+			if !known {
+				continue
+			}
+		}
+		check = append(check, o)
+	}
+	failures = append(failures, a.diff(ctx, check)...)
+	return plan, dryRunError(failures)
+}
+
+type failure struct {
+	o        *planned
+	err      error
+	rejected bool
+}
+
+// diff dry-runs objects concurrently and records their state.
+func (a *Applier) diff(ctx context.Context, objects []*planned) []failure {
+	results := make([]*failure, len(objects))
+	var g errgroup.Group
+	g.SetLimit(a.opts.Concurrency)
+	for i, o := range objects {
+		g.Go(func() error {
+			entry, _, _, err := a.rm.Diff(ctx, o.Object.Object, ssa.DiffOptions{})
+			if err != nil {
+				if dr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
+					err = dr.Unwrap()
+				}
+				rejected := IsRejection(err)
+				verb := "failed"
+				if rejected {
+					verb = "rejected"
+				}
+				results[i] = &failure{o, fmt.Errorf("dry run of %s %s: %w", Describe(o.entry.ObjectReference), verb, err), rejected}
+				return nil
+			}
+			switch entry.Action {
+			case ssa.CreatedAction:
+				o.state = created
+			case ssa.UnchangedAction:
+				o.state = unchanged
+			default:
+				o.state = configured
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var out []failure
+	for _, f := range results {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+func dryRunError(failures []failure) error {
+	reason := v1alpha1.ReasonDeployFailed
+	var objs []objectError
+	for _, f := range failures {
+		if f.rejected {
+			reason = v1alpha1.ReasonUnappliable
+		}
+		objs = append(objs, objectError{ref: f.o.entry.ObjectReference, err: f.err})
+	}
+	return newError(reason, objs)
+}
+
+// serves reports whether the target serves gvk.
+func (a *Applier) serves(gvk schema.GroupVersionKind) (bool, error) {
+	_, err := a.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// crdKinds returns the kinds (each served version) that the render's CRDs define.
+func crdKinds(objects []*planned) map[schema.GroupVersionKind]bool {
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, o := range objects {
+		if !isCRD(o.entry.Group, o.entry.Kind) {
+			continue
+		}
+		u := o.Object.Object
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+		for _, v := range versions {
+			if m, ok := v.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					kinds[schema.GroupVersionKind{Group: group, Version: name, Kind: kind}] = true
+				}
+			}
+		}
+	}
+	return kinds
+}

@@ -1,0 +1,195 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// Action is what an apply did to an object.
+type Action string
+
+const (
+	// Created: the object did not exist and was created.
+	Created Action = "created"
+	// Configured: the object existed and was changed.
+	Configured Action = "configured"
+	// Unchanged: the object existed as rendered; nothing was written.
+	Unchanged Action = "unchanged"
+)
+
+// Change is what an apply did to one object.
+type Change struct {
+	Object v1alpha1.ObjectReference
+	Action Action
+}
+
+// WaveResult is the outcome of applying one sync wave.
+type WaveResult struct {
+	// Wave is the sync wave.
+	Wave int32
+	// Entries are the inventory entries of every object of the wave, also on
+	// error: merge them into the inventory (Merge), so that nothing the apply
+	// may have created is lost track of.
+	Entries []v1alpha1.InventoryObject
+	// Changes are the objects the apply got through, in the order applied.
+	Changes []Change
+}
+
+// Changed reports whether the apply wrote anything.
+func (r *WaveResult) Changed() bool {
+	for _, c := range r.Changes {
+		if c.Action != Unchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// ApplyWave applies the objects of one sync wave of plan by server-side
+// apply (field manager convoy, conflicts forced): first the wave's CRDs and
+// Namespaces, waiting until the CRDs are established and the Namespaces
+// active, then everything else, a few at a time. An object the dry run found
+// unchanged costs no request; an object it did not check costs a GET and a
+// dry run, and an apply only when it differs.
+//
+// Which waves to apply, and whether the previous waves are healthy enough to
+// go on, is the caller's decision. An error is an *Error with
+// ReasonDeployFailed.
+func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveResult, error) {
+	res := &WaveResult{Wave: wave, Entries: plan.Entries(&wave)}
+	var defs, rest []*planned
+	for _, o := range plan.objects {
+		switch {
+		case o.Wave != wave:
+		case isCRD(o.entry.Group, o.entry.Kind) || isNamespace(o.entry.Group, o.entry.Kind):
+			defs = append(defs, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+
+	changes, failures := a.applyAll(ctx, defs)
+	res.Changes = append(res.Changes, changes...)
+	if err := newError(v1alpha1.ReasonDeployFailed, failures); err != nil {
+		return res, err
+	}
+	if err := a.waitReady(ctx, defs, changes); err != nil {
+		return res, err
+	}
+
+	changes, failures = a.applyAll(ctx, rest)
+	res.Changes = append(res.Changes, changes...)
+	return res, newError(v1alpha1.ReasonDeployFailed, failures)
+}
+
+// applyAll applies objects concurrently; it returns the changes in the
+// objects' order and the failures.
+func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, []objectError) {
+	changes := make([]*Change, len(objects))
+	errs := make([]error, len(objects))
+	var g errgroup.Group
+	g.SetLimit(a.opts.Concurrency)
+	for i, o := range objects {
+		g.Go(func() error {
+			action, err := a.applyOne(ctx, o)
+			if err != nil {
+				errs[i] = fmt.Errorf("apply of %s failed: %w", Describe(o.entry.ObjectReference), err)
+				return nil
+			}
+			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var out []Change
+	var failures []objectError
+	for i := range objects {
+		if changes[i] != nil {
+			out = append(out, *changes[i])
+		}
+		if errs[i] != nil {
+			failures = append(failures, objectError{ref: objects[i].entry.ObjectReference, err: errs[i]})
+		}
+	}
+	return out, failures
+}
+
+func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, error) {
+	obj := o.Object.Object.DeepCopy()
+	switch o.state {
+	case unchanged:
+		return Unchanged, nil
+	case created, configured:
+		err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
+		if err != nil {
+			return "", err
+		}
+		if o.state == created {
+			return Created, nil
+		}
+		return Configured, nil
+	default:
+		entry, err := a.rm.Apply(ctx, obj, ssa.DefaultApplyOptions())
+		if err != nil {
+			if dr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
+				err = dr.Unwrap()
+			}
+			return "", err
+		}
+		switch entry.Action {
+		case ssa.CreatedAction:
+			return Created, nil
+		case ssa.UnchangedAction:
+			return Unchanged, nil
+		default:
+			return Configured, nil
+		}
+	}
+}
+
+// waitReady waits until the CRDs and Namespaces that the apply created or
+// changed are established or active (kstatus Current).
+func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Change) error {
+	changed := map[v1alpha1.ObjectReference]bool{}
+	for _, c := range changes {
+		if c.Action != Unchanged {
+			changed[c.Object] = true
+		}
+	}
+	var objs []*unstructured.Unstructured
+	for _, o := range defs {
+		if changed[o.entry.ObjectReference] {
+			objs = append(objs, o.Object.Object)
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	err := a.rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(objs),
+		ssa.WaitOptions{Interval: a.opts.WaitInterval, Timeout: a.opts.WaitTimeout})
+	if err != nil {
+		e := &Error{Reason: v1alpha1.ReasonDeployFailed}
+		for _, o := range objs {
+			e.Objects = append(e.Objects, refOf(o))
+		}
+		e.Errs = []error{fmt.Errorf("wait for the wave's CRDs and Namespaces: %w", err)}
+		return e
+	}
+	return nil
+}
+
+func refOf(u *unstructured.Unstructured) v1alpha1.ObjectReference {
+	gvk := u.GroupVersionKind()
+	return v1alpha1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+}

@@ -1,0 +1,131 @@
+package clusters
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Target is a connection to one target cluster.
+type Target struct {
+	// Name is the Cluster's name; empty for the host cluster.
+	Name string
+	// Config is the connection's configuration. Do not modify it.
+	Config *rest.Config
+	// Client reads and writes objects on the target. Its RESTMapper discovers
+	// kinds as they appear, as internal/apply needs. It does not cache reads.
+	Client client.Client
+	// Version is the target's version, read when the connection was made.
+	Version *version.Info
+
+	httpClient *http.Client
+	discovery  discovery.CachedDiscoveryInterface
+	clock      clock.PassiveClock
+	ttl        time.Duration
+
+	mu        sync.Mutex
+	fetchedAt time.Time
+}
+
+// Discovery is what a render needs to know about its target.
+type Discovery struct {
+	// KubeVersion is the target's gitVersion, such as v1.37.2.
+	KubeVersion string
+	// Resources are the group versions and resources the target serves.
+	Resources []*metav1.APIResourceList
+}
+
+// NewTarget connects to the cluster of cfg, checks that it answers (its
+// /version) and returns the connection. name is the Cluster's name, empty
+// for the host. Resolve is the usual way to get a Target; NewTarget is for
+// tests and fakes.
+func NewTarget(ctx context.Context, name string, cfg *rest.Config) (*Target, error) {
+	return newTarget(ctx, name, cfg, clock.RealClock{}, defaultDiscoveryTTL)
+}
+
+func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.PassiveClock, ttl time.Duration) (*Target, error) {
+	cfg = rest.CopyConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("make an HTTP client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("make a discovery client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("make a REST mapper: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("make a client: %w", err)
+	}
+	t := &Target{
+		Name: name, Config: cfg, Client: c,
+		httpClient: httpClient, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
+	}
+	if t.Version, err = serverVersion(ctx, dc); err != nil {
+		httpClient.CloseIdleConnections()
+		return nil, err
+	}
+	return t, nil
+}
+
+// serverVersion reads /version, bounded by ctx and a short timeout.
+func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version.Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	body, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, fmt.Errorf("read /version: %w", err)
+	}
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("read /version: %w", err)
+	}
+	return &info, nil
+}
+
+// Discovery returns the target's version and the resources it serves. The
+// resources are cached for a while (a minute by default) and read again
+// after InvalidateDiscovery. Groups that fail discovery (a broken aggregated
+// API) are left out rather than failing the whole answer.
+func (t *Target) Discovery() (*Discovery, error) {
+	t.mu.Lock()
+	if now := t.clock.Now(); t.fetchedAt.IsZero() || now.Sub(t.fetchedAt) >= t.ttl {
+		t.discovery.Invalidate()
+		t.fetchedAt = now
+	}
+	t.mu.Unlock()
+	_, resources, err := t.discovery.ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		t.InvalidateDiscovery()
+		return nil, fmt.Errorf("discover the API of cluster %q: %w", t.Name, err)
+	}
+	return &Discovery{KubeVersion: t.Version.GitVersion, Resources: resources}, nil
+}
+
+// InvalidateDiscovery makes the next Discovery read the target again, for
+// example after a render installed CRDs.
+func (t *Target) InvalidateDiscovery() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fetchedAt = time.Time{}
+}
+
+// close releases the connection's idle connections.
+func (t *Target) close() { t.httpClient.CloseIdleConnections() }

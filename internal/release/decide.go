@@ -1,0 +1,230 @@
+package release
+
+import (
+	"fmt"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Plan is what one reconcile does, decided before anything is applied. Exactly one of
+// Stop and Apply is set.
+type Plan struct {
+	// Sync is the /sync request at the start of the reconcile. Never pending in
+	// automatic mode.
+	Sync Request
+	// Force is the forced /sync request at the start of the reconcile.
+	Force Request
+	// Warnings are ignored invalid annotations, for Warning events.
+	Warnings []Warning
+
+	// Stop, when set, ends the reconcile here: apply nothing, run no hooks, no dry run
+	// and no prune, and report this Result.
+	Stop *Result
+	// Apply, when set, tells the controller to go on: hooks, dry run, apply and prune.
+	Apply *Apply
+}
+
+// Apply says what to apply and how.
+type Apply struct {
+	// RenderRef is the render to apply: the current render, the pinned render, or
+	// after a rollback the previous render.
+	RenderRef string
+	// DryRun asks for the server-side dry run of the whole render before anything is
+	// applied (step 9). False when a force is pending.
+	DryRun bool
+	// RunHooks asks for the PreApply hook batches before the dry run and the PostApply
+	// batches after a successful apply (steps 8 and 12): for a render other than the
+	// last successful one, or on a forced sync.
+	RunHooks bool
+	// StartRollout asks for a new Progressing rollout once the apply succeeded (the
+	// Release has a failurePolicy, and the render differs from the rollout's or a force
+	// is pending). Finish returns it as Outcome.Status.Rollout.
+	StartRollout bool
+	// Report, when set, is reported in place of Applied after a successful apply: the
+	// apply counts as successful (lastSuccessful, lastHandledSyncAt) but the Release
+	// holds (Pinned, RolledBack).
+	Report *Result
+}
+
+// decision is the state that the steps of Decide build up.
+type decision struct {
+	in   Input
+	plan Plan
+	// target is the render to apply, once a step has chosen it.
+	target string
+	// report is Apply.Report.
+	report *Result
+	// rollbackHold: the apply keeps the previous render after a rollback.
+	rollbackHold bool
+	apply        Apply
+}
+
+// step is one step of the reconcile flow. It returns a Result to stop the reconcile,
+// or nil to go on.
+type step func(d *decision) *Result
+
+// steps are the steps of design/sync-policy.md that decide before the apply, in order.
+// Step 1 (deletion) is the controller's; steps 10–12 are carried out by the controller
+// (PlanWaves decides the sync waves) and judged by Finish.
+var steps = []step{
+	clusterWaveStep,  // 2
+	preflightStep,    // 3, 4
+	pinStep,          // 5
+	syncPolicyStep,   // 6
+	rolloutHoldStep,  // 7
+	hooksStep,        // 8
+	dryRunStep,       // 9
+	rolloutStartStep, // 12, decided now: a new rollout once the apply succeeds
+}
+
+// Decide runs the steps of the reconcile flow up to the apply and returns the Plan. It
+// reads nothing but in.
+func Decide(in Input) Plan {
+	d := &decision{in: in, target: in.CurrentRender}
+	d.plan.Sync, d.plan.Force, d.plan.Warnings = requests(in)
+	for _, s := range steps {
+		if res := s(d); res != nil {
+			d.plan.Stop = res
+			return d.plan
+		}
+	}
+	d.apply.RenderRef = d.target
+	d.apply.Report = d.report
+	d.plan.Apply = &d.apply
+	return d.plan
+}
+
+// clusterWaveStep holds while a Release of a lower cluster wave is not ready (step 2).
+func clusterWaveStep(d *decision) *Result {
+	if d.in.ClusterWaveBlocker == "" {
+		return nil
+	}
+	return &Result{
+		Reason: v1.ReasonWaitingForClusterWave,
+		Message: fmt.Sprintf("Waiting for Release %s of a lower cluster wave on the same Cluster "+
+			"to be Applied and Healthy.", d.in.ClusterWaveBlocker),
+	}
+}
+
+// preflightStep stops when resolving the Cluster or rendering failed (steps 3 and 4).
+func preflightStep(d *decision) *Result {
+	if d.in.Preflight != nil {
+		res := *d.in.Preflight
+		return &res
+	}
+	if d.in.CurrentRender == "" {
+		return &Result{Reason: v1.ReasonUnappliable, Message: "There is no render to apply."}
+	}
+	return nil
+}
+
+// pinned reports whether a pin holds the Release at a render other than the current one.
+func (d *decision) pinned() bool {
+	return d.in.Pin != nil && d.in.Pin.RenderRef != "" && d.in.Pin.RenderRef != d.in.CurrentRender
+}
+
+// pinStep makes the pinned render the one to apply (step 5).
+func pinStep(d *decision) *Result {
+	if !d.pinned() {
+		return nil
+	}
+	pin := d.in.Pin
+	if !pin.RenderExists {
+		return &Result{
+			Reason: v1.ReasonPinned,
+			Message: fmt.Sprintf("Pinned at render %s, but its Render no longer exists; nothing is applied. "+
+				"Pin an existing render or unpin.", pin.RenderRef),
+		}
+	}
+	d.target = pin.RenderRef
+	d.report = &Result{Reason: v1.ReasonPinned, Message: pinnedMessage(pin.RenderRef, d.in.CurrentRender)}
+	return nil
+}
+
+func pinnedMessage(pinned, current string) string {
+	return fmt.Sprintf("Pinned at render %s; the current render %s is held. Unpin to apply it.", pinned, current)
+}
+
+// Messages of the manual mode.
+const (
+	msgManualInSync  = "The Release is in sync with its render; in manual mode the apply waits for /sync."
+	msgManualDiffers = "The render differs from the last applied render; in manual mode the apply waits " +
+		"for /sync. Run kubectl convoy release sync to apply it."
+	msgManualNoneApplied = "No render has been applied yet; in manual mode the apply waits for /sync. " +
+		"Run kubectl convoy release sync to apply it."
+	msgAutomaticApplied = "The render is applied."
+	msgRolledBack       = "The render failed its rollout and was rolled back; the previous render stays " +
+		"applied until the render changes or a forced /sync."
+)
+
+// syncPolicyStep is step 6: automatic mode and manual mode with a pending /sync go on;
+// manual mode without one reports and stops, with no apply and no dry run.
+func syncPolicyStep(d *decision) *Result {
+	if d.in.Policy.Automatic || d.plan.Sync.Pending {
+		return nil
+	}
+	switch {
+	case d.target == d.in.LastSuccessfulRender && d.report != nil:
+		// In sync with the pinned render: the pin still holds the current one.
+		res := *d.report
+		return &res
+	case d.target == d.in.LastSuccessfulRender:
+		return &Result{Reason: v1.ReasonApplied, Message: msgManualInSync}
+	case d.in.LastSuccessfulRender == "":
+		return &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualNoneApplied}
+	default:
+		return &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers}
+	}
+}
+
+// rolloutHoldStep is step 7: while the render to apply is the one whose rollout was
+// rolled back, and no force is pending, keep the previous render applied and report
+// RolledBack.
+func rolloutHoldStep(d *decision) *Result {
+	r := d.in.Rollout
+	if r == nil || r.Phase != RolloutRolledBack || r.RenderRef != d.target || d.plan.Force.Pending {
+		return nil
+	}
+	res := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
+	previous := r.PreviousRenderRef
+	if previous == "" {
+		previous = d.in.LastSuccessfulRender
+	}
+	if previous == "" || previous == r.RenderRef {
+		return res
+	}
+	d.target = previous
+	d.report = res
+	d.rollbackHold = true
+	return nil
+}
+
+// hooksStep is step 8, as far as it is decided before the apply: hooks run for a
+// render other than the last successful one and on a forced sync; after a failed hook
+// the render waits for a new render or a forced sync.
+func hooksStep(d *decision) *Result {
+	force := d.plan.Force.Pending
+	if h := d.in.FailedHook; h != nil && h.RenderRef == d.target && !force {
+		return &Result{Reason: v1.ReasonHookFailed, Message: h.Message}
+	}
+	d.apply.RunHooks = !d.rollbackHold && (force || d.target != d.in.LastSuccessfulRender)
+	return nil
+}
+
+// dryRunStep is step 9: a pending force skips the pre-apply dry run.
+func dryRunStep(d *decision) *Result {
+	d.apply.DryRun = !d.plan.Force.Pending
+	return nil
+}
+
+// rolloutStartStep decides whether a successful apply starts a new Progressing rollout
+// (step 12): with a failurePolicy, for a render other than the rollout's, or on a
+// forced sync, which also clears a Failed or RolledBack rollout.
+func rolloutStartStep(d *decision) *Result {
+	if d.in.FailurePolicy == nil || d.rollbackHold {
+		return nil
+	}
+	r := d.in.Rollout
+	d.apply.StartRollout = d.plan.Force.Pending || r == nil || r.RenderRef != d.target
+	return nil
+}

@@ -1,0 +1,145 @@
+package release
+
+import (
+	"time"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Outcome is everything a reconcile writes and returns, decided from the Plan and how
+// the attempt ended.
+type Outcome struct {
+	// Result is the reconcile's result: the Plan's Stop, the attempt's failure or
+	// wait, or after a successful apply Applied (or the Plan's Apply.Report).
+	Result Result
+	// Kind is the kind of Result.Reason.
+	Kind Kind
+
+	// Applied, Healthy and Ready are the three conditions to set.
+	Applied Condition
+	Healthy Condition
+	Ready   Condition
+
+	// Status holds the other status fields to write.
+	Status StatusUpdate
+	// Counter is how the in-memory failure count changes (FailureCounter.Update).
+	Counter CounterUpdate
+	// Requeue is when to reconcile again.
+	Requeue Requeue
+}
+
+// StatusUpdate lists the status fields a reconcile changes besides the conditions. A
+// zero field means "leave as it is".
+type StatusUpdate struct {
+	// LastSuccessfulRender, when set, is the render that was applied successfully: set
+	// status.lastSuccessful to it (keep appliedAt when the ref did not change, so a
+	// steady Release is not written).
+	LastSuccessfulRender string
+	// LastHandledSyncAt, when set, is the new status.lastHandledSyncAt: the
+	// sync-requested-at value read at the start of a manual-mode reconcile whose apply
+	// succeeded.
+	LastHandledSyncAt *time.Time
+	// LastHandledForceSyncAt, when set, is the new status.lastHandledForceSyncAt: the
+	// sync-force-requested-at value read at the start of a reconcile in which a force was
+	// pending, whatever its result.
+	LastHandledForceSyncAt *time.Time
+	// Rollout, when set, is a new Progressing rollout to write to status.rollout.
+	Rollout *RolloutStart
+}
+
+// RolloutStart is a new Progressing rollout.
+type RolloutStart struct {
+	RenderRef         string
+	PreviousRenderRef string
+	StartedAt         time.Time
+	Deadline          time.Time
+}
+
+// Finish judges a reconcile: in and plan as given to and returned by Decide, attempt
+// how carrying out plan.Apply ended (Succeeded, or Stopped with the failure or wait
+// reason of the step that stopped: hooks, dry run, sync waves, apply, prune). When
+// plan.Stop is set, nothing was attempted and attempt is ignored.
+//
+// TODO(hooks): a WaitingForHooks or HookFailed from the PostApply batches comes after a
+// successful apply; Finish will need to tell it from a PreApply one.
+func Finish(in Input, plan Plan, attempt Result) Outcome {
+	res := attempt
+	applied := false
+	switch {
+	case plan.Stop != nil:
+		res = *plan.Stop
+	case plan.Apply != nil && attempt.Reason == v1.ReasonApplied:
+		applied = true
+		switch {
+		case plan.Apply.Report != nil:
+			res = *plan.Apply.Report
+		case in.Policy.Automatic:
+			res.Message = msgAutomaticApplied
+		default:
+			res.Message = msgManualInSync
+		}
+	}
+
+	out := Outcome{Result: res, Kind: KindOf(res.Reason), Counter: counterUpdateFor(KindOf(res.Reason))}
+
+	lastSuccessful := in.LastSuccessfulRender
+	if applied {
+		lastSuccessful = plan.Apply.RenderRef
+		out.Status.LastSuccessfulRender = plan.Apply.RenderRef
+		if !in.Policy.Automatic && plan.Sync.Pending {
+			out.Status.LastHandledSyncAt = timeCopy(plan.Sync.At)
+		}
+		if plan.Apply.StartRollout {
+			out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
+		}
+	}
+	if plan.Force.Pending {
+		out.Status.LastHandledForceSyncAt = timeCopy(plan.Force.At)
+	}
+
+	out.Applied = AppliedCondition(res)
+	out.Healthy = HealthyCondition(in.Health, lastSuccessful)
+	out.Ready = ReadyCondition(out.Applied, out.Healthy)
+
+	var deadline time.Time
+	switch {
+	case out.Status.Rollout != nil:
+		deadline = out.Status.Rollout.Deadline
+	case in.Rollout != nil && in.Rollout.Phase == RolloutProgressing:
+		deadline = in.Rollout.Deadline
+	}
+	out.Requeue = requeueFor(in, out.Kind, deadline)
+	return out
+}
+
+// rolloutStart is the new rollout of renderRef, started now. Its previous render is the
+// render of the last Succeeded rollout, or the last successful render before this one.
+func rolloutStart(in Input, renderRef string) *RolloutStart {
+	timeout := DefaultHealthTimeout
+	if in.FailurePolicy != nil && in.FailurePolicy.HealthTimeout > 0 {
+		timeout = in.FailurePolicy.HealthTimeout
+	}
+	previous := ""
+	switch r := in.Rollout; {
+	case r != nil && r.Phase == RolloutSucceeded && r.RenderRef != renderRef:
+		previous = r.RenderRef
+	case r != nil && r.PreviousRenderRef != "":
+		previous = r.PreviousRenderRef
+	case in.LastSuccessfulRender != renderRef:
+		previous = in.LastSuccessfulRender
+	}
+	return &RolloutStart{
+		RenderRef:         renderRef,
+		PreviousRenderRef: previous,
+		StartedAt:         in.Now,
+		Deadline:          in.Now.Add(timeout),
+	}
+}
+
+func timeCopy(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}

@@ -1,0 +1,155 @@
+package release
+
+import "time"
+
+// Input is everything one reconcile decides from. The controller fills it from the
+// Release, its status, the current render, the ReleaseInventory and the failure counter;
+// nothing here is read again later, so one reconcile sees one consistent picture.
+type Input struct {
+	// Now is the time of this reconcile, read once by the controller.
+	Now time.Time
+
+	// Policy is spec.syncPolicy.
+	Policy SyncPolicy
+	// FailurePolicy is spec.failurePolicy; nil when the Release has none (no rollout).
+	FailurePolicy *FailurePolicy
+
+	// Requests holds the two sync annotations and what status says was handled.
+	Requests Requests
+
+	// ClusterWaveBlocker names ("namespace/name") a Release of a lower clusterWave on the
+	// same Cluster that is not Applied=True and Healthy=True; empty when none (step 2).
+	ClusterWaveBlocker string
+	// Preflight is the Result of resolving the Cluster and rendering (steps 3–4) when
+	// one of them stopped the reconcile (ClusterNotReady, SourceNotReady,
+	// ValuesNotReady, Unsupported, Unappliable); nil when the render succeeded.
+	Preflight *Result
+
+	// CurrentRender is the ref of this reconcile's render (status.render.ref); empty
+	// only when Preflight is set.
+	CurrentRender string
+	// LastSuccessfulRender is status.lastSuccessful.renderRef; empty when no render
+	// was applied yet.
+	LastSuccessfulRender string
+
+	// Pin is the Release's pin; nil when not pinned (step 5).
+	Pin *Pin
+	// Rollout is status.rollout; nil when there is none (step 7, requeue at deadline).
+	Rollout *Rollout
+	// FailedHook describes the last hook batch that failed; nil when none (step 8).
+	FailedHook *FailedHook
+	// Health is the observer's data from the ReleaseInventory status; nil when the
+	// observer has written none.
+	Health *Health
+
+	// Failures is the in-memory count of consecutive transient failures before this
+	// reconcile (FailureCounter.Get).
+	Failures int
+}
+
+// SyncPolicy is spec.syncPolicy.
+type SyncPolicy struct {
+	// Automatic is spec.syncPolicy.automatic; unset means false, manual mode.
+	Automatic bool
+	// Interval is the period of the periodic reconcile; 0 means none.
+	Interval time.Duration
+	// Backoff is spec.syncPolicy.retryBackoff; nil when retryBackoff.initial is unset.
+	Backoff *Backoff
+}
+
+// Backoff is spec.syncPolicy.retryBackoff with initial set.
+type Backoff struct {
+	// Initial is the delay before the first retry; > 0.
+	Initial time.Duration
+	// Factor multiplies the delay at each further retry; below 1 it means 2.
+	Factor float64
+	// Max caps the delay; 0 means 1000 s.
+	Max time.Duration
+}
+
+// FailurePolicy is spec.failurePolicy, as far as the decisions need it.
+type FailurePolicy struct {
+	// HealthTimeout is the time a new rollout has to become Healthy; 0 means the
+	// default, DefaultHealthTimeout.
+	HealthTimeout time.Duration
+}
+
+// Requests holds the /sync and forced /sync requests and what was handled of them.
+type Requests struct {
+	// SyncRequestedAt is the raw value of convoy.kumodo.io/sync-requested-at; empty
+	// when the annotation is absent.
+	SyncRequestedAt string
+	// ForceRequestedAt is the raw value of convoy.kumodo.io/sync-force-requested-at;
+	// empty when the annotation is absent.
+	ForceRequestedAt string
+	// LastHandledSyncAt is status.lastHandledSyncAt; nil when unset.
+	LastHandledSyncAt *time.Time
+	// LastHandledForceSyncAt is status.lastHandledForceSyncAt; nil when unset.
+	LastHandledForceSyncAt *time.Time
+}
+
+// Pin is the Release's pin.
+type Pin struct {
+	// RenderRef is pin.renderRef.
+	RenderRef string
+	// RenderExists says whether the Render object of RenderRef still exists.
+	RenderExists bool
+}
+
+// Rollout phases (status.rollout.phase).
+const (
+	RolloutProgressing = "Progressing"
+	RolloutSucceeded   = "Succeeded"
+	RolloutFailed      = "Failed"
+	RolloutRolledBack  = "RolledBack"
+)
+
+// Rollout is status.rollout.
+type Rollout struct {
+	// Phase is one of the Rollout* phases.
+	Phase string
+	// RenderRef is the render this rollout is about.
+	RenderRef string
+	// PreviousRenderRef is the render to roll back to.
+	PreviousRenderRef string
+	// Deadline is when a Progressing rollout fails if it is not Healthy yet.
+	Deadline time.Time
+}
+
+// FailedHook describes a hook batch that failed or timed out for a render. The next
+// step waits for a new render or a forced sync.
+type FailedHook struct {
+	// RenderRef is the render whose hook failed.
+	RenderRef string
+	// Message names the Job and why it failed.
+	Message string
+}
+
+// Health states of the observer's assessment (ReleaseInventory status.health and
+// status.waves[].health).
+const (
+	HealthHealthy     = "Healthy"
+	HealthProgressing = "Progressing"
+	HealthDegraded    = "Degraded"
+	HealthMissing     = "Missing"
+	HealthUnknown     = "Unknown"
+)
+
+// Health is the observer's data from ReleaseInventory status.
+type Health struct {
+	// RenderRef is the render the data assesses.
+	RenderRef string
+	// State is the health of the whole render, one of the Health* states.
+	State string
+	// Message is the observer's explanation (for example the first unhealthy object);
+	// empty for the default message.
+	Message string
+	// Waves is the health of each sync wave of RenderRef.
+	Waves []WaveHealth
+}
+
+// WaveHealth is the observer's health of one sync wave.
+type WaveHealth struct {
+	Wave   int
+	Health string
+}

@@ -1,0 +1,199 @@
+package release
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// The steps of the reconcile flow around the sync policy (sync-policy.md steps 2–9):
+// what is decided here now, so that the later issues only fill in their step.
+func TestDecideSteps(t *testing.T) {
+	pinned := &Result{Reason: v1.ReasonPinned, Message: pinnedMessage(refPin, refNew)}
+	rolledBack := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
+	cases := map[string]struct {
+		in   Input
+		want Plan
+	}{
+		"step 2: a lower cluster wave is not ready": {
+			in: input(automatic(), blockedByClusterWave("team-b/db")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
+				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
+		},
+		"step 2 before step 4": {
+			in: input(automatic(), blockedByClusterWave("team-b/db"), rendered(""), preflight(v1.ReasonSourceNotReady, "down")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
+				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
+		},
+		"steps 3–4: the render failed": {
+			in:   input(automatic(), rendered(""), preflight(v1.ReasonValuesNotReady, "ConfigMap podinfo-values not found.")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonValuesNotReady, Message: "ConfigMap podinfo-values not found."}},
+		},
+		"steps 3–4: no render and no reason": {
+			in:   input(automatic(), rendered("")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonUnappliable, Message: "There is no render to apply."}},
+		},
+		"step 5: a pin applies the pinned render and reports Pinned": {
+			in:   input(automatic(), lastSuccessful(refOld), pin(refPin)),
+			want: Plan{Apply: &Apply{RenderRef: refPin, DryRun: true, RunHooks: true, Report: pinned}},
+		},
+		"step 5: the pinned Render is gone: Pinned, nothing applied": {
+			in: input(automatic(), pinnedRenderGone()),
+			want: Plan{Stop: &Result{Reason: v1.ReasonPinned, Message: "Pinned at render " + refPin +
+				", but its Render no longer exists; nothing is applied. Pin an existing render or unpin."}},
+		},
+		"step 5: a pin equal to the current render changes nothing": {
+			in:   input(automatic(), lastSuccessful(refOld), pin(refNew)),
+			want: Plan{Apply: &Apply{RenderRef: refNew, DryRun: true, RunHooks: true}},
+		},
+		"steps 5–6: manual, pinned render applied, no /sync: Pinned": {
+			in:   input(manual(), lastSuccessful(refPin), pin(refPin)),
+			want: Plan{Stop: pinned},
+		},
+		"steps 5–6: manual, pinned render not applied, no /sync: WaitingForSync": {
+			in:   input(manual(), lastSuccessful(refOld), pin(refPin)),
+			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers}},
+		},
+		"steps 5–6: manual, the /pin write is a /sync": {
+			in: input(manual(), lastSuccessful(refOld), pin(refPin), syncRequest(t1)),
+			want: Plan{Sync: Request{At: at(t1), Pending: true},
+				Apply: &Apply{RenderRef: refPin, DryRun: true, RunHooks: true, Report: pinned}},
+		},
+		"step 7: RolledBack keeps the previous render applied": {
+			in: input(automatic(), lastSuccessful(refOld), failurePolicy(0),
+				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+			want: Plan{Apply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack}},
+		},
+		"step 7: a new render after a rollback goes on": {
+			in: input(automatic(), rendered(refPin), lastSuccessful(refOld), failurePolicy(0),
+				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+			want: Plan{Apply: &Apply{RenderRef: refPin, DryRun: true, RunHooks: true, StartRollout: true}},
+		},
+		"step 7: RolledBack without a previous render: nothing applied": {
+			in:   input(automatic(), failurePolicy(0), rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew})),
+			want: Plan{Stop: rolledBack},
+		},
+		"step 8: hooks for a render other than the last successful one": {
+			in:   input(automatic(), lastSuccessful(refOld)),
+			want: Plan{Apply: &Apply{RenderRef: refNew, DryRun: true, RunHooks: true}},
+		},
+		"step 8: no hooks for an unchanged render": {
+			in:   input(automatic(), rendered(refOld), lastSuccessful(refOld)),
+			want: Plan{Apply: applyOf(refOld)},
+		},
+		"step 8: a failed hook holds the render until it changes": {
+			in:   input(automatic(), lastSuccessful(refOld), failedHook(refNew, "Job podinfo-migrate-0b0b0b0b0b failed: BackoffLimitExceeded.")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonHookFailed, Message: "Job podinfo-migrate-0b0b0b0b0b failed: BackoffLimitExceeded."}},
+		},
+		"step 8: a failed hook of an older render does not hold": {
+			in:   input(automatic(), lastSuccessful(refOld), failedHook(refOld, "failed")),
+			want: Plan{Apply: &Apply{RenderRef: refNew, DryRun: true, RunHooks: true}},
+		},
+		"step 8: a forced sync runs the failed hook again": {
+			in: input(automatic(), lastSuccessful(refOld), failedHook(refNew, "failed"), forcedSyncRequest(t1)),
+			want: Plan{Sync: Request{At: at(t1)}, Force: Request{At: at(t1), Pending: true},
+				Apply: &Apply{RenderRef: refNew, RunHooks: true}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Decide(tc.in)); diff != "" {
+				t.Errorf("Decide() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A successful apply of a pinned or rolled-back-to render counts as a successful apply:
+// lastSuccessful and lastHandledSyncAt move, and the Release holds.
+func TestHoldAfterSuccessfulApply(t *testing.T) {
+	cases := map[string]struct {
+		in   Input
+		want Outcome
+	}{
+		"pinned": {
+			in: input(manual(), interval(time.Minute), lastSuccessful(refOld), pin(refPin), syncRequest(t1)),
+			want: Outcome{
+				Result: Result{Reason: v1.ReasonPinned, Message: pinnedMessage(refPin, refNew)},
+				Kind:   KindHold,
+				Status: StatusUpdate{LastSuccessfulRender: refPin, LastHandledSyncAt: at(t1)},
+			},
+		},
+		"rolled back": {
+			in: input(automatic(), interval(time.Minute), lastSuccessful(refOld), failurePolicy(0),
+				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+			want: Outcome{
+				Result: Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack},
+				Kind:   KindHold,
+				Status: StatusUpdate{LastSuccessfulRender: refOld},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, out := reconcile(tc.in, Succeeded())
+			tc.want.Applied = AppliedCondition(tc.want.Result)
+			tc.want.Healthy = HealthyCondition(nil, tc.want.Status.LastSuccessfulRender)
+			tc.want.Ready = ReadyCondition(tc.want.Applied, tc.want.Healthy)
+			tc.want.Counter = CounterReset
+			tc.want.Requeue = Requeue{After: time.Minute}
+			if diff := cmp.Diff(tc.want, out); diff != "" {
+				t.Errorf("Finish() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanWaves(t *testing.T) {
+	healthy := func(ref string, waves ...int) *Health {
+		h := &Health{RenderRef: ref, State: HealthProgressing}
+		for _, w := range waves {
+			h.Waves = append(h.Waves, WaveHealth{Wave: w, Health: HealthHealthy})
+		}
+		return h
+	}
+	hold := func(applied, next int) *Result {
+		return &Result{Reason: v1.ReasonWaitingForSyncWave, Message: "Sync waves up to " + itoa(applied) +
+			" are applied; wave " + itoa(next) + " waits until they are Healthy."}
+	}
+	cases := map[string]struct {
+		waves  []int
+		health *Health
+		want   WavePlan
+	}{
+		"no objects":                 {want: WavePlan{}},
+		"one wave: applied, no hold": {waves: []int{0, 0, 0}, want: WavePlan{Waves: []int{0}, Total: 1}},
+		"first reconcile: the first wave, then hold": {
+			waves: []int{1, 0, -1, 1}, want: WavePlan{Waves: []int{-1}, Total: 3, Hold: hold(-1, 0)},
+		},
+		"the first wave healthy: up to the second": {
+			waves: []int{-1, 0, 1}, health: healthy(refNew, -1),
+			want: WavePlan{Waves: []int{-1, 0}, Total: 3, Hold: hold(0, 1)},
+		},
+		"all but the last healthy: every wave": {
+			waves: []int{-1, 0, 1}, health: healthy(refNew, -1, 0),
+			want: WavePlan{Waves: []int{-1, 0, 1}, Total: 3},
+		},
+		"health of another render does not count": {
+			waves: []int{0, 1}, health: healthy(refOld, 0, 1),
+			want: WavePlan{Waves: []int{0}, Total: 2, Hold: hold(0, 1)},
+		},
+		"a later wave healthy, an earlier not": {
+			waves: []int{0, 1, 2}, health: healthy(refNew, 1),
+			want: WavePlan{Waves: []int{0}, Total: 3, Hold: hold(0, 1)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, PlanWaves(refNew, tc.waves, tc.health)); diff != "" {
+				t.Errorf("PlanWaves() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,154 @@
+package render
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// kindRank orders kinds as Helm installs them, with CustomResourceDefinitions first;
+// kinds Helm does not know come after, by name.
+func kindRank(kind string) int {
+	if kind == "CustomResourceDefinition" {
+		return -1
+	}
+	if i := slices.Index(releaseutil.InstallOrder, kind); i >= 0 {
+		return i
+	}
+	return len(releaseutil.InstallOrder)
+}
+
+// objectLess is the canonical order: wave, kind (Helm's install order), namespace,
+// name; then group and version, so that the order is total.
+func objectLess(a, b Object) bool {
+	if a.Wave != b.Wave {
+		return a.Wave < b.Wave
+	}
+	ka, kb := a.GetKind(), b.GetKind()
+	if ra, rb := kindRank(ka), kindRank(kb); ra != rb {
+		return ra < rb
+	}
+	if ka != kb {
+		return ka < kb
+	}
+	if a.GetNamespace() != b.GetNamespace() {
+		return a.GetNamespace() < b.GetNamespace()
+	}
+	if a.GetName() != b.GetName() {
+		return a.GetName() < b.GetName()
+	}
+	return a.GetAPIVersion() < b.GetAPIVersion()
+}
+
+// hookLess orders hooks by phase (PreApply first), batch, namespace and name.
+func hookLess(a, b Hook) bool {
+	if a.Phase != b.Phase {
+		return a.Phase == v1alpha1.HookPreApply
+	}
+	if a.Batch != b.Batch {
+		return a.Batch < b.Batch
+	}
+	if a.Object.GetNamespace() != b.Object.GetNamespace() {
+		return a.Object.GetNamespace() < b.Object.GetNamespace()
+	}
+	return a.Name < b.Name
+}
+
+// canonicalize sorts objects and hooks and serialises them: a YAML stream of the
+// objects, then the hook Jobs, each document with sorted keys.
+func canonicalize(objs []Object, hooks []Hook) ([]byte, error) {
+	sort.SliceStable(objs, func(i, j int) bool { return objectLess(objs[i], objs[j]) })
+	sort.SliceStable(hooks, func(i, j int) bool { return hookLess(hooks[i], hooks[j]) })
+	var buf bytes.Buffer
+	write := func(u *unstructured.Unstructured) error {
+		b, err := yaml.Marshal(u.Object) // via JSON: map keys sorted
+		if err != nil {
+			return unappliable("%s cannot be serialised: %w", describe(u), err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+		return nil
+	}
+	for _, o := range objs {
+		if err := write(o.Unstructured); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range hooks {
+		if err := write(h.Object); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// refOf is the render ref of a canonical stream.
+func refOf(canonical []byte) string {
+	return "sha256:" + sha256Hex(canonical)
+}
+
+// wavesOf lists the distinct waves of objects, ascending.
+func wavesOf(objs []Object) []int32 {
+	waves := make([]int32, 0, len(objs))
+	for _, o := range objs {
+		waves = append(waves, o.Wave)
+	}
+	if len(waves) == 0 {
+		return nil
+	}
+	slices.Sort(waves)
+	return slices.Compact(waves)
+}
+
+// Decode reads a canonical stream (Result.Canonical, or a Render's manifests once
+// gunzip'd) back into objects, with their waves, and hooks, in canonical order.
+func Decode(canonical []byte) ([]Object, []Hook, error) {
+	us, err := decodeManifests("render manifests", string(canonical))
+	if err != nil {
+		return nil, nil, err
+	}
+	var objs []Object
+	var hooks []Hook
+	for _, u := range us {
+		class, phase, _ := classifyHook(u)
+		switch class {
+		case hookJob:
+			h, err := toHook(u, phase)
+			if err != nil {
+				return nil, nil, err
+			}
+			hooks = append(hooks, h)
+		case hookDropped:
+			// Never in a canonical stream.
+		default:
+			w, err := WaveOf(u)
+			if err != nil {
+				return nil, nil, err
+			}
+			objs = append(objs, Object{Unstructured: u, Wave: w})
+		}
+	}
+	return objs, hooks, nil
+}
+
+// DecodeManifests reads the manifests of a Render object (gzip'd canonical stream).
+func DecodeManifests(manifests []byte) ([]Object, []Hook, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(manifests))
+	if err != nil {
+		return nil, nil, fmt.Errorf("render manifests: %w", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render manifests: %w", err)
+	}
+	return Decode(b)
+}

@@ -1,0 +1,27 @@
+// Package render turns a Release into a render: the exact list of Kubernetes objects
+// (and the lifecycle hooks taken from the chart) that convoy would apply, with a
+// content digest, the render ref, that is the same on every machine for the same chart,
+// values and mutations.
+//
+// It decides:
+//   - which chart version a Release gets (exact version, semver constraint or latest
+//     stable) from an HTTP(S) Helm repository or an OCI registry, and checks the
+//     archive's digest;
+//   - the values (valuesFrom in order, then spec.values, merged as Helm merges);
+//   - what the chart's templates produce for the target's Capabilities, with CRDs
+//     first, Helm hooks mapped to convoy lifecycle hooks or to the first wave, the
+//     convoy labels and the target namespace set, the Release's mutations applied;
+//   - the sync wave of each object, the canonical order and serialisation, and the
+//     render ref (sha256 of the canonical stream);
+//   - what a Render object holds, and which Render objects the history keeps.
+//
+// It is the only package of convoy that calls Helm. It keeps a cache of chart
+// archives on disk and of repository indexes in memory, so that many Releases of one
+// chart fetch it once.
+//
+// It must not apply, delete or read anything on a cluster: it writes nothing to any
+// API server, and reads ConfigMaps and Secrets only through the ValuesReader that the
+// caller passes. Its errors are *Error values whose Reason is the Release condition
+// reason (SourceNotReady, ValuesNotReady, Unsupported, Unappliable) the controller
+// reports.
+package render

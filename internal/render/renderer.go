@@ -1,0 +1,289 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"helm.sh/helm/v4/pkg/registry"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// DefaultIndexTTL is how long a repository index (or an OCI tag list and tag
+// resolution) is used before it is read again.
+const DefaultIndexTTL = time.Minute
+
+// DefaultHTTPTimeout bounds every request to a chart source.
+const DefaultHTTPTimeout = 2 * time.Minute
+
+// Options configure a Renderer.
+type Options struct {
+	// CacheDir holds the chart archives. Required.
+	CacheDir string
+	// Clock decides when cached indexes expire. Default: the real clock.
+	Clock clock.PassiveClock
+	// HTTPClient reaches chart repositories and registries. Default: a client with
+	// DefaultHTTPTimeout.
+	HTTPClient *http.Client
+	// IndexTTL is how long an index, a tag list or a tag's digest is cached in
+	// memory. Default DefaultIndexTTL.
+	IndexTTL time.Duration
+	// PlainHTTPHosts are OCI registries (host or host:port) reached over plain HTTP.
+	// Loopback registries (localhost, 127.0.0.0/8, ::1) always are.
+	PlainHTTPHosts []string
+}
+
+// Renderer renders Releases. It is safe for concurrent use; one Renderer per
+// process shares its caches between all Releases.
+type Renderer struct {
+	opts     Options
+	archives archiveStore
+	indexes  *ttlCache[*repo.IndexFile]
+	tags     *ttlCache[[]string]
+	digests  *ttlCache[string]
+	group    singleflight.Group
+
+	clientsMu  sync.Mutex
+	clients    map[string]*http.Client     // by CA fingerprint
+	registries map[string]*registry.Client // by host, plain HTTP and credentials
+}
+
+// New returns a Renderer.
+func New(opts Options) (*Renderer, error) {
+	if opts.CacheDir == "" {
+		return nil, errors.New("render: Options.CacheDir is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: DefaultHTTPTimeout}
+	}
+	if opts.IndexTTL <= 0 {
+		opts.IndexTTL = DefaultIndexTTL
+	}
+	return &Renderer{
+		opts:       opts,
+		archives:   archiveStore{dir: opts.CacheDir + "/charts"},
+		indexes:    newTTLCache[*repo.IndexFile]("index", opts.Clock, opts.IndexTTL),
+		tags:       newTTLCache[[]string]("tags", opts.Clock, opts.IndexTTL),
+		digests:    newTTLCache[string]("resolve", opts.Clock, opts.IndexTTL),
+		clients:    map[string]*http.Client{},
+		registries: map[string]*registry.Client{},
+	}, nil
+}
+
+// Request is one render of a Release.
+type Request struct {
+	// Release to render: spec.chart, spec.values, spec.valuesFrom, spec.targetNamespace
+	// and mutations are read.
+	Release *v1alpha1.Release
+	// Capabilities of the target cluster.
+	Capabilities Capabilities
+	// Values reads the ConfigMaps and Secrets of spec.valuesFrom. May be nil when the
+	// Release has no valuesFrom.
+	Values ValuesReader
+	// Credentials for spec.chart, read from spec.chart.secretRef; nil: anonymous.
+	Credentials *Credentials
+}
+
+// Result is a render.
+type Result struct {
+	// Ref is the render ref: sha256:<hex> of Canonical.
+	Ref string
+	// ValuesDigest is sha256:<hex> of the merged values' canonical JSON.
+	ValuesDigest string
+	// ChartName and ChartVersion are the chart rendered.
+	ChartName    string
+	ChartVersion string
+	// ChartDigest identifies the chart archive: its sha256 (HTTP repositories) or
+	// its OCI manifest digest.
+	ChartDigest string
+	// Objects to apply, in canonical order (wave, Helm's kind order with CRDs first,
+	// namespace, name).
+	Objects []Object
+	// Waves are the distinct waves of Objects, ascending.
+	Waves []int32
+	// Hooks are the chart's hook Jobs as lifecycle hooks, PreApply first, by batch.
+	Hooks []Hook
+	// Warnings say what the render left out or found odd (hooks convoy does not run,
+	// mutations that select nothing), for Warning events.
+	Warnings []string
+	// Canonical is the canonical YAML stream of Objects then Hooks' Jobs.
+	Canonical []byte
+}
+
+// TargetNamespace is where a Release's namespaced objects go by default.
+func TargetNamespace(rel *v1alpha1.Release) string {
+	if rel.Spec.TargetNamespace != "" {
+		return rel.Spec.TargetNamespace
+	}
+	return rel.Namespace
+}
+
+// Render fetches the Release's chart, merges its values, renders it for the target
+// and returns the canonical render. Errors are *Error (see ReasonOf), except a
+// cancelled context.
+func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
+	rel := req.Release
+	if rel == nil {
+		return nil, errors.New("render: Request.Release is nil")
+	}
+	what := fmt.Sprintf("Release %s/%s", rel.Namespace, rel.Name)
+	vals, err := mergeValues(ctx, rel, req.Values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	digest, err := valuesDigest(vals)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	arc, err := r.fetch(ctx, rel.Spec.Chart, req.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	chartName := chartWhat(rel.Spec.Chart.Name, arc.version)
+	c, err := loadChart(arc.data, chartName)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	files, err := template(ctx, c, vals, renderOptions{releaseName: rel.Name, namespace: TargetNamespace(rel), caps: req.Capabilities}, chartName)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	res, err := assemble(rel, req.Capabilities, files)
+	if err != nil {
+		return nil, fmt.Errorf("%s: chart %s: %w", what, chartName, err)
+	}
+	res.ValuesDigest = digest
+	res.ChartName = c.Metadata.Name
+	res.ChartVersion = c.Metadata.Version
+	res.ChartDigest = arc.digest
+	return res, nil
+}
+
+// assemble turns rendered files into the canonical render: hooks sorted out,
+// namespaces and labels set, mutations applied, waves decided, all in canonical
+// order with the ref.
+func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*Result, error) {
+	res := &Result{}
+	var all []*unstructured.Unstructured
+	for _, f := range files {
+		us, err := decodeManifests(f.name, f.content)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, us...)
+	}
+
+	type item struct {
+		u         *unstructured.Unstructured
+		firstWave bool // CRDs and Helm install/upgrade hooks that are not Jobs
+		phase     v1alpha1.HookPhase
+	}
+	var items []item
+	for _, u := range all {
+		class, phase, warnings := classifyHook(u)
+		res.Warnings = append(res.Warnings, warnings...)
+		switch class {
+		case hookDropped:
+			continue
+		case hookJob:
+			items = append(items, item{u: u, phase: phase})
+		default:
+			items = append(items, item{u: u, firstWave: class == hookFirstWave || isCRD(u)})
+		}
+	}
+
+	sc := newScopes(caps, all)
+	targetNS := TargetNamespace(rel)
+	us := make([]*unstructured.Unstructured, 0, len(items))
+	for _, it := range items {
+		sc.setNamespace(it.u, targetNS)
+		setLabels(it.u, rel)
+		us = append(us, it.u)
+	}
+	warnings, err := applyMutations(us, rel.Mutations)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(res.Warnings, warnings...)
+
+	type identity struct {
+		group, kind, namespace, name string
+	}
+	seen := map[identity]bool{}
+	hookNames := map[string]bool{}
+	var objs []Object
+	var moveToFirst []bool // parallel to objs
+	var first, firstMoved *int32
+	for _, it := range items {
+		u := it.u
+		if err := checkIdentity(u); err != nil {
+			return nil, err
+		}
+		sc.setNamespace(u, targetNS) // a mutation may have changed it
+		setLabels(u, rel)            // nor may a mutation take the labels away
+		if it.phase != "" {
+			if hookNames[u.GetName()] {
+				return nil, unappliable("two hook Jobs are named %q; hook names must be unique", u.GetName())
+			}
+			hookNames[u.GetName()] = true
+			h, err := toHook(u, it.phase)
+			if err != nil {
+				return nil, err
+			}
+			res.Hooks = append(res.Hooks, h)
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		id := identity{gvk.Group, gvk.Kind, u.GetNamespace(), u.GetName()}
+		if seen[id] {
+			return nil, unappliable("%s appears twice in the render", describe(u))
+		}
+		seen[id] = true
+		w, err := WaveOf(u)
+		if err != nil {
+			return nil, err
+		}
+		if !it.firstWave && (first == nil || w < *first) {
+			first = &w
+		}
+		if it.firstWave && (firstMoved == nil || w < *firstMoved) {
+			firstMoved = &w
+		}
+		objs = append(objs, Object{Unstructured: u, Wave: w})
+		moveToFirst = append(moveToFirst, it.firstWave)
+	}
+	// CRDs and install/upgrade hooks that are not Jobs go to the render's first wave:
+	// the lowest wave of the other objects (of their own, when there are no others).
+	if first == nil {
+		first = firstMoved
+	}
+	for i, move := range moveToFirst {
+		if move {
+			objs[i].Wave = *first
+			setWave(objs[i].Unstructured, *first)
+		}
+	}
+
+	canonical, err := canonicalize(objs, res.Hooks)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(res.Warnings) // templates come out in map order
+	res.Objects = objs
+	res.Waves = wavesOf(objs)
+	res.Canonical = canonical
+	res.Ref = refOf(canonical)
+	return res, nil
+}

@@ -1,0 +1,186 @@
+package render
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// Size limits of what a source may send.
+const (
+	maxIndexBytes   = 64 << 20
+	maxArchiveBytes = 64 << 20
+)
+
+// Credentials reach a private chart source. The caller reads them from the Secret
+// that spec.chart.secretRef names; see CredentialsFromSecret.
+type Credentials struct {
+	// Username and Password are sent as HTTP basic auth (HTTP repositories) or as
+	// registry credentials (OCI).
+	Username string
+	Password string
+	// CA is a PEM bundle of the certificate authorities to trust for the source,
+	// instead of the system's.
+	CA []byte
+}
+
+// CredentialsFromSecret reads the keys username, password and caFile of a Secret's
+// data. It returns nil when none is set.
+func CredentialsFromSecret(data map[string][]byte) *Credentials {
+	c := &Credentials{Username: string(data["username"]), Password: string(data["password"]), CA: data["caFile"]}
+	if c.Username == "" && c.Password == "" && len(c.CA) == 0 {
+		return nil
+	}
+	return c
+}
+
+// fingerprint identifies the credentials in cache keys, so that what one set of
+// credentials fetched is never served to a request with other (or no) credentials.
+func (c *Credentials) fingerprint() string {
+	if c == nil {
+		return "anonymous"
+	}
+	h := sha256.New()
+	for _, s := range [][]byte{[]byte(c.Username), []byte(c.Password), c.CA} {
+		fmt.Fprintf(h, "%d:", len(s))
+		h.Write(s)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// chartArchive is a fetched chart archive.
+type chartArchive struct {
+	// version is the chart version selected.
+	version string
+	// digest identifies the archive: sha256 of the archive (HTTP repositories) or of
+	// the OCI manifest, "sha256:<hex>".
+	digest string
+	// data is the archive (.tgz).
+	data []byte
+}
+
+// fetch selects the version of the chart that src asks for and returns its archive.
+func (r *Renderer) fetch(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
+	if src.Name == "" {
+		return nil, unsupported("spec.chart.name is empty; name the chart to deliver")
+	}
+	u, err := url.Parse(src.Repository)
+	if err != nil {
+		return nil, unsupported("chart repository %q is not a URL: %w", src.Repository, err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		return r.fetchHTTP(ctx, src, creds)
+	case "oci":
+		return r.fetchOCI(ctx, u, src, creds)
+	default:
+		return nil, unsupported("chart repository %q: scheme %q is not supported; use http, https or oci", src.Repository, u.Scheme)
+	}
+}
+
+// httpClient returns the client for a source: the configured one, or a copy that
+// trusts the credentials' CA.
+func (r *Renderer) httpClient(creds *Credentials) (*http.Client, error) {
+	if creds == nil || len(creds.CA) == 0 {
+		return r.opts.HTTPClient, nil
+	}
+	key := creds.fingerprint()
+	r.clientsMu.Lock()
+	defer r.clientsMu.Unlock()
+	if c, ok := r.clients[key]; ok {
+		return c, nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(creds.CA) {
+		return nil, unsupported("the caFile of spec.chart.secretRef holds no PEM certificate")
+	}
+	base, _ := r.opts.HTTPClient.Transport.(*http.Transport)
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	t := base.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	t.TLSClientConfig.RootCAs = pool
+	c := *r.opts.HTTPClient
+	c.Transport = t
+	r.clients[key] = &c
+	return &c, nil
+}
+
+// get reads a URL, sending basic auth when withAuth. Every failure is SourceNotReady.
+func get(ctx context.Context, hc *http.Client, rawURL string, creds *Credentials, withAuth bool, limit int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, sourceNotReady("GET %s: %w", rawURL, err)
+	}
+	req.Header.Set("User-Agent", "convoy")
+	if withAuth && creds != nil && (creds.Username != "" || creds.Password != "") {
+		req.SetBasicAuth(creds.Username, creds.Password)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, sourceNotReady("GET %s: %s: %w", rawURL, describeNetError(err), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		hint := ""
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			hint = "; check the credentials of spec.chart.secretRef"
+		case http.StatusNotFound:
+			hint = "; check spec.chart.repository"
+		}
+		return nil, sourceNotReady("GET %s: the server answered %s%s", rawURL, resp.Status, hint)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, sourceNotReady("GET %s: reading the body: %w", rawURL, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, sourceNotReady("GET %s: larger than %d bytes", rawURL, limit)
+	}
+	return b, nil
+}
+
+// describeNetError names the kind of a network failure for people.
+func describeNetError(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return "timed out"
+	case errors.As(err, &dnsErr):
+		return "the host name does not resolve"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return "cannot connect"
+	default:
+		return "request failed"
+	}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// sameHost says whether two URLs name the same host and port, so that credentials
+// for a repository are not sent to another host its index points to.
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Host, ub.Host) && ua.Scheme == ub.Scheme
+}

@@ -1,0 +1,127 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	repo "helm.sh/helm/v4/pkg/repo/v1"
+	"sigs.k8s.io/yaml"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// fetchHTTP selects a version from the repository's index.yaml and returns its
+// archive, checked against the index's digest.
+func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
+	hc, err := r.httpClient(creds)
+	if err != nil {
+		return nil, err
+	}
+	repoURL := strings.TrimSuffix(src.Repository, "/")
+	indexKey := repoURL + "|" + creds.fingerprint()
+	index, err := r.index(ctx, hc, repoURL, indexKey, creds)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("%q of repository %s", src.Name, repoURL)
+	entries := index.Entries[src.Name]
+	var offered []string
+	byVersion := map[string]*repo.ChartVersion{}
+	for _, cv := range entries {
+		if cv == nil || cv.Metadata == nil || cv.Removed {
+			continue
+		}
+		if _, dup := byVersion[cv.Version]; !dup {
+			offered = append(offered, cv.Version)
+			byVersion[cv.Version] = cv
+		}
+	}
+	if len(offered) == 0 {
+		return nil, sourceNotReady("repository %s has no chart %q; check spec.chart.name and spec.chart.repository", repoURL, src.Name)
+	}
+	version, err := selectVersion(offered, src.Version, what)
+	if err != nil {
+		return nil, err
+	}
+	cv := byVersion[version]
+	if len(cv.URLs) == 0 {
+		return nil, sourceNotReady("chart %s version %s: the index lists no URL", what, version)
+	}
+	archiveURL, err := repo.ResolveReferenceURL(repoURL, cv.URLs[0])
+	if err != nil {
+		return nil, sourceNotReady("chart %s version %s: bad URL %q in the index: %w", what, version, cv.URLs[0], err)
+	}
+	want := strings.ToLower(strings.TrimPrefix(cv.Digest, "sha256:"))
+	// Without a digest in the index, the archive's URL identifies it.
+	cacheDigest := want
+	if cacheDigest == "" {
+		u := sha256.Sum256([]byte(archiveURL))
+		cacheDigest = "url-" + hex.EncodeToString(u[:])
+	}
+	path := r.archives.path(repoURL, src.Name, version, cacheDigest)
+
+	data, err := flight(ctx, &r.group, "archive|"+path, func(ctx context.Context) ([]byte, error) {
+		if b, err := r.archives.read(path); err == nil && b != nil && (want == "" || sha256Hex(b) == want) {
+			return b, nil
+		}
+		b, err := get(ctx, hc, archiveURL, creds, sameHost(repoURL, archiveURL), maxArchiveBytes)
+		if err != nil {
+			// The index may be stale (a version removed): read it again next time.
+			r.indexes.forget(indexKey)
+			return nil, fmt.Errorf("chart %s version %s: %w", what, version, err)
+		}
+		if got := sha256Hex(b); want != "" && got != want {
+			r.indexes.forget(indexKey)
+			return nil, sourceNotReady("chart %s version %s: the archive %s has digest sha256:%s, the index says sha256:%s", what, version, archiveURL, got, want)
+		}
+		if err := r.archives.write(path, b); err != nil {
+			return nil, sourceNotReady("caching chart %s version %s: %w", what, version, err)
+		}
+		return b, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &chartArchive{version: version, digest: "sha256:" + sha256Hex(data), data: data}, nil
+}
+
+// index returns the repository's index, from memory while it is fresh.
+func (r *Renderer) index(ctx context.Context, hc *http.Client, repoURL, key string, creds *Credentials) (*repo.IndexFile, error) {
+	return r.indexes.getOr(ctx, &r.group, key, func(ctx context.Context) (*repo.IndexFile, error) {
+		b, err := get(ctx, hc, repoURL+"/index.yaml", creds, true, maxIndexBytes)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := parseIndex(b)
+		if err != nil {
+			return nil, sourceNotReady("repository %s: index.yaml: %w", repoURL, err)
+		}
+		return idx, nil
+	})
+}
+
+// parseIndex reads an index.yaml (YAML or JSON).
+func parseIndex(b []byte) (*repo.IndexFile, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errors.New("empty")
+	}
+	idx := &repo.IndexFile{}
+	if err := yaml.Unmarshal(b, idx); err != nil {
+		return nil, err
+	}
+	if idx.APIVersion == "" {
+		return nil, errors.New("no apiVersion: not a Helm repository index")
+	}
+	return idx, nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

@@ -1,0 +1,136 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/registry"
+	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// fetchOCI selects a version among the repository's tags (tags are versions) and
+// pulls its archive by manifest digest.
+func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
+	if u.Host == "" {
+		return nil, unsupported("chart repository %q names no registry host; use oci://host/path", src.Repository)
+	}
+	ref := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + src.Name
+	what := fmt.Sprintf("%q of registry oci://%s", src.Name, strings.TrimSuffix(u.Host+u.Path, "/"))
+	client, err := r.registryClient(u.Host, creds)
+	if err != nil {
+		return nil, err
+	}
+	fp := creds.fingerprint()
+
+	tagsKey := ref + "|" + fp
+	tags, err := r.tags.getOr(ctx, &r.group, tagsKey, func(context.Context) ([]string, error) {
+		tags, err := client.Tags(ref)
+		if err != nil {
+			return nil, sourceNotReady("listing the tags of oci://%s: %w", ref, err)
+		}
+		return tags, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(tags) == 0 {
+		return nil, sourceNotReady("chart %s has no version tag; check spec.chart.name and spec.chart.repository", what)
+	}
+	version, err := selectVersion(tags, src.Version, what)
+	if err != nil {
+		return nil, err
+	}
+	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
+	digestKey := tagged + "|" + fp
+	digest, err := r.digests.getOr(ctx, &r.group, digestKey, func(context.Context) (string, error) {
+		desc, err := client.Resolve(tagged)
+		if err != nil {
+			return "", sourceNotReady("chart %s version %s: resolving oci://%s: %w", what, version, tagged, err)
+		}
+		return desc.Digest.String(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	path := r.archives.path("oci://"+ref, src.Name, version, digest)
+	data, err := flight(ctx, &r.group, "archive|"+path, func(context.Context) ([]byte, error) {
+		if b, err := r.archives.read(path); err == nil && b != nil {
+			return b, nil
+		}
+		res, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true))
+		if err != nil {
+			r.tags.forget(tagsKey)
+			r.digests.forget(digestKey)
+			return nil, sourceNotReady("chart %s version %s: pulling oci://%s@%s: %w", what, version, ref, digest, err)
+		}
+		if err := r.archives.write(path, res.Chart.Data); err != nil {
+			return nil, sourceNotReady("caching chart %s version %s: %w", what, version, err)
+		}
+		return res.Chart.Data, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &chartArchive{version: version, digest: digest, data: data}, nil
+}
+
+// registryClient returns a Helm registry client for host with exactly the given
+// credentials (never the machine's Docker or Helm credential files).
+func (r *Renderer) registryClient(host string, creds *Credentials) (*registry.Client, error) {
+	hc, err := r.httpClient(creds)
+	if err != nil {
+		return nil, err
+	}
+	plain := r.plainHTTP(host)
+	key := fmt.Sprintf("%s|%t|%s", host, plain, creds.fingerprint())
+	r.clientsMu.Lock()
+	defer r.clientsMu.Unlock()
+	if c, ok := r.registries[key]; ok {
+		return c, nil
+	}
+	authorizer := auth.Client{Client: hc, Cache: auth.NewCache()}
+	authorizer.SetUserAgent("convoy")
+	if creds != nil && (creds.Username != "" || creds.Password != "") {
+		authorizer.Credential = auth.StaticCredential(host, auth.Credential{Username: creds.Username, Password: creds.Password})
+	}
+	opts := []registry.ClientOption{
+		registry.ClientOptHTTPClient(hc),
+		registry.ClientOptAuthorizer(authorizer),
+		registry.ClientOptWriter(io.Discard),
+		// A file of our own, so that the client reads no user's credential file.
+		registry.ClientOptCredentialsFile(filepath.Join(r.opts.CacheDir, "registry-config.json")),
+	}
+	if plain {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	c, err := registry.NewClient(opts...)
+	if err != nil {
+		return nil, sourceNotReady("registry client for %s: %w", host, err)
+	}
+	r.registries[key] = c
+	return c, nil
+}
+
+// plainHTTP says whether a registry is reached over plain HTTP: loopback hosts (as
+// Docker does) and the hosts of Options.PlainHTTPHosts.
+func (r *Renderer) plainHTTP(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	if h == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	return slices.Contains(r.opts.PlainHTTPHosts, host) || slices.Contains(r.opts.PlainHTTPHosts, h)
+}
