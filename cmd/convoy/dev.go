@@ -26,17 +26,11 @@ Ctrl-C or SIGTERM.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Out = cmd.OutOrStdout()
-			opts.Components = devComponents()
+			opts.Components = dev.Components()
 			return dev.Run(ctx, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "folder for the state of the dev environment")
 	cmd.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	return cmd
-}
-
-// devComponents lists convoy's own processes that `convoy dev` runs beside
-// the control plane, in start order.
-func devComponents() []dev.Component {
-	return nil
 }

@@ -23,6 +23,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newAPIServerCommand())
 	root.AddCommand(newDevCommand())
 	return root
 }

@@ -29,20 +29,26 @@ type Options struct {
 	Components []Component
 }
 
-// Component is one of convoy's own processes in the dev environment.
+// Component is one of convoy's own processes in the dev environment. Start
+// starts it (usually with Env.RunConvoy) and returns once it is ready.
 type Component struct {
-	Name string
-	// Process returns what to run, given the running environment.
-	Process func(env *Env) (localcluster.Process, error)
-	// After, when set, runs once the process is ready (for example, to
-	// register an APIService).
-	After func(ctx context.Context, env *Env) error
+	Name  string
+	Start func(ctx context.Context, env *Env) error
 }
 
 // Env is what a component may use of the running environment.
 type Env struct {
 	StateDir string
 	Cluster  *localcluster.Cluster
+	// Convoy is the convoy binary that runs the components.
+	Convoy string
+}
+
+// RunConvoy runs `convoy <args>` beside the cluster as the process name; its
+// log is <state-dir>/cluster/logs/<name>.log. ready, when set, is polled
+// until it returns true.
+func (e *Env) RunConvoy(ctx context.Context, name string, args []string, ready func(context.Context) bool) error {
+	return e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: e.Convoy, Args: args, Ready: ready})
 }
 
 // File names in the state folder.
@@ -100,19 +106,15 @@ func Run(ctx context.Context, opts Options) error {
 	if err := copyFile(cluster.KubeconfigPath(), kubeconfig); err != nil {
 		return err
 	}
-	env := &Env{StateDir: stateDir, Cluster: cluster}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self}
 	for _, c := range opts.Components {
-		p, err := c.Process(env)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		if err := cluster.Run(ctx, p); err != nil {
+		fmt.Fprintf(out, "Starting %s\n", c.Name)
+		if err := c.Start(ctx, env); err != nil {
 			return fmt.Errorf("start %s: %w", c.Name, err)
-		}
-		if c.After != nil {
-			if err := c.After(ctx, env); err != nil {
-				return fmt.Errorf("%s: %w", c.Name, err)
-			}
 		}
 	}
 	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {

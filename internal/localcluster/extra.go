@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 )
 
 // Process describes a program to run beside the control plane, such as one of
@@ -40,4 +41,17 @@ func (c *Cluster) Run(ctx context.Context, p Process) error {
 		return nil
 	}
 	return waitFor(ctx, p.Name, []*process{proc}, p.Ready)
+}
+
+// UserKubeconfig writes a kubeconfig for user in groups (see UserConfig) to
+// <Dir>/kubeconfig-<user> and returns its path: the identity of a process
+// that runs beside the cluster.
+func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
+	cfg, err := c.UserConfig(user, groups...)
+	if err != nil {
+		return "", err
+	}
+	kp := &keyPair{certPEM: cfg.CertData, keyPEM: cfg.KeyData}
+	path := filepath.Join(c.dir, "kubeconfig-"+user)
+	return path, writeKubeconfigFile(path, c.restConfig.Host, c.pki.ca.certPEM, kp)
 }

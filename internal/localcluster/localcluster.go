@@ -134,8 +134,10 @@ func (c *Cluster) Host() string { return c.restConfig.Host }
 // may keep its data there under its own prefix.
 func (c *Cluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort) }
 
-// Dir is the cluster's state folder; LogDir holds one log per process.
-func (c *Cluster) Dir() string    { return c.dir }
+// Dir is the cluster's state folder.
+func (c *Cluster) Dir() string { return c.dir }
+
+// LogDir holds one log file per process.
 func (c *Cluster) LogDir() string { return c.logDir }
 
 // BinDir is the folder of the Kubernetes binaries this cluster runs.
@@ -340,11 +342,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 
 func (c *Cluster) writeKubeconfig(admin *keyPair) error {
 	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	return writeKubeconfigFile(c.kubeconfig, c.restConfig.Host, c.pki.ca.certPEM, admin)
+}
+
+func writeKubeconfigFile(path, host string, caPEM []byte, user *keyPair) error {
 	const name = "convoy-local"
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.restConfig.Host, CertificateAuthorityData: c.pki.ca.certPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.certPEM, ClientKeyData: admin.keyPEM}
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: user.certPEM, ClientKeyData: user.keyPEM}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = name
-	return clientcmd.WriteToFile(*cfg, c.kubeconfig)
+	return clientcmd.WriteToFile(*cfg, path)
 }

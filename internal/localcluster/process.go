@@ -113,7 +113,10 @@ func waitFor(ctx context.Context, what string, watched []*process, check func(co
 		}
 		for _, p := range watched {
 			if ok, err := p.exited(); ok {
-				return fmt.Errorf("%s exited while waiting for %s (%v); the end of its log:\n%s", p.name, what, err, logTail(p, 15))
+				if err == nil {
+					err = errors.New("exit status 0")
+				}
+				return fmt.Errorf("%s exited while waiting for %s (%w); the end of its log:\n%s", p.name, what, err, logTail(p, 15))
 			}
 		}
 		select {

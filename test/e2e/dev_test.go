@@ -87,6 +87,19 @@ func TestDevReachesReadyAndStopsCleanly(t *testing.T) {
 			t.Errorf("node not Ready: %q", l)
 		}
 	}
+	// convoy's API is served through the host kube-apiserver.
+	root, _ := localcluster.RepoRoot()
+	apply := exec.Command(filepath.Join(kubeBin, "kubectl"), "--kubeconfig", filepath.Join(stateDir, "kubeconfig"),
+		"apply", "-f", filepath.Join(root, "examples", "release-manual.yaml"))
+	if b, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply -f examples/release-manual.yaml: %v\n%s", err, b)
+	}
+	get := exec.Command(filepath.Join(kubeBin, "kubectl"), "--kubeconfig", filepath.Join(stateDir, "kubeconfig"),
+		"get", "releases", "-A", "--no-headers")
+	releases, err := get.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(releases), "default") || !strings.Contains(string(releases), "hello") {
+		t.Fatalf("kubectl get releases -A: %v\n%s", err, releases)
+	}
 	if !strings.Contains(out.String(), "export KUBECONFIG=") {
 		t.Errorf("convoy dev did not print how to use it:\n%s", out.String())
 	}

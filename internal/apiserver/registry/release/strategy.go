@@ -1,0 +1,75 @@
+package release
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/registry"
+	"kumodo.io/convoy/internal/apiserver/validation"
+)
+
+// strategy is the main resource's: writes keep status and pin from storage, and only a
+// spec change bumps the generation. mutations, lifecycle, labels and annotations
+// (including the two sync annotations) change freely.
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+func newStrategy(typer runtime.ObjectTyper) strategy {
+	return strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+}
+
+func (strategy) NamespaceScoped() bool { return true }
+
+// GetResetFields names the fields a main-resource write never sets, for server-side apply.
+func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
+			fieldpath.MakePathOrDie("status"),
+			fieldpath.MakePathOrDie("pin"),
+		),
+	}
+}
+
+func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	r := obj.(*convoyv1alpha1.Release)
+	r.Status = convoyv1alpha1.ReleaseStatus{}
+	r.Pin = nil // written only through /pin
+	r.Generation = 1
+}
+
+func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	r, oldR := obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release)
+	r.Status = oldR.Status
+	r.Pin = oldR.Pin
+	// BeforeUpdate has set the generation to the stored one.
+	if !registry.Semantic.DeepEqual(r.Spec, oldR.Spec) {
+		r.Generation = oldR.Generation + 1
+	}
+}
+
+func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.Release(obj.(*convoyv1alpha1.Release))
+}
+
+func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ReleaseUpdate(obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release))
+}
+
+func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+
+func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
+
+func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
+
+func (strategy) Canonicalize(runtime.Object) {}

@@ -1,0 +1,82 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/clock"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// SyncREST serves POST releases/<name>/sync[?force=true]. RBAC sees it as create on
+// releases/sync. It writes sync-requested-at (and with force sync-force-requested-at)
+// in one read-modify-write in storage, retried there on conflict, and answers with the
+// Release as stored.
+type SyncREST struct {
+	store *genericregistry.Store
+	clock clock.PassiveClock
+}
+
+var _ rest.Connecter = &SyncREST{}
+var _ rest.Storage = &SyncREST{}
+
+// New returns an empty Release, the type /sync answers with.
+func (r *SyncREST) New() runtime.Object { return &convoyv1alpha1.Release{} }
+
+// Destroy does nothing: the main resource's storage owns the store.
+func (r *SyncREST) Destroy() {}
+
+// ConnectMethods: only POST.
+func (r *SyncREST) ConnectMethods() []string { return []string{http.MethodPost} }
+
+// NewConnectOptions returns the query parameters of /sync (force).
+func (r *SyncREST) NewConnectOptions() (runtime.Object, bool, string) {
+	return &convoyv1alpha1.SyncOptions{}, false, ""
+}
+
+// Connect returns the handler of one /sync request.
+func (r *SyncREST) Connect(ctx context.Context, name string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
+	opts, ok := options.(*convoyv1alpha1.SyncOptions)
+	if !ok {
+		return nil, fmt.Errorf("invalid options object: %T", options)
+	}
+	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		obj, err := r.Sync(ctx, name, opts.Force)
+		if err != nil {
+			responder.Error(err)
+			return
+		}
+		responder.Object(http.StatusOK, obj)
+	}), nil
+}
+
+// Sync records a sync request on the Release name in the namespace of ctx.
+func (r *SyncREST) Sync(ctx context.Context, name string, force bool) (*convoyv1alpha1.Release, error) {
+	// The transform runs inside the storage's GuaranteedUpdate with the object just
+	// read; on a conflict the storage reads again and runs it again.
+	update := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		rel := old.(*convoyv1alpha1.Release).DeepCopy()
+		requestSync(rel, r.clock.Now(), force)
+		return rel, nil
+	})
+	obj, _, err := r.store.Update(ctx, name, update, rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc,
+		false, &metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*convoyv1alpha1.Release), nil
+}
+
+// keepStrategy is the strategy of the store /sync writes through: the transform
+// above already made the new object from the stored one, so nothing else changes.
+type keepStrategy struct {
+	strategy
+}
+
+func (keepStrategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}

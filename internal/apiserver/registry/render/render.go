@@ -1,0 +1,112 @@
+// Package render is the storage of Renders: immutable snapshots of one render of a
+// Release. A create is validated; an update that changes anything but metadata is
+// rejected with 422.
+package render
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/names"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/registry"
+	"kumodo.io/convoy/internal/apiserver/validation"
+)
+
+// NewStorage builds the storage of Renders.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := strategy{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator}
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &convoyv1alpha1.Render{} },
+		NewListFunc:               func() runtime.Object { return &convoyv1alpha1.RenderList{} },
+		PredicateFunc:             matcher,
+		DefaultQualifiedResource:  convoyv1alpha1.Resource(convoyv1alpha1.ResourceRenders),
+		SingularQualifiedResource: convoyv1alpha1.Resource("render"),
+		CreateStrategy:            s,
+		UpdateStrategy:            s,
+		DeleteStrategy:            s,
+		TableConvertor:            tableConvertor,
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: getAttrs}); err != nil {
+		return nil, fmt.Errorf("building the storage of renders: %w", err)
+	}
+	return map[string]rest.Storage{convoyv1alpha1.ResourceRenders: &REST{store}}, nil
+}
+
+// REST is the storage of Renders.
+type REST struct {
+	*genericregistry.Store
+}
+
+// Categories: kubectl get convoy.
+func (r *REST) Categories() []string { return []string{"convoy"} }
+
+func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	r, ok := obj.(*convoyv1alpha1.Render)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a Render: %T", obj)
+	}
+	return labels.Set(r.Labels), generic.AddObjectMetaFieldsSet(fields.Set{
+		convoyv1alpha1.FieldRenderRelease: r.Release,
+		convoyv1alpha1.FieldRenderRef:     r.RenderRef,
+	}, &r.ObjectMeta, true), nil
+}
+
+func matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
+	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: getAttrs}
+}
+
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+func (strategy) NamespaceScoped() bool                                            { return true }
+func (strategy) PrepareForCreate(context.Context, runtime.Object)                 {}
+func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
+func (strategy) AllowCreateOnUpdate(context.Context) bool                         { return false }
+func (strategy) AllowUnconditionalUpdate(context.Context) bool                    { return true }
+func (strategy) Canonicalize(runtime.Object)                                      {}
+func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string        { return nil }
+func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.Render(obj.(*convoyv1alpha1.Render))
+}
+
+func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.RenderUpdate(obj.(*convoyv1alpha1.Render), old.(*convoyv1alpha1.Render))
+}
+
+var tableConvertor = registry.TableConvertor{
+	Columns: []metav1.TableColumnDefinition{
+		{Name: "Release", Type: "string", Description: "The Release rendered."},
+		{Name: "Chart", Type: "string", Description: "Chart name and version."},
+		{Name: "Objects", Type: "integer", Description: "Number of objects."},
+		registry.AgeColumn,
+		{Name: "Ref", Type: "string", Priority: 1, Description: "The render ref."},
+	},
+	Row: func(obj runtime.Object) ([]interface{}, error) {
+		r, ok := obj.(*convoyv1alpha1.Render)
+		if !ok {
+			return nil, fmt.Errorf("not a Render: %T", obj)
+		}
+		chart := r.Chart.Name
+		if r.Chart.Version != "" {
+			chart += ":" + r.Chart.Version
+		}
+		return []interface{}{r.Release, chart, r.ObjectCount, registry.Age(r.CreationTimestamp), r.RenderRef}, nil
+	},
+}

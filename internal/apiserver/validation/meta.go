@@ -1,0 +1,51 @@
+package validation
+
+import (
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+var metadataPath = field.NewPath("metadata")
+
+// ObjectMeta validates the metadata of a new object.
+func ObjectMeta(meta *metav1.ObjectMeta, namespaced bool) field.ErrorList {
+	return apivalidation.ValidateObjectMeta(meta, namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)
+}
+
+// ObjectMetaUpdate validates the metadata of an updated object.
+func ObjectMetaUpdate(meta, old *metav1.ObjectMeta) field.ErrorList {
+	return apivalidation.ValidateObjectMetaUpdate(meta, old, metadataPath)
+}
+
+// SyncAnnotations checks that the two sync annotations, when present, hold RFC 3339 times.
+func SyncAnnotations(annotations map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, key := range []string{convoyv1alpha1.AnnotationSyncRequestedAt, convoyv1alpha1.AnnotationSyncForceRequestedAt} {
+		value, ok := annotations[key]
+		if !ok {
+			continue
+		}
+		if _, err := convoyv1alpha1.ParseSyncTime(value); err != nil {
+			errs = append(errs, field.Invalid(metadataPath.Child("annotations").Key(key), value,
+				"must be an RFC 3339 time, such as 2026-12-02T10:04:05Z"))
+		}
+	}
+	return errs
+}
+
+// duration checks an optional duration: not negative, and more than 0 when positive is set.
+func duration(d *metav1.Duration, path *field.Path, positive bool) field.ErrorList {
+	if d == nil {
+		return nil
+	}
+	switch {
+	case positive && d.Duration <= 0:
+		return field.ErrorList{field.Invalid(path, d.Duration.String(), "must be more than 0")}
+	case d.Duration < 0:
+		return field.ErrorList{field.Invalid(path, d.Duration.String(), "must not be negative")}
+	}
+	return nil
+}

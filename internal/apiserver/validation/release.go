@@ -1,0 +1,231 @@
+package validation
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+var (
+	specPath      = field.NewPath("spec")
+	mutationsPath = field.NewPath("mutations")
+	lifecyclePath = field.NewPath("lifecycle")
+	pinPath       = field.NewPath("pin")
+
+	failureActions  = []string{string(convoyv1alpha1.FailureActionRollback), string(convoyv1alpha1.FailureActionHalt)}
+	hookPhases      = []string{string(convoyv1alpha1.HookPreApply), string(convoyv1alpha1.HookPostApply)}
+	valuesKinds     = []string{string(convoyv1alpha1.ValuesSourceConfigMap), string(convoyv1alpha1.ValuesSourceSecret)}
+	deletionPolicys = []string{string(convoyv1alpha1.DeletionPolicyDelete), string(convoyv1alpha1.DeletionPolicyOrphan)}
+	jsonPatchOps    = []string{"add", "remove", "replace", "move", "copy", "test"}
+)
+
+// Release validates a Release as a whole: metadata, the sync annotations, spec,
+// mutations, lifecycle and pin.
+func Release(r *convoyv1alpha1.Release) field.ErrorList {
+	errs := ObjectMeta(&r.ObjectMeta, true)
+	errs = append(errs, ReleaseContent(r)...)
+	return errs
+}
+
+// ReleaseUpdate validates an updated Release.
+func ReleaseUpdate(r, old *convoyv1alpha1.Release) field.ErrorList {
+	errs := ObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, ReleaseContent(r)...)
+	return errs
+}
+
+// ReleaseContent validates everything of a Release but the generic metadata.
+func ReleaseContent(r *convoyv1alpha1.Release) field.ErrorList {
+	errs := SyncAnnotations(r.Annotations)
+	errs = append(errs, ReleaseSpec(&r.Spec, specPath)...)
+	errs = append(errs, Mutations(r.Mutations, mutationsPath)...)
+	errs = append(errs, Lifecycle(r.Lifecycle, lifecyclePath)...)
+	errs = append(errs, Pin(r.Pin, pinPath)...)
+	return errs
+}
+
+// ReleaseSpec validates a Release's spec.
+func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.TargetNamespace != "" {
+		for _, msg := range utilvalidation.IsDNS1123Label(spec.TargetNamespace) {
+			errs = append(errs, field.Invalid(path.Child("targetNamespace"), spec.TargetNamespace, msg))
+		}
+	}
+	errs = append(errs, chart(&spec.Chart, path.Child("chart"))...)
+	for i := range spec.ValuesFrom {
+		errs = append(errs, valuesReference(&spec.ValuesFrom[i], path.Child("valuesFrom").Index(i))...)
+	}
+	errs = append(errs, syncPolicy(&spec.SyncPolicy, path.Child("syncPolicy"))...)
+	if fp := spec.FailurePolicy; fp != nil {
+		fpPath := path.Child("failurePolicy")
+		errs = append(errs, duration(fp.HealthTimeout, fpPath.Child("healthTimeout"), true)...)
+		if fp.Action != "" && !sets.New(failureActions...).Has(string(fp.Action)) {
+			errs = append(errs, field.NotSupported(fpPath.Child("action"), fp.Action, failureActions))
+		}
+	}
+	if spec.DeletionPolicy != "" && !sets.New(deletionPolicys...).Has(string(spec.DeletionPolicy)) {
+		errs = append(errs, field.NotSupported(path.Child("deletionPolicy"), spec.DeletionPolicy, deletionPolicys))
+	}
+	return errs
+}
+
+func chart(c *convoyv1alpha1.ChartSource, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	repoPath := path.Child("repository")
+	if c.Repository == "" {
+		errs = append(errs, field.Required(repoPath, "an http(s) Helm repository URL or oci://host/path"))
+	} else if msg := repositoryProblem(c.Repository); msg != "" {
+		errs = append(errs, field.Invalid(repoPath, c.Repository, msg))
+	}
+	if c.Name == "" {
+		errs = append(errs, field.Required(path.Child("name"), "the chart's name"))
+	}
+	if c.SecretRef != nil && c.SecretRef.Name == "" {
+		errs = append(errs, field.Required(path.Child("secretRef", "name"), ""))
+	}
+	return errs
+}
+
+// repositoryProblem says what is wrong with a chart repository, or "" when nothing is.
+func repositoryProblem(repository string) string {
+	u, err := url.Parse(repository)
+	if err != nil {
+		return fmt.Sprintf("not a URL: %v", err)
+	}
+	switch u.Scheme {
+	case "http", "https", "oci":
+	default:
+		return "must be an http:// or https:// Helm repository URL, or oci://host/path"
+	}
+	if u.Host == "" {
+		return "must name a host"
+	}
+	return ""
+}
+
+func valuesReference(v *convoyv1alpha1.ValuesReference, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if !sets.New(valuesKinds...).Has(string(v.Kind)) {
+		errs = append(errs, field.NotSupported(path.Child("kind"), v.Kind, valuesKinds))
+	}
+	if v.Name == "" {
+		errs = append(errs, field.Required(path.Child("name"), "the ConfigMap's or Secret's name"))
+	}
+	return errs
+}
+
+func syncPolicy(p *convoyv1alpha1.SyncPolicy, path *field.Path) field.ErrorList {
+	errs := duration(p.Interval, path.Child("interval"), false)
+	if b := p.RetryBackoff; b != nil {
+		bPath := path.Child("retryBackoff")
+		errs = append(errs, duration(b.Initial, bPath.Child("initial"), true)...)
+		// Any factor is accepted: below 1 it means 2.
+		errs = append(errs, duration(b.Max, bPath.Child("max"), false)...)
+	}
+	return errs
+}
+
+// Mutations validates a Release's mutations.
+func Mutations(mutations []convoyv1alpha1.Mutation, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range mutations {
+		m := &mutations[i]
+		mPath := path.Index(i)
+		switch {
+		case m.Patch != "" && len(m.JSONPatch) > 0:
+			errs = append(errs, field.Invalid(mPath, "patch and jsonPatch", "set exactly one of patch and jsonPatch, not both"))
+		case m.Patch == "" && len(m.JSONPatch) == 0:
+			errs = append(errs, field.Required(mPath, "set exactly one of patch and jsonPatch"))
+		}
+		for j, op := range m.JSONPatch {
+			opPath := mPath.Child("jsonPatch").Index(j)
+			if !sets.New(jsonPatchOps...).Has(op.Op) {
+				errs = append(errs, field.NotSupported(opPath.Child("op"), op.Op, jsonPatchOps))
+			}
+			if !strings.HasPrefix(op.Path, "/") {
+				errs = append(errs, field.Invalid(opPath.Child("path"), op.Path, "must be a JSON pointer starting with /"))
+			}
+		}
+		if m.Target.LabelSelector != "" {
+			if _, err := labels.Parse(m.Target.LabelSelector); err != nil {
+				errs = append(errs, field.Invalid(mPath.Child("target", "labelSelector"), m.Target.LabelSelector, err.Error()))
+			}
+		}
+	}
+	return errs
+}
+
+// Lifecycle validates a Release's lifecycle hooks.
+func Lifecycle(l *convoyv1alpha1.Lifecycle, path *field.Path) field.ErrorList {
+	if l == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i := range l.Hooks {
+		h := &l.Hooks[i]
+		hPath := path.Child("hooks").Index(i)
+		switch {
+		case h.Name == "":
+			errs = append(errs, field.Required(hPath.Child("name"), "a hook needs a name"))
+		case names.Has(h.Name):
+			errs = append(errs, field.Duplicate(hPath.Child("name"), h.Name))
+		default:
+			for _, msg := range utilvalidation.IsDNS1123Label(h.Name) {
+				errs = append(errs, field.Invalid(hPath.Child("name"), h.Name, msg))
+			}
+		}
+		names.Insert(h.Name)
+		if !sets.New(hookPhases...).Has(string(h.Phase)) {
+			errs = append(errs, field.NotSupported(hPath.Child("phase"), h.Phase, hookPhases))
+		}
+		if h.Batch < 0 {
+			errs = append(errs, field.Invalid(hPath.Child("batch"), h.Batch, "must not be negative"))
+		}
+		errs = append(errs, duration(h.Timeout, hPath.Child("timeout"), true)...)
+		switch {
+		case h.Job == nil:
+			errs = append(errs, field.Required(hPath.Child("job"), "a hook needs a Job with a template"))
+		case len(h.Job.Template.Spec.Containers) == 0:
+			errs = append(errs, field.Required(hPath.Child("job", "template"), "a hook needs a Job template with at least one container"))
+		}
+	}
+	return errs
+}
+
+// Pin validates a pin as stored (after the server filled renderRef in).
+func Pin(p *convoyv1alpha1.Pin, path *field.Path) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	refPath := path.Child("renderRef")
+	if p.RenderRef == "" {
+		return field.ErrorList{field.Required(refPath, "no render to pin: give a renderRef, or pin after a successful apply")}
+	}
+	if msg := RenderRefProblem(p.RenderRef); msg != "" {
+		return field.ErrorList{field.Invalid(refPath, p.RenderRef, msg)}
+	}
+	return nil
+}
+
+// RenderRefProblem says what is wrong with a render ref, or "" when nothing is.
+func RenderRefProblem(ref string) string {
+	hex, ok := strings.CutPrefix(ref, "sha256:")
+	if !ok || hex == "" {
+		return "must be sha256:<hex digits>"
+	}
+	for _, c := range hex {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "must be sha256:<lowercase hex digits>"
+		}
+	}
+	return ""
+}
