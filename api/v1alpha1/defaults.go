@@ -22,7 +22,7 @@ const (
 )
 
 // SetDefaults_ReleaseSpec sets the defaults of a Release's spec.
-func SetDefaults_ReleaseSpec(obj *ReleaseSpec) { //nolint:revive,staticcheck // name required by defaulter-gen
+func SetDefaults_ReleaseSpec(obj *ReleaseSpec) {
 	if obj.Prune == nil {
 		prune := true
 		obj.Prune = &prune
@@ -33,7 +33,7 @@ func SetDefaults_ReleaseSpec(obj *ReleaseSpec) { //nolint:revive,staticcheck // 
 }
 
 // SetDefaults_FailurePolicy sets the defaults of a failurePolicy.
-func SetDefaults_FailurePolicy(obj *FailurePolicy) { //nolint:revive,staticcheck // name required by defaulter-gen
+func SetDefaults_FailurePolicy(obj *FailurePolicy) {
 	if obj.HealthTimeout == nil {
 		obj.HealthTimeout = &metav1.Duration{Duration: DefaultHealthTimeout}
 	}
@@ -43,7 +43,7 @@ func SetDefaults_FailurePolicy(obj *FailurePolicy) { //nolint:revive,staticcheck
 }
 
 // SetDefaults_Hook sets the defaults of a lifecycle hook.
-func SetDefaults_Hook(obj *Hook) { //nolint:revive,staticcheck // name required by defaulter-gen
+func SetDefaults_Hook(obj *Hook) {
 	if obj.Timeout == nil {
 		obj.Timeout = &metav1.Duration{Duration: DefaultHookTimeout}
 	}

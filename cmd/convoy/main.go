@@ -25,5 +25,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newAPIServerCommand())
 	root.AddCommand(newDevCommand())
+	root.AddCommand(newControllerCommand())
 	return root
 }

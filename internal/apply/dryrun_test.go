@@ -77,7 +77,7 @@ func TestDryRunTransientFailureIsDeployFailed(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		_, err = applier.DryRun(e.ctx, []Object{{Object: cm}})
 		if Reason(err) != v1alpha1.ReasonDeployFailed {
-			return fmt.Errorf("reason %q, error %v", Reason(err), err)
+			return fmt.Errorf("reason %q, error %w", Reason(err), err)
 		}
 		return nil
 	})

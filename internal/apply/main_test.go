@@ -241,16 +241,6 @@ func (e *env) userApplier(t *testing.T, user string, rules ...rbacv1.PolicyRule)
 	return New(newClient(t, cfg), Options{})
 }
 
-func refs(entries ...v1alpha1.InventoryObject) []v1alpha1.ObjectReference {
-	var out []v1alpha1.ObjectReference
-	for _, e := range entries {
-		out = append(out, e.ObjectReference)
-	}
-	return out
-}
-
-func entriesOf(objs ...Object) []v1alpha1.InventoryObject { return Entries(objs) }
-
 // eventually polls f until it returns nil or the deadline passes.
 func eventually(t *testing.T, timeout time.Duration, f func() error) {
 	t.Helper()

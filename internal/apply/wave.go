@@ -19,11 +19,11 @@ import (
 type Action string
 
 const (
-	// Created: the object did not exist and was created.
+	// Created means the object did not exist and was created.
 	Created Action = "created"
-	// Configured: the object existed and was changed.
+	// Configured means the object existed and was changed.
 	Configured Action = "configured"
-	// Unchanged: the object existed as rendered; nothing was written.
+	// Unchanged means the object existed as rendered; nothing was written.
 	Unchanged Action = "unchanged"
 )
 

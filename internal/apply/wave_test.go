@@ -147,7 +147,7 @@ func fieldOwner(u *unstructured.Unstructured, path ...string) string {
 			continue
 		}
 		var fields map[string]any
-		if err := jsonUnmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := jsonUnmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		node := fields

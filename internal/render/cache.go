@@ -129,11 +129,6 @@ func (s archiveStore) write(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// remove deletes a stored archive that turned out to be unusable.
-func (s archiveStore) remove(path string) {
-	_ = os.Remove(path)
-}
-
 // sanitize keeps a name safe as part of a file name.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {

@@ -93,8 +93,8 @@ func TestServerSideApplyRecordsManagedFields(t *testing.T) {
 	for _, m := range got.ManagedFields {
 		if m.Manager == "alice" && m.Operation == metav1.ManagedFieldsOperationApply {
 			found = true
-			if !strings.Contains(string(m.FieldsV1.Raw), `"f:retryBackoff"`) {
-				t.Errorf("alice's managed fields lack retryBackoff: %s", m.FieldsV1.Raw)
+			if !strings.Contains(string(m.FieldsV1.GetRawBytes()), `"f:retryBackoff"`) {
+				t.Errorf("alice's managed fields lack retryBackoff: %s", m.FieldsV1.GetRawBytes())
 			}
 		}
 	}

@@ -223,7 +223,7 @@ func RenderRefProblem(ref string) string {
 		return "must be sha256:<hex digits>"
 	}
 	for _, c := range hex {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return "must be sha256:<lowercase hex digits>"
 		}
 	}

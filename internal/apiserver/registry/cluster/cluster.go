@@ -58,7 +58,7 @@ type REST struct {
 	*genericregistry.Store
 }
 
-// Categories: kubectl get convoy.
+// Categories puts Clusters in `kubectl get convoy`.
 func (r *REST) Categories() []string { return []string{"convoy"} }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

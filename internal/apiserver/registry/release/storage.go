@@ -68,8 +68,8 @@ type REST struct {
 var _ rest.ShortNamesProvider = &REST{}
 var _ rest.CategoriesProvider = &REST{}
 
-// ShortNames: kubectl get rel.
+// ShortNames makes `kubectl get rel` work.
 func (r *REST) ShortNames() []string { return []string{"rel"} }
 
-// Categories: kubectl get convoy.
+// Categories puts Releases in `kubectl get convoy`.
 func (r *REST) Categories() []string { return []string{"convoy"} }

@@ -32,7 +32,7 @@ func (r *SyncREST) New() runtime.Object { return &convoyv1alpha1.Release{} }
 // Destroy does nothing: the main resource's storage owns the store.
 func (r *SyncREST) Destroy() {}
 
-// ConnectMethods: only POST.
+// ConnectMethods allows only POST.
 func (r *SyncREST) ConnectMethods() []string { return []string{http.MethodPost} }
 
 // NewConnectOptions returns the query parameters of /sync (force).

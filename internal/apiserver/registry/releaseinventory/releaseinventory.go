@@ -58,10 +58,10 @@ type REST struct {
 	*genericregistry.Store
 }
 
-// ShortNames: kubectl get rinv.
+// ShortNames makes `kubectl get rinv` work.
 func (r *REST) ShortNames() []string { return []string{"rinv"} }
 
-// Categories: kubectl get convoy.
+// Categories puts ReleaseInventories in `kubectl get convoy`.
 func (r *REST) Categories() []string { return []string{"convoy"} }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

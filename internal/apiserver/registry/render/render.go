@@ -48,7 +48,7 @@ type REST struct {
 	*genericregistry.Store
 }
 
-// Categories: kubectl get convoy.
+// Categories puts Renders in `kubectl get convoy`.
 func (r *REST) Categories() []string { return []string{"convoy"} }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

@@ -1,0 +1,244 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
+)
+
+// applyStep carries out what Decide asked for: the pre-apply dry run unless a force
+// skips it (step 9), the sync waves that PlanWaves allows, growing the
+// ReleaseInventory before each apply (step 10), and the prune after the last wave
+// (step 11). It returns how the attempt ended, for release.Finish: Succeeded, or the
+// Result of the step that stopped. An error means the reconcile itself could not go
+// on (a cancelled context).
+//
+// Hooks (plan.RunHooks, steps 8 and 12) arrive with the hooks issue.
+func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (release.Result, error) {
+	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
+	objects, chartVersion, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
+	if stop != nil || err != nil {
+		return deref(stop), err
+	}
+	st.appliedChartVersion = chartVersion
+	applier := apply.New(st.target.Client, r.applyOpts)
+
+	var ap *apply.Plan
+	if plan.DryRun {
+		logger.V(1).Info("Running the pre-apply dry run")
+		ap, err = applier.DryRun(ctx, objects)
+		if err != nil {
+			return failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
+		}
+	} else {
+		logger.Info("Skipping the pre-apply dry run: a forced sync is pending")
+		if ap, err = apply.NewPlan(objects); err != nil {
+			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
+		}
+	}
+
+	waves := release.PlanWaves(plan.RenderRef, intWaves(ap.Waves()), in.Health)
+	var entries []v1.InventoryObject
+	for _, w := range waves.Waves {
+		wave := int32(w) //nolint:gosec // waves come from int32 annotations
+		entries = append(entries, ap.Entries(&wave)...)
+	}
+	inv, err := r.growInventory(ctx, st, plan.RenderRef, entries)
+	if err != nil {
+		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
+	}
+
+	for _, w := range waves.Waves {
+		wave := int32(w) //nolint:gosec // as above
+		logger.V(1).Info("Applying a sync wave", "wave", wave)
+		res, err := applier.ApplyWave(ctx, ap, wave)
+		if res != nil {
+			st.applyChanges.add(res.Changes)
+		}
+		if err != nil {
+			return failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
+		}
+	}
+	if waves.Hold != nil {
+		st.syncWave, st.syncWaveSet = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)}, true //nolint:gosec // few waves
+		return *waves.Hold, nil
+	}
+	st.syncWave, st.syncWaveSet = nil, true
+
+	pruned, err := applier.Prune(ctx, apply.PruneInput{
+		Release:   apply.Owner{Name: st.rel.Name, Namespace: st.rel.Namespace},
+		Inventory: inv.Objects,
+		Render:    ap.Entries(nil),
+		Disabled:  st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune,
+	})
+	if pruned != nil {
+		st.applyChanges.pruned += len(pruned.Deleted)
+		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, pruned.Inventory); werr != nil && err == nil {
+			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
+		}
+	}
+	if err != nil {
+		return failed(ctx, err, v1.ReasonPruneFailed, "The prune")
+	}
+	return release.Succeeded(), nil
+}
+
+// failed turns an error of internal/apply into the Result of the step: its Reason
+// (Unappliable for a rejection, else DeployFailed or PruneFailed). A cancelled context
+// ends the reconcile instead.
+func failed(ctx context.Context, err error, fallback, what string) (release.Result, error) {
+	if ctx.Err() != nil {
+		return release.Result{}, ctx.Err()
+	}
+	reason := apply.Reason(err)
+	if reason == "" {
+		reason = fallback
+	}
+	return release.Stopped(reason, fmt.Sprintf("%s failed: %v.", what, err)), nil
+}
+
+// objectsToApply returns the objects of the render to apply and its chart version: the
+// current render, or the pinned or previous render from its Render object.
+func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, string, *release.Result, error) {
+	if st.render != nil && st.render.Ref == ref {
+		return applyObjects(st.render.Objects), st.render.ChartVersion, nil, nil
+	}
+	obj := st.pinned
+	if obj == nil || obj.RenderRef != ref {
+		var err error
+		if obj, err = r.getRender(ctx, st.rel, ref); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	if obj == nil {
+		return nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+			"The Render of render %s no longer exists, so it cannot be applied.", ref)}, nil
+	}
+	objs, _, err := render.DecodeManifests(obj.Manifests)
+	if err != nil {
+		return nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+			"The manifests of Render %s cannot be read: %v.", obj.Name, err)}, nil
+	}
+	return applyObjects(objs), obj.Chart.Version, nil, nil
+}
+
+func applyObjects(objs []render.Object) []apply.Object {
+	out := make([]apply.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, apply.Object{Wave: o.Wave, Object: o.Unstructured})
+	}
+	return out
+}
+
+func intWaves(waves []int32) []int {
+	out := make([]int, 0, len(waves))
+	for _, w := range waves {
+		out = append(out, int(w))
+	}
+	return out
+}
+
+// growInventory adds entries to the inventory's object list before they are applied,
+// so that a crash mid-apply loses track of nothing. The list it grows is read from the
+// API server: the cache may miss the last write. When the cache has no inventory (a
+// first apply) it is created at once, and read only if it exists after all.
+func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+	if st.inventory == nil {
+		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
+		inv, err := r.writeInventory(ctx, st.rel, empty, renderRef, apply.Merge(nil, entries))
+		if err == nil || !apierrors.IsAlreadyExists(err) {
+			return inv, err
+		}
+	}
+	inv, err := r.currentInventory(ctx, st.rel)
+	if err != nil {
+		return nil, err
+	}
+	return r.writeInventory(ctx, st.rel, inv, renderRef, apply.Merge(inv.Objects, entries))
+}
+
+// currentInventory reads the Release's ReleaseInventory from the API server, not the
+// cache: the list it is about to grow must include the last write, or an object could
+// be lost track of. A missing inventory is an empty one.
+func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
+	inv := &v1.ReleaseInventory{}
+	err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(rel), inv)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: rel.Name}}, nil
+	case err != nil:
+		return nil, fmt.Errorf("cannot read the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return inv, nil
+}
+
+// writeInventory records objects as the inventory's list, creating the inventory
+// (owned by the Release) when it does not exist. Nothing is written when nothing
+// changes. It returns the inventory as written.
+func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+	if inv.ResourceVersion == "" {
+		created := &v1.ReleaseInventory{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:       rel.Namespace,
+				Name:            rel.Name,
+				OwnerReferences: []metav1.OwnerReference{ownerReference(rel)},
+			},
+			Cluster:   rel.Spec.Cluster,
+			RenderRef: renderRef,
+			Objects:   objects,
+		}
+		if err := r.client.Create(ctx, created); err != nil {
+			return inv, fmt.Errorf("cannot create the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
+		}
+		return created, nil
+	}
+	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && slices.Equal(inv.Objects, objects) {
+		return inv, nil
+	}
+	updated := inv.DeepCopy()
+	updated.Cluster, updated.RenderRef, updated.Objects = rel.Spec.Cluster, renderRef, objects
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
+		return inv, fmt.Errorf("cannot write the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return updated, nil
+}
+
+func ownerReference(rel *v1.Release) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         v1.SchemeGroupVersion.String(),
+		Kind:               "Release",
+		Name:               rel.Name,
+		UID:                rel.UID,
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
+}
+
+func (c *changeCounts) add(changes []apply.Change) {
+	for _, ch := range changes {
+		switch ch.Action {
+		case apply.Created:
+			c.created++
+		case apply.Configured:
+			c.configured++
+		}
+	}
+}
+
+func deref(res *release.Result) release.Result {
+	if res == nil {
+		return release.Result{}
+	}
+	return *res
+}

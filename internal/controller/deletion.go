@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/release"
+)
+
+// deletionPoll is how soon a deletion looks again while objects are terminating.
+const deletionPoll = 2 * time.Second
+
+// reconcileDelete is step 1: with deletionPolicy Delete, delete what the inventory
+// lists (highest sync wave first) and wait until it is gone; then delete the Renders and
+// the ReleaseInventory and drop the finalizer. With Orphan, the objects stay.
+func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reconcile.Result, error) {
+	key := release.Key{Namespace: rel.Namespace, Name: rel.Name}
+	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
+		r.forget(key)
+		return reconcile.Result{}, nil
+	}
+	logger := logr.FromContextOrDiscard(ctx)
+	if rel.Spec.DeletionPolicy != v1.DeletionPolicyOrphan {
+		done, err := r.deleteApplied(ctx, rel)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !done {
+			return reconcile.Result{RequeueAfter: deletionPoll}, nil
+		}
+	}
+
+	logger.Info("Deleting the Renders and the ReleaseInventory, then removing the finalizer")
+	if err := r.client.DeleteAllOf(ctx, &v1.Render{}, client.InNamespace(rel.Namespace),
+		client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	inv := &v1.ReleaseInventory{}
+	inv.Namespace, inv.Name = rel.Namespace, rel.Name
+	if err := r.client.Delete(ctx, inv); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("delete the ReleaseInventory of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	if err := r.patchFinalizer(ctx, rel, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("remove the finalizer of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	r.forget(key)
+	return reconcile.Result{}, nil
+}
+
+// deleteApplied deletes what the Release applied; done says that nothing is left.
+func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, error) {
+	inv, err := r.currentInventory(ctx, rel)
+	if err != nil {
+		return false, err
+	}
+	if len(inv.Objects) == 0 {
+		return true, nil
+	}
+	target, err := r.clusters.Resolve(ctx, rel)
+	if err != nil {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonClusterNotReady, "Delete",
+			"Cannot delete what the Release applied: %s", notReady(err).Message)
+		return false, err
+	}
+	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(inv.Objects))
+	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx,
+		apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, inv.Objects, rel.Spec.DeletionPolicy)
+	if err != nil {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
+			"Cannot delete what the Release applied: %v", err)
+		return false, err
+	}
+	if res.Gone {
+		return true, nil
+	}
+	if waited := r.clock.Since(rel.DeletionTimestamp.Time); waited > r.deletionWarnAfter {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeletionWaiting", "Delete",
+			"%d objects the Release applied are still being deleted; the finalizer stays until they are gone.",
+			len(res.Remaining))
+	}
+	return false, nil
+}

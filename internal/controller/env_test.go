@@ -1,0 +1,350 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render"
+)
+
+// env is what an integration test works with: a namespace of its own, an admin
+// client, and a release controller limited to that namespace.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	ns     string
+	client client.WithWatch
+	calls  *calls
+}
+
+// envOptions configure the controller of a test.
+type envOptions struct {
+	// resync is the informer resync period; default 10 minutes, so that only the
+	// events under test start reconciles.
+	resync time.Duration
+	// requests, when set, counts the controller's API requests.
+	requests *requestCounter
+}
+
+// requestCounter counts HTTP requests by method and path.
+type requestCounter struct {
+	mu    sync.Mutex
+	total int
+	log   []string
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		c.total++
+		c.log = append(c.log, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
+		c.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+func (c *requestCounter) snapshot() (int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total, append([]string(nil), c.log...)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// newEnv makes the test's namespace and starts a controller on it.
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the local control plane (run without -short)")
+	}
+	if o.resync == 0 {
+		o.resync = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	scheme, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(hostConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctrl-" + dnsName(t.Name()) + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, ns: ns.Name, client: c, calls: &calls{}}
+
+	mgrConfig := hostConfig()
+	if o.requests != nil {
+		mgrConfig.WrapTransport = o.requests.wrap
+	}
+	mgr, err := NewManager(mgrConfig, ManagerOptions{
+		Resync:                 o.resync,
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		Namespaces:             []string{e.ns},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Setup(ctx, mgr, Options{
+		Renderer:           renderer,
+		Metrics:            prometheus.NewRegistry(),
+		SkipNameValidation: true,
+		Middleware:         e.calls.wrap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(mgrCtx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("the controller's cache did not sync")
+	}
+	return e
+}
+
+// calls records the reconciles the controller makes and what they returned.
+type calls struct {
+	mu      sync.Mutex
+	count   map[types.NamespacedName]int
+	results map[types.NamespacedName][]result
+}
+
+type result struct {
+	res reconcile.Result
+	err error
+}
+
+func (c *calls) wrap(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		res, err := r.Reconcile(ctx, req)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.count == nil {
+			c.count = map[types.NamespacedName]int{}
+			c.results = map[types.NamespacedName][]result{}
+		}
+		c.count[req.NamespacedName]++
+		c.results[req.NamespacedName] = append(c.results[req.NamespacedName], result{res, err})
+		return res, err
+	})
+}
+
+// reconciles is how many reconciles of name have finished.
+func (e *env) reconciles(name string) int {
+	e.calls.mu.Lock()
+	defer e.calls.mu.Unlock()
+	return e.calls.count[types.NamespacedName{Namespace: e.ns, Name: name}]
+}
+
+// lastResult is what the last reconcile of name returned.
+func (e *env) lastResult(name string) (result, bool) {
+	e.calls.mu.Lock()
+	defer e.calls.mu.Unlock()
+	rs := e.calls.results[types.NamespacedName{Namespace: e.ns, Name: name}]
+	if len(rs) == 0 {
+		return result{}, false
+	}
+	return rs[len(rs)-1], true
+}
+
+// createRelease creates a Release of the test chart in the test's namespace.
+func (e *env) createRelease(name string, opts ...releaseOption) *v1.Release {
+	e.t.Helper()
+	testChart := func(r *v1.Release) { r.Spec.Chart = v1.ChartSource{Repository: charts.url(), Name: "app"} }
+	rel := testRelease(name, append([]releaseOption{inNamespace(e.ns), testChart}, opts...)...)
+	rel.ResourceVersion, rel.Generation = "", 0
+	if err := e.client.Create(e.ctx, rel); err != nil {
+		e.t.Fatalf("create Release %s: %v", name, err)
+	}
+	return rel
+}
+
+// release reads the Release name.
+func (e *env) release(name string) *v1.Release {
+	e.t.Helper()
+	rel := &v1.Release{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
+		e.t.Fatalf("get Release %s: %v", name, err)
+	}
+	return rel
+}
+
+// update changes the Release name through the main resource (a merge patch).
+func (e *env) update(name string, opts ...releaseOption) *v1.Release {
+	e.t.Helper()
+	rel := e.release(name)
+	changed := with(rel, opts...)
+	if err := e.client.Patch(e.ctx, changed, client.MergeFrom(rel)); err != nil {
+		e.t.Fatalf("patch Release %s: %v", name, err)
+	}
+	return changed
+}
+
+// eventually polls cond until it holds; it fails the test with what cond last said.
+func (e *env) eventually(what string, cond func() (bool, string)) {
+	e.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
+	}
+}
+
+// consistently checks that cond holds for the whole of d, polling; it fails the test
+// as soon as it does not. It proves that something does not happen.
+func (e *env) consistently(what string, d time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	var broke string
+	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, d, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		if !ok {
+			broke = msg
+			return false, errors.New(msg)
+		}
+		return false, nil
+	})
+	if broke != "" {
+		e.t.Fatalf("%s: %s", what, broke)
+	}
+	if err != nil && !wait.Interrupted(err) {
+		e.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitApplied waits until the Applied condition of name has status and reason, and
+// returns the Release.
+func (e *env) waitApplied(name, status, reason string) *v1.Release {
+	e.t.Helper()
+	var rel *v1.Release
+	e.eventually(fmt.Sprintf("Release %s Applied=%s/%s", name, status, reason), func() (bool, string) {
+		rel = e.release(name)
+		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+		if c == nil {
+			return false, "no Applied condition"
+		}
+		return string(c.Status) == status && c.Reason == reason, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
+	})
+	return rel
+}
+
+// waitReconciled waits until name has been reconciled more than n times.
+func (e *env) waitReconciled(name string, n int) {
+	e.t.Helper()
+	e.eventually(fmt.Sprintf("a reconcile of %s after %d", name, n), func() (bool, string) {
+		got := e.reconciles(name)
+		return got > n, fmt.Sprintf("%d reconciles", got)
+	})
+}
+
+// settle waits until the controller has stopped reconciling name (no reconcile for
+// 1.5 s) and returns the count of reconciles.
+func (e *env) settle(name string) int {
+	e.t.Helper()
+	last, since := e.reconciles(name), time.Now()
+	e.eventually("the controller to settle", func() (bool, string) {
+		if n := e.reconciles(name); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > 1500*time.Millisecond, fmt.Sprintf("%d reconciles", last)
+	})
+	return last
+}
+
+// sync POSTs releases/<name>/sync (with ?force=true when force) and returns the
+// Release as the server answered.
+func (e *env) sync(name string, force bool) *v1.Release {
+	e.t.Helper()
+	cfg := hostConfig()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, e.ns, name)
+	if force {
+		url += "?force=true"
+	}
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, url, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		e.t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("POST %s: %s: %s", url, resp.Status, body)
+	}
+	return e.release(name)
+}
+
+// configMap reads a ConfigMap of the test's namespace; nil when it does not exist.
+func (e *env) configMap(name string) *corev1.ConfigMap {
+	e.t.Helper()
+	cm := &corev1.ConfigMap{}
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, cm)
+	if err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		e.t.Fatalf("get ConfigMap %s: %v", name, err)
+	}
+	return cm
+}
+
+func dnsName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return strings.Trim(s, "-")
+}

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
+)
+
+// Event reasons besides the Applied reasons.
+const (
+	eventInvalidAnnotation = "InvalidAnnotation"
+	eventRenderWarning     = "RenderWarning"
+	eventConfigured        = "Configured"
+)
+
+// emitEvents records what changed or failed in this reconcile, and nothing else: a
+// steady Release records no event. Each event is an API write, so one reconcile makes
+// as few as it can: what the apply changed goes into the event of the Applied change.
+func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan, out release.Outcome) {
+	rel := st.rel
+	for _, w := range plan.Warnings {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventInvalidAnnotation, "Reconcile", "%s", w.Message)
+	}
+	if st.newRender {
+		for _, w := range st.render.Warnings {
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventRenderWarning, "Render", "%s", w)
+		}
+	}
+	changes := ""
+	if c := st.applyChanges; c.created+c.configured+c.pruned > 0 {
+		changes = fmt.Sprintf(" Objects: %d created, %d changed, %d pruned.", c.created, c.configured, c.pruned)
+	}
+
+	switch out.Kind {
+	case release.KindTransient, release.KindFailure:
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, out.Result.Reason, "Reconcile", "%s%s", out.Applied.Message, changes)
+		return
+	}
+	old := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+	switch {
+	case old == nil || string(old.Status) != out.Applied.Status || old.Reason != out.Applied.Reason:
+		r.events.Eventf(rel, nil, corev1.EventTypeNormal, out.Result.Reason, "Reconcile", "%s%s", out.Applied.Message, changes)
+	case changes != "" && plan.Apply != nil:
+		// The same outcome, but the apply changed objects: drift corrected, a new render.
+		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventConfigured, "Apply", "Applied render %s.%s", plan.Apply.RenderRef, changes)
+	}
+}

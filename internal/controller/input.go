@@ -1,0 +1,218 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
+)
+
+// state is what one reconcile observed and did, beyond release.Input: the objects the
+// apply and the status write need.
+type state struct {
+	// rel is the Release as read at the start. Not modified.
+	rel *v1.Release
+	// now is the time of the reconcile, read once.
+	now time.Time
+
+	// target is the resolved target cluster; nil when the reconcile stopped before.
+	target *clusters.Target
+	// render is this reconcile's render; nil when it stopped before rendering or the
+	// render failed.
+	render *render.Result
+	// renderStatus is the new status.render; nil: keep it.
+	renderStatus *v1.RenderStatus
+	// newRender: this reconcile stored a new Render object.
+	newRender bool
+	// pinned is the Render object of the pin, when the pin names a render other than
+	// the current one and it exists.
+	pinned *v1.Render
+	// inventory is the ReleaseInventory as the cache has it; nil when there is none.
+	inventory *v1.ReleaseInventory
+
+	// appliedChartVersion is the chart version of the render the apply applied.
+	appliedChartVersion string
+	// syncWave is the new status.syncWave when the apply set or cleared it.
+	syncWave     *v1.SyncWaveStatus
+	syncWaveSet  bool
+	applyChanges changeCounts
+}
+
+// changeCounts counts what an apply changed on the target.
+type changeCounts struct {
+	created, configured, pruned int
+}
+
+// gather reads everything one reconcile decides from, once: steps 2–4 of the flow
+// and the data of steps 5–7. An error is a failure to read convoy's own objects (the
+// cache, the API server); a failure of the cluster or the render is Input.Preflight.
+func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, error) {
+	rel := st.rel
+	in := release.Input{
+		Now:           st.now,
+		Policy:        syncPolicy(rel.Spec.SyncPolicy),
+		FailurePolicy: failurePolicy(rel.Spec.FailurePolicy),
+		Requests:      requests(rel),
+		Rollout:       rollout(rel.Status.Rollout),
+	}
+	if ls := rel.Status.LastSuccessful; ls != nil {
+		in.LastSuccessfulRender = ls.RenderRef
+	}
+
+	others, err := sameCluster(ctx, r.client, rel)
+	if err != nil {
+		return in, fmt.Errorf("list the Releases of the cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	in.ClusterWaveBlocker = clusterWaveBlocker(rel, others)
+
+	if in.ClusterWaveBlocker == "" {
+		stop, err := r.renderStep(ctx, st)
+		if err != nil {
+			return in, err
+		}
+		in.Preflight = stop
+		if st.render != nil {
+			in.CurrentRender = st.render.Ref
+		}
+	}
+
+	if st.inventory, err = r.cachedInventory(ctx, rel); err != nil {
+		return in, err
+	}
+	in.Health = health(st.inventory)
+
+	if in.Pin, err = r.pin(ctx, st); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {
+	out := release.SyncPolicy{Automatic: ptr.Deref(p.Automatic, false)}
+	if p.Interval != nil {
+		out.Interval = p.Interval.Duration
+	}
+	if b := p.RetryBackoff; b != nil && b.Initial != nil && b.Initial.Duration > 0 {
+		out.Backoff = &release.Backoff{Initial: b.Initial.Duration}
+		if b.Factor != nil {
+			// An invalid factor (rejected by validation) counts as below 1: 2.
+			out.Backoff.Factor, _ = b.Factor.Float64()
+		}
+		if b.Max != nil {
+			out.Backoff.Max = b.Max.Duration
+		}
+	}
+	return out
+}
+
+func failurePolicy(p *v1.FailurePolicy) *release.FailurePolicy {
+	if p == nil {
+		return nil
+	}
+	out := &release.FailurePolicy{}
+	if p.HealthTimeout != nil {
+		out.HealthTimeout = p.HealthTimeout.Duration
+	}
+	return out
+}
+
+func requests(rel *v1.Release) release.Requests {
+	return release.Requests{
+		SyncRequestedAt:        rel.Annotations[v1.AnnotationSyncRequestedAt],
+		ForceRequestedAt:       rel.Annotations[v1.AnnotationSyncForceRequestedAt],
+		LastHandledSyncAt:      timeOf(rel.Status.LastHandledSyncAt),
+		LastHandledForceSyncAt: timeOf(rel.Status.LastHandledForceSyncAt),
+	}
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := t.Time
+	return &c
+}
+
+func rollout(r *v1.RolloutStatus) *release.Rollout {
+	if r == nil {
+		return nil
+	}
+	out := &release.Rollout{Phase: string(r.Phase), RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef}
+	if r.Deadline != nil {
+		out.Deadline = r.Deadline.Time
+	}
+	return out
+}
+
+// health is the observer's data from the inventory's status; nil when it wrote none.
+func health(inv *v1.ReleaseInventory) *release.Health {
+	if inv == nil || inv.Status.RenderRef == "" {
+		return nil
+	}
+	h := &release.Health{RenderRef: inv.Status.RenderRef, State: string(inv.Status.Health)}
+	for _, w := range inv.Status.Waves {
+		h.Waves = append(h.Waves, release.WaveHealth{Wave: int(w.Wave), Health: string(w.Health)})
+	}
+	return h
+}
+
+// cachedInventory is the Release's ReleaseInventory from the cache; nil when none.
+func (r *Reconciler) cachedInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
+	inv := &v1.ReleaseInventory{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(rel), inv)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the ReleaseInventory of %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return inv, nil
+}
+
+// pin is the Release's pin for the decisions (step 5). When it names a render other
+// than the current one, the Render object is read, for its existence and, if the
+// apply goes ahead, its manifests.
+func (r *Reconciler) pin(ctx context.Context, st *state) (*release.Pin, error) {
+	p := st.rel.Pin
+	if p == nil || p.RenderRef == "" {
+		return nil, nil
+	}
+	out := &release.Pin{RenderRef: p.RenderRef, RenderExists: true}
+	if st.render != nil && st.render.Ref == p.RenderRef {
+		return out, nil
+	}
+	obj, err := r.getRender(ctx, st.rel, p.RenderRef)
+	if err != nil {
+		return nil, err
+	}
+	out.RenderExists = obj != nil
+	st.pinned = obj
+	return out, nil
+}
+
+// getRender reads the Render object of ref, manifests included; nil when it does not
+// exist.
+func (r *Reconciler) getRender(ctx context.Context, rel *v1.Release, ref string) (*v1.Render, error) {
+	obj := &v1.Render{}
+	key := client.ObjectKey{Namespace: rel.Namespace, Name: render.RenderName(rel.Name, ref)}
+	err := r.apiReader.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read Render %s: %w", key, err)
+	case obj.RenderRef != ref:
+		return nil, nil // another render with the same short name
+	}
+	return obj, nil
+}

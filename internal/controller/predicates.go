@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// The watch predicates, as pure functions of the objects of an event
+// (design/sync-policy.md, "Triggers and requeues"). Each has a table test.
+
+// releaseUpdateTriggers says whether an update of a Release starts a reconcile of that
+// Release:
+//
+//   - an informer resync: old and new have the same resourceVersion (SP-27);
+//   - a set deletion timestamp, so the finalizer is handled;
+//   - a generation change, which only a spec change makes (SP-25);
+//   - a change of convoy.kumodo.io/sync-requested-at (SP-26), which /sync and every
+//     write through /pin, /mutations and /lifecycle make (SP-33).
+//
+// Everything else passes none of them: a status write (SP-31), a change of mutations
+// or lifecycle through the main resource (SP-32, used at the next periodic reconcile),
+// labels, other annotations and the finalizer the controller adds.
+func releaseUpdateTriggers(old, new *v1.Release) bool {
+	switch {
+	case old == nil || new == nil:
+		return false
+	case old.ResourceVersion == new.ResourceVersion:
+		return true
+	case new.DeletionTimestamp != nil:
+		return true
+	case old.Generation != new.Generation:
+		return true
+	}
+	return syncRequestedAt(old) != syncRequestedAt(new)
+}
+
+func syncRequestedAt(rel *v1.Release) string {
+	return rel.Annotations[v1.AnnotationSyncRequestedAt]
+}
+
+// releasePredicate is the predicate of the Release watch: every create (SP-24), the
+// updates of releaseUpdateTriggers, every delete (the reconcile only forgets the
+// Release's in-memory state then) and generic events.
+func releasePredicate() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, _ := e.ObjectOld.(*v1.Release)
+			new, _ := e.ObjectNew.(*v1.Release)
+			return releaseUpdateTriggers(old, new)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return true },
+	}
+}
+
+// inventoryStatusChanged says whether an update of a ReleaseInventory brings new
+// health data from the observer: its status changed (SP-29). The controller's own
+// writes of the object list, and resyncs, change no status.
+func inventoryStatusChanged(old, new *v1.ReleaseInventory) bool {
+	if old == nil || new == nil {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(old.Status, new.Status)
+}
+
+// inventoryPredicate lets through the updates of inventoryStatusChanged only: the
+// controller creates and deletes inventories itself.
+func inventoryPredicate() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, _ := e.ObjectOld.(*v1.ReleaseInventory)
+			new, _ := e.ObjectNew.(*v1.ReleaseInventory)
+			return inventoryStatusChanged(old, new)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// clusterWaveConditionChanged says whether an update of a Release changes the status of
+// its Applied or Healthy condition, which may release (or hold) the Releases of higher
+// cluster waves on the same Cluster (SP-30). A change of reason or message alone does
+// not count; nor does a resync.
+func clusterWaveConditionChanged(old, new *v1.Release) bool {
+	if old == nil || new == nil {
+		return false
+	}
+	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
+		if conditionStatus(old, t) != conditionStatus(new, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func conditionStatus(rel *v1.Release, conditionType string) string {
+	if c := apimeta.FindStatusCondition(rel.Status.Conditions, conditionType); c != nil {
+		return string(c.Status)
+	}
+	return ""
+}
+
+// clusterWavePredicate is the predicate of the watch that enqueues the higher cluster
+// waves: an Applied or Healthy status change, and the deletion of a Release (a lower
+// wave that is gone no longer holds anyone).
+func clusterWavePredicate() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, _ := e.ObjectOld.(*v1.Release)
+			new, _ := e.ObjectNew.(*v1.Release)
+			return clusterWaveConditionChanged(old, new)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}

@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
+)
+
+// Renderer renders a Release; *render.Renderer is the implementation.
+type Renderer interface {
+	Render(ctx context.Context, req render.Request) (*render.Result, error)
+}
+
+// EventRecorder records events about a Release (the events.k8s.io API's recorder,
+// as controller-runtime's manager gives it).
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Reconciler reconciles Releases. Build it with New.
+type Reconciler struct {
+	// client reads from the manager's cache and writes to the host API server.
+	client client.Client
+	// apiReader reads from the API server directly: the ReleaseInventory before it is
+	// grown, Render objects with their manifests, ConfigMaps and Secrets.
+	apiReader client.Reader
+	clock     clock.Clock
+	renderer  Renderer
+	clusters  clusters.Resolver
+	events    EventRecorder
+	failures  *release.FailureCounter
+	applyOpts apply.Options
+	metrics   *metrics
+	// deletionWarnAfter is how long a deletion may wait for the objects to go before
+	// each retry also warns.
+	deletionWarnAfter time.Duration
+}
+
+// Reconcile carries out one reconcile of one Release (design/sync-policy.md).
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	key := release.Key{Namespace: req.Namespace, Name: req.Name}
+	rel := &v1.Release{}
+	if err := r.client.Get(ctx, req.NamespacedName, rel); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(key)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	logger := log.FromContext(ctx).WithValues("release", req.NamespacedName.String(), "cluster", rel.Spec.Cluster)
+	ctx = logr.NewContext(ctx, logger)
+
+	if rel.DeletionTimestamp != nil {
+		return r.reconcileDelete(ctx, rel)
+	}
+	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
+		logger.V(1).Info("Adding the finalizer")
+		if err := r.patchFinalizer(ctx, rel, controllerutil.AddFinalizer); err != nil {
+			return reconcile.Result{}, fmt.Errorf("add the finalizer to Release %s: %w", req.NamespacedName, err)
+		}
+	}
+	return r.reconcileRelease(ctx, key, rel)
+}
+
+// reconcileRelease is steps 2–12 and the status write.
+func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel *v1.Release) (reconcile.Result, error) {
+	started := r.clock.Now()
+	st := &state{rel: rel, now: started}
+	in, err := r.gather(ctx, st)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	in.Failures = r.failures.Get(key)
+
+	plan := release.Decide(in)
+	attempt := release.Result{}
+	if plan.Apply != nil {
+		if attempt, err = r.applyStep(ctx, st, in, plan.Apply); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	out := release.Finish(in, plan, attempt)
+	r.failures.Update(key, out.Counter)
+
+	logger := logr.FromContextOrDiscard(ctx).WithValues("reason", out.Result.Reason)
+	if st.render != nil {
+		logger = logger.WithValues("renderRef", st.render.Ref)
+	}
+	ctx = logr.NewContext(ctx, logger)
+
+	status := newStatus(rel, st, out)
+	changed := !equality.Semantic.DeepEqual(rel.Status, status)
+	if changed {
+		logger.V(1).Info("Writing the status")
+		if err := r.patchStatus(ctx, rel, status); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	r.emitEvents(ctx, st, plan, out)
+	r.metrics.observe(key, plan, out, st, r.clock.Since(started))
+	if st.newRender && rel.Status.Render != nil {
+		// A new render beside an earlier one may push an old Render out of the
+		// history; the first render of a Release cannot.
+		r.pruneHistory(ctx, rel, status)
+	}
+
+	if out.Requeue.ReturnError {
+		return reconcile.Result{}, &reasonError{reason: out.Result.Reason, message: out.Result.Message}
+	}
+	return reconcile.Result{RequeueAfter: out.Requeue.After}, nil
+}
+
+// reasonError is a transient failure handed to the work queue, whose default rate
+// limiter then schedules the retry (no retryBackoff.initial; SP-42).
+type reasonError struct {
+	reason, message string
+}
+
+func (e *reasonError) Error() string { return e.reason + ": " + e.message }
+
+// patchStatus writes status through the /status subresource in one merge patch.
+func (r *Reconciler) patchStatus(ctx context.Context, rel *v1.Release, status v1.ReleaseStatus) error {
+	updated := rel.DeepCopy()
+	updated.Status = status
+	if err := r.client.Status().Patch(ctx, updated, client.MergeFrom(rel)); err != nil {
+		return fmt.Errorf("write the status of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return nil
+}
+
+// patchFinalizer adds or removes the finalizer in one merge patch, which fails on a
+// conflict rather than overwrite another writer's finalizers.
+func (r *Reconciler) patchFinalizer(ctx context.Context, rel *v1.Release, change func(client.Object, string) bool) error {
+	orig := rel.DeepCopy()
+	if !change(rel, v1.Finalizer) {
+		return nil
+	}
+	return r.client.Patch(ctx, rel, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// forget drops the in-memory state of a Release that is gone.
+func (r *Reconciler) forget(key release.Key) {
+	r.failures.Reset(key)
+	r.metrics.forget(key)
+}

@@ -1,0 +1,248 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/release"
+)
+
+// DefaultResync is the informer resync period (flag --resync): every Release is
+// reconciled at least this often (SP-27).
+const DefaultResync = 2 * time.Minute
+
+// Name is the controller's name, in logs, metrics and events.
+const Name = "convoy-release-controller"
+
+// Scheme returns the scheme of the controller: the core API and convoy's.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ManagerOptions configure the controller's manager.
+type ManagerOptions struct {
+	// Resync is the informer resync period; 0 means DefaultResync.
+	Resync time.Duration
+	// Shard, when set, limits the controller to the Releases labelled
+	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
+	Shard string
+	// MetricsBindAddress serves /metrics; "0" disables it.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
+	HealthProbeBindAddress string
+	// LeaderElection makes only one replica (per shard) reconcile at a time.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the election's Lease.
+	LeaderElectionNamespace string
+	// Namespaces, when set, limits the controller to the Releases of these namespaces.
+	Namespaces []string
+}
+
+// NewManager returns a manager for the release controller on the host cluster of
+// cfg: a cache that resyncs every Resync, holds the Releases of the shard, and keeps
+// Renders as metadata only.
+func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	resync := o.Resync
+	if resync <= 0 {
+		resync = DefaultResync
+	}
+	cacheOpts := cache.Options{
+		SyncPeriod:       &resync,
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+	if len(o.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if o.Shard != "" {
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{
+			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
+		}
+	}
+	electionID := "convoy-controller"
+	if o.Shard != "" {
+		electionID += "-" + o.Shard
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        electionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Client: client.Options{Cache: &client.CacheOptions{
+			// Secrets are read when needed, never cached: convoy does not hold every
+			// Secret of the cluster in memory.
+			DisableFor: []client.Object{&corev1.Secret{}},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the manager: %w", err)
+	}
+	if o.HealthProbeBindAddress != "" && o.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// Options configure the release controller.
+type Options struct {
+	// Renderer renders Releases. Required.
+	Renderer Renderer
+	// Clusters resolves target clusters. Default: a clusters.Cache on the manager's
+	// configuration and readers.
+	Clusters clusters.Resolver
+	// Clock is read once per reconcile. Default: the real clock.
+	Clock clock.Clock
+	// Events records events. Default: the manager's recorder.
+	Events EventRecorder
+	// Concurrency is the number of Releases reconciled at the same time (default 4).
+	Concurrency int
+	// Apply tunes internal/apply.
+	Apply apply.Options
+	// DeletionWarnAfter is how long a deletion waits for the applied objects to go
+	// before it warns (default 5 minutes).
+	DeletionWarnAfter time.Duration
+	// Metrics registers the metrics. Default: controller-runtime's registry.
+	Metrics prometheus.Registerer
+	// SkipNameValidation allows several controllers of the same name in one process
+	// (tests).
+	SkipNameValidation bool
+	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
+	// count reconciles and their results with it).
+	Middleware func(reconcile.Reconciler) reconcile.Reconciler
+}
+
+// Setup builds the Reconciler and registers it with mgr: the Release watch with its
+// predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
+// (SP-30) and the field index on spec.cluster it uses.
+func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
+	if o.Renderer == nil {
+		return nil, errors.New("controller: Options.Renderer is required")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Events == nil {
+		o.Events = mgr.GetEventRecorder(Name)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.DeletionWarnAfter <= 0 {
+		o.DeletionWarnAfter = 5 * time.Minute
+	}
+	if o.Metrics == nil {
+		o.Metrics = ctrlmetrics.Registry
+	}
+	if o.Clusters == nil {
+		c, err := clusters.New(clusters.Options{
+			Host:   mgr.GetConfig(),
+			Reader: hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()},
+			Clock:  o.Clock,
+		})
+		if err != nil {
+			return nil, err
+		}
+		o.Clusters = c
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexCluster, indexReleaseCluster); err != nil {
+		return nil, fmt.Errorf("index Releases by %s: %w", indexCluster, err)
+	}
+	r := &Reconciler{
+		client:            mgr.GetClient(),
+		apiReader:         mgr.GetAPIReader(),
+		clock:             o.Clock,
+		renderer:          o.Renderer,
+		clusters:          o.Clusters,
+		events:            o.Events,
+		failures:          release.NewFailureCounter(),
+		applyOpts:         o.Apply,
+		metrics:           newMetrics(o.Metrics),
+		deletionWarnAfter: o.DeletionWarnAfter,
+	}
+	var rec reconcile.Reconciler = r
+	if o.Middleware != nil {
+		rec = o.Middleware(r)
+	}
+	err := builder.ControllerManagedBy(mgr).
+		Named("release").
+		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
+		Watches(&v1.ReleaseInventory{}, handler.EnqueueRequestsFromMapFunc(inventoryRelease),
+			builder.WithPredicates(inventoryPredicate())).
+		Watches(&v1.Release{}, handler.EnqueueRequestsFromMapFunc(higherWaves(mgr.GetClient())),
+			builder.WithPredicates(clusterWavePredicate())).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: o.Concurrency,
+			SkipNameValidation:      ptr.To(o.SkipNameValidation),
+		}).
+		Complete(rec)
+	if err != nil {
+		return nil, fmt.Errorf("set up the release controller: %w", err)
+	}
+	return r, nil
+}
+
+// hostReader is what internal/clusters reads on the host: Clusters and Namespaces from
+// the cache, Secrets (kubeconfigs) from the API server.
+type hostReader struct {
+	cached client.Reader
+	direct client.Reader
+}
+
+func (h hostReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		return h.direct.Get(ctx, key, obj, opts...)
+	}
+	return h.cached.Get(ctx, key, obj, opts...)
+}
+
+func (h hostReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.SecretList); ok {
+		return h.direct.List(ctx, list, opts...)
+	}
+	return h.cached.List(ctx, list, opts...)
+}

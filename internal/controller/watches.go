@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"context"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// indexCluster is the cache's field index of Releases by target cluster
+// (spec.cluster), for the cluster-wave step and watch (SP-30).
+const indexCluster = v1.FieldReleaseCluster
+
+// hostClusterKey is the index value of the host cluster (empty spec.cluster); a
+// Cluster name, a DNS name, cannot contain a colon.
+const hostClusterKey = ":host"
+
+// clusterKey is the index value of a Release's target cluster.
+func clusterKey(rel *v1.Release) string {
+	if rel.Spec.Cluster == "" {
+		return hostClusterKey
+	}
+	return rel.Spec.Cluster
+}
+
+func indexReleaseCluster(obj client.Object) []string {
+	rel, ok := obj.(*v1.Release)
+	if !ok {
+		return nil
+	}
+	return []string{clusterKey(rel)}
+}
+
+// inventoryRelease maps a ReleaseInventory to its Release: same namespace and name.
+func inventoryRelease(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
+}
+
+// sameCluster lists, from the cache, the Releases that target the cluster of rel.
+func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Release, error) {
+	var list v1.ReleaseList
+	if err := c.List(ctx, &list, client.MatchingFields{indexCluster: clusterKey(rel)}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// higherWaves returns the map function of the cluster-wave watch: the Releases of a
+// higher clusterWave on the same Cluster as the Release that changed.
+func higherWaves(c client.Reader) func(ctx context.Context, obj client.Object) []reconcile.Request {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		rel, ok := obj.(*v1.Release)
+		if !ok {
+			return nil
+		}
+		others, err := sameCluster(ctx, c, rel)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Cannot list the Releases of the same cluster", "release", client.ObjectKeyFromObject(rel))
+			return nil
+		}
+		return higherWaveRequests(rel, others)
+	}
+}
+
+// higherWaveRequests picks, from the Releases of the same Cluster, those of a higher
+// clusterWave than rel, sorted.
+func higherWaveRequests(rel *v1.Release, others []v1.Release) []reconcile.Request {
+	var out []reconcile.Request
+	for i := range others {
+		o := &others[i]
+		if o.Spec.ClusterWave > rel.Spec.ClusterWave && clusterKey(o) == clusterKey(rel) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// clusterWaveBlocker names ("namespace/name") the first Release, sorted, of a lower
+// clusterWave on the same Cluster that is not Applied=True and Healthy=True; empty when
+// there is none (step 2 of the reconcile flow).
+func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
+	var blockers []string
+	for i := range others {
+		o := &others[i]
+		if o.Spec.ClusterWave >= rel.Spec.ClusterWave || clusterKey(o) != clusterKey(rel) {
+			continue
+		}
+		if conditionStatus(o, v1.ConditionApplied) == "True" && conditionStatus(o, v1.ConditionHealthy) == "True" {
+			continue
+		}
+		blockers = append(blockers, o.Namespace+"/"+o.Name)
+	}
+	if len(blockers) == 0 {
+		return ""
+	}
+	sort.Strings(blockers)
+	return blockers[0]
+}
