@@ -59,3 +59,8 @@ verify-codegen:
 
 clean:
 	rm -rf bin/ .convoy/
+
+## bench-apiserver: benchmark convoy apiserver through the aggregator (/sync, list and watch of 10,000 Releases); flags: BENCH_FLAGS='-requests=500'. Figures: docs/performance.md
+.PHONY: bench-apiserver
+bench-apiserver: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apiserver $(BENCH_FLAGS)

@@ -4,23 +4,33 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/render/chartrepo"
 )
 
 func newDevCommand() *cobra.Command {
-	opts := dev.Options{StateDir: ".convoy/dev", Nodes: 3}
+	opts := dev.Options{StateDir: ".convoy/dev", Nodes: 3, ChartsAddr: chartrepo.DefaultAddr}
+	// The examples of the repository that holds the working directory, if any.
+	if root, err := localcluster.RepoRoot(); err == nil {
+		opts.ExamplesDir = filepath.Join(root, "examples")
+	}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run convoy on a local Kubernetes control plane with simulated nodes",
 		Long: `dev builds the Kubernetes binaries when they are missing (bin/k8s/), starts
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with
-simulated nodes, then convoy's own processes. It writes <state-dir>/kubeconfig,
-creates <state-dir>/ready once everything answers, and stops everything on
-Ctrl-C or SIGTERM.`,
+simulated nodes, then convoy's own processes (convoy apiserver and convoy
+controller). It serves <examples-dir>/charts/ as a Helm chart repository on
+--charts-addr and, once everything answers, applies the example Release
+<examples-dir>/release-manual.yaml into namespace demo unless it is there. It
+writes <state-dir>/kubeconfig, creates <state-dir>/ready once everything is
+ready, and stops everything on Ctrl-C or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -32,5 +42,9 @@ Ctrl-C or SIGTERM.`,
 	}
 	cmd.Flags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "folder for the state of the dev environment")
 	cmd.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+	cmd.Flags().StringVar(&opts.ChartsAddr, "charts-addr", opts.ChartsAddr,
+		"address of the local Helm chart repository (the examples name "+chartrepo.DefaultAddr+")")
+	cmd.Flags().StringVar(&opts.ExamplesDir, "examples-dir", opts.ExamplesDir,
+		"folder with charts/ to serve and release-manual.yaml to apply; empty: neither")
 	return cmd
 }

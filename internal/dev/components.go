@@ -4,14 +4,20 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
 )
 
@@ -20,6 +26,7 @@ import (
 func Components() []Component {
 	return []Component{
 		{Name: "convoy-apiserver", Start: startAPIServer},
+		{Name: "convoy-controller", Start: startController},
 	}
 }
 
@@ -70,6 +77,96 @@ func startAPIServer(ctx context.Context, env *Env) error {
 		return fmt.Errorf("convoy apiserver wrote no serving certificate to %s: %w", certFile, err)
 	}
 	return apiserver.Register(ctx, host, reg)
+}
+
+// startController runs `convoy controller` with its own identity, its chart
+// cache in <state-dir>/charts, no metrics endpoint, and a health probe on a
+// free loopback port; it is ready when /readyz answers, which the manager
+// serves once it has started.
+func startController(ctx context.Context, env *Env) error {
+	const identity = "convoy-controller"
+	if err := grantController(ctx, env.Cluster.RestConfig(), identity); err != nil {
+		return err
+	}
+	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz"
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return env.RunConvoy(ctx, identity, []string{
+		"controller",
+		"--kubeconfig=" + kubeconfig,
+		"--chart-cache-dir=" + filepath.Join(env.StateDir, "charts"),
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
+	}, func(ctx context.Context) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// ControllerRules are what convoy controller needs of the host cluster besides
+// applying and pruning the rendered objects.
+func ControllerRules() []rbacv1.PolicyRule {
+	read := []string{"get", "list", "watch"}
+	write := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{
+			v1alpha1.ResourceReleases + "/" + v1alpha1.SubresourceStatus,
+			v1alpha1.ResourceReleases + "/finalizers",
+			v1alpha1.ResourceClusters + "/" + v1alpha1.SubresourceStatus,
+			v1alpha1.ResourceReleaseInventories + "/" + v1alpha1.SubresourceStatus,
+		}, Verbs: []string{"get", "update", "patch"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceRenders, v1alpha1.ResourceReleaseInventories}, Verbs: write},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceClusters}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "namespaces"}, Verbs: read},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+	}
+}
+
+// grantController gives identity the ClusterRole convoy-controller
+// (ControllerRules) and, so that Releases without spec.cluster can apply and
+// prune any kind on the host cluster, cluster-admin. That binding is for dev
+// only: the manifests for a real cluster grant least privilege.
+func grantController(ctx context.Context, host *rest.Config, identity string) error {
+	kube, err := kubernetes.NewForConfig(host)
+	if err != nil {
+		return err
+	}
+	rbac := kube.RbacV1()
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	role := rbacv1ac.ClusterRole(identity)
+	for _, r := range ControllerRules() {
+		role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+	}
+	if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
+		return fmt.Errorf("grant %s its ClusterRole: %w", identity, err)
+	}
+	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
+	for name, roleName := range map[string]string{identity: identity, identity + ":dev-cluster-admin": "cluster-admin"} {
+		b := rbacv1ac.ClusterRoleBinding(name).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(roleName)).
+			WithSubjects(subject)
+		if _, err := rbac.ClusterRoleBindings().Apply(ctx, b, opts); err != nil {
+			return fmt.Errorf("bind %s to %s: %w", identity, roleName, err)
+		}
+	}
+	return nil
 }
 
 func freePort() (int, error) {

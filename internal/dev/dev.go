@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/render/chartrepo"
 )
 
 // Options configure Run.
@@ -27,6 +28,14 @@ type Options struct {
 	// Components are convoy's own processes, started in order once the
 	// control plane answers (see components.go).
 	Components []Component
+	// ExamplesDir, when set, is the repository's examples/ folder: dev serves
+	// <ExamplesDir>/charts/ as a Helm chart repository on ChartsAddr and, once
+	// everything is ready, applies <ExamplesDir>/release-manual.yaml into its
+	// namespace if that Release is not there yet.
+	ExamplesDir string
+	// ChartsAddr is the address of the chart repository; default
+	// chartrepo.DefaultAddr, the one the examples name.
+	ChartsAddr string
 }
 
 // Component is one of convoy's own processes in the dev environment. Start
@@ -42,6 +51,8 @@ type Env struct {
 	Cluster  *localcluster.Cluster
 	// Convoy is the convoy binary that runs the components.
 	Convoy string
+	// ChartsURL is the URL of the local chart repository; empty without one.
+	ChartsURL string
 }
 
 // RunConvoy runs `convoy <args>` beside the cluster as the process name; its
@@ -79,6 +90,16 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	started := time.Now()
+	// The chart repository runs in this process; it starts first so that a
+	// taken port fails at once, not after the control plane started.
+	var charts *chartrepo.Server
+	if opts.ExamplesDir != "" {
+		if charts, err = serveCharts(filepath.Join(opts.ExamplesDir, "charts"), opts.ChartsAddr); err != nil {
+			return err
+		}
+		defer charts.Close()
+		fmt.Fprintf(out, "Serving the charts of %s at %s\n", filepath.Join(opts.ExamplesDir, "charts"), charts.URL)
+	}
 	binDir, err := localcluster.EnsureBinaries(ctx, out)
 	if err != nil {
 		return err
@@ -111,10 +132,22 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self}
+	if charts != nil {
+		env.ChartsURL = charts.URL
+	}
 	for _, c := range opts.Components {
 		fmt.Fprintf(out, "Starting %s\n", c.Name)
 		if err := c.Start(ctx, env); err != nil {
 			return fmt.Errorf("start %s: %w", c.Name, err)
+		}
+	}
+	var example *ExampleRelease
+	if opts.ExamplesDir != "" {
+		if example, err = ApplyExample(ctx, cluster.RestConfig(), filepath.Join(opts.ExamplesDir, ExampleFile), env.ChartsURL); err != nil {
+			return err
+		}
+		if example.Created {
+			fmt.Fprintf(out, "Applied %s (Release %s/%s)\n", filepath.Join(opts.ExamplesDir, ExampleFile), example.Namespace, example.Name)
 		}
 	}
 	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
@@ -127,12 +160,29 @@ convoy dev is ready (%s). Use it with:
   export PATH=%s:$PATH   # kubectl %s, matching the server
   kubectl get nodes
 
-Logs: %s
+%sLogs: %s
 Press Ctrl-C to stop.
-`, time.Since(started).Round(time.Second), kubeconfig, binDir, localcluster.KubernetesVersion, cluster.LogDir())
+`, time.Since(started).Round(time.Second), kubeconfig, binDir, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
 
 	<-ctx.Done()
 	return nil
+}
+
+// serveCharts packages and serves the chart folders of dir on addr.
+func serveCharts(dir, addr string) (*chartrepo.Server, error) {
+	if addr == "" {
+		addr = chartrepo.DefaultAddr
+	}
+	repo, err := chartrepo.Build(dir)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := chartrepo.Serve(addr, repo)
+	if errors.Is(err, chartrepo.ErrAddrInUse) {
+		return nil, fmt.Errorf("the chart repository cannot listen on %s: another process (another convoy dev?) uses it; "+
+			"stop it or choose another address with --charts-addr (e.g. --charts-addr 127.0.0.1:0): %w", addr, err)
+	}
+	return srv, err
 }
 
 func copyFile(from, to string) error {

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+const listNamespace = "bench-list"
+
+// timing is one measurement, run some times.
+type timing struct {
+	what  string
+	runs  []time.Duration
+	note  string
+	cpu   map[string]float64 // CPU seconds over all runs
+	bytes int
+}
+
+func (t *timing) median() time.Duration {
+	s := slices.Clone(t.runs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// listWatch is the figures of the list and watch measurements.
+type listWatch struct {
+	n                int
+	createElapsed    time.Duration
+	createFailures   map[int]int
+	createFirstErr   map[int]string
+	createCPU        map[string]float64
+	rssBefore        map[string]procStat // before creating
+	rssAfterCreate   map[string]procStat
+	rssAfterListings map[string]procStat
+	timings          []*timing
+}
+
+func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error {
+	if err := e.ensureNamespace(ctx, listNamespace); err != nil {
+		return err
+	}
+	lw := &listWatch{n: cfg.listReleases, createFailures: map[int]int{}, createFirstErr: map[int]string{}}
+	rep.lw = lw
+	lw.rssBefore = e.snapshot()
+
+	// Create, counting failures; a failed create is retried afterwards so that the
+	// listings see all n.
+	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients...\n", cfg.listReleases, cfg.createConcurrency)
+	name := func(i int) string { return fmt.Sprintf("rel-%05d", i) }
+	var (
+		next   atomic.Int64
+		mu     sync.Mutex
+		failed []int
+		wg     sync.WaitGroup
+	)
+	start := time.Now()
+	for range cfg.createConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= cfg.listReleases || ctx.Err() != nil {
+					return
+				}
+				rctx, cancel := context.WithTimeout(ctx, time.Minute)
+				err := e.create(rctx, newRelease(listNamespace, name(i)))
+				cancel()
+				if err != nil {
+					mu.Lock()
+					code := statusCode(err)
+					lw.createFailures[code]++
+					if _, ok := lw.createFirstErr[code]; !ok {
+						lw.createFirstErr[code] = err.Error()
+					}
+					failed = append(failed, i)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	lw.createElapsed = time.Since(start)
+	lw.createCPU = cpuDelta(lw.rssBefore, e.snapshot())
+	fmt.Fprintf(os.Stderr, "  %s (%.0f/s), failures %v\n", lw.createElapsed.Round(time.Millisecond), float64(cfg.listReleases)/lw.createElapsed.Seconds(), lw.createFailures)
+	for _, i := range failed {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := e.create(rctx, newRelease(listNamespace, name(i)))
+		cancel()
+		if err != nil && statusCode(err) != 409 { // 409: the failed create was stored after all
+			return fmt.Errorf("creating %s again: %w", name(i), err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	lw.rssAfterCreate = e.snapshot()
+
+	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	measure := func(what string, f func(ctx context.Context) (int, error)) error {
+		t := &timing{what: what}
+		before := e.snapshot()
+		for r := range cfg.repeats {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			t0 := time.Now()
+			b, err := f(rctx)
+			d := time.Since(t0)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			t.runs, t.bytes = append(t.runs, d), b
+			fmt.Fprintf(os.Stderr, "  %s, run %d: %s\n", what, r+1, d.Round(time.Millisecond))
+		}
+		t.cpu = cpuDelta(before, e.snapshot())
+		lw.timings = append(lw.timings, t)
+		return nil
+	}
+	list := func(rv string) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			req := e.convoy.Get().Namespace(listNamespace).Resource("releases")
+			if rv != "" {
+				req = req.Param("resourceVersion", rv)
+			}
+			raw, err := req.Do(ctx).Raw()
+			if err != nil {
+				return 0, err
+			}
+			var l convoyv1alpha1.ReleaseList
+			if _, _, err := decoder.Decode(raw, nil, &l); err != nil {
+				return 0, err
+			}
+			if len(l.Items) != cfg.listReleases {
+				return 0, fmt.Errorf("got %d Releases, want %d", len(l.Items), cfg.listReleases)
+			}
+			return len(raw), nil
+		}
+	}
+	fmt.Fprintln(os.Stderr, "LIST and WATCH...")
+	if err := measure("LIST (consistent read, no resourceVersion)", list("")); err != nil {
+		return err
+	}
+	if err := measure("LIST resourceVersion=0 (from the watch cache)", list("0")); err != nil {
+		return err
+	}
+	pages := 0
+	err := measure(fmt.Sprintf("LIST limit=%d, every page", cfg.pageSize), func(ctx context.Context) (int, error) {
+		cont, items, bytes := "", 0, 0
+		pages = 0
+		for {
+			req := e.convoy.Get().Namespace(listNamespace).Resource("releases").Param("limit", fmt.Sprint(cfg.pageSize))
+			if cont != "" {
+				req = req.Param("continue", cont)
+			}
+			raw, err := req.Do(ctx).Raw()
+			if err != nil {
+				return 0, err
+			}
+			var l convoyv1alpha1.ReleaseList
+			if _, _, err := decoder.Decode(raw, nil, &l); err != nil {
+				return 0, err
+			}
+			pages++
+			items += len(l.Items)
+			bytes += len(raw)
+			if cont = l.Continue; cont == "" {
+				break
+			}
+			if pages > cfg.listReleases/max(cfg.pageSize, 1)+10 {
+				return 0, fmt.Errorf("more than %d pages", pages)
+			}
+		}
+		if items != cfg.listReleases {
+			return 0, fmt.Errorf("got %d Releases in %d pages, want %d", items, pages, cfg.listReleases)
+		}
+		return bytes, nil
+	})
+	if err != nil {
+		return err
+	}
+	lw.timings[len(lw.timings)-1].note = fmt.Sprintf("%d pages", pages)
+
+	var firstEvent []time.Duration
+	err = measure("WATCH resourceVersion=0 until all initial events", func(ctx context.Context) (int, error) {
+		t0 := time.Now()
+		w, err := e.convoy.Get().Namespace(listNamespace).Resource("releases").
+			Param("watch", "true").Param("resourceVersion", "0").Watch(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer w.Stop()
+		seen := make(map[string]bool, cfg.listReleases)
+		for len(seen) < cfg.listReleases {
+			select {
+			case <-ctx.Done():
+				return 0, fmt.Errorf("after %d of %d initial events: %w", len(seen), cfg.listReleases, ctx.Err())
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					return 0, fmt.Errorf("the watch ended after %d of %d initial events", len(seen), cfg.listReleases)
+				}
+				if len(seen) == 0 {
+					firstEvent = append(firstEvent, time.Since(t0))
+				}
+				switch ev.Type {
+				case watch.Added:
+					seen[ev.Object.(*convoyv1alpha1.Release).Name] = true
+				case watch.Error:
+					return 0, fmt.Errorf("watch error event: %v", ev.Object)
+				}
+			}
+		}
+		return 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(firstEvent)
+	lw.timings[len(lw.timings)-1].note = fmt.Sprintf("first event after %s (median)", ms(firstEvent[len(firstEvent)/2]))
+	lw.rssAfterListings = e.snapshot()
+	return nil
+}

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// scheme decodes convoy's objects as the server sends them (no defaulting) and
+// sets their apiVersion and kind for -o yaml|json.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(v1.AddToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}()
+
+var parameterCodec = runtime.NewParameterCodec(scheme)
+
+// Client talks to convoy.kumodo.io/v1alpha1 (and, for diff and completion, to the
+// host cluster's core APIs). Every error it returns for a request is a *RequestError.
+type Client struct {
+	rest   rest.Interface
+	kube   kubernetes.Interface
+	config *rest.Config
+}
+
+// NewClient returns a Client of the cluster that cfg names.
+func NewClient(cfg *rest.Config) (*Client, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &v1.SchemeGroupVersion
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme)}
+	c.ContentType = runtime.ContentTypeJSON
+	if c.UserAgent == "" {
+		c.UserAgent = "kubectl-convoy"
+	}
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("creating a client of convoy.kumodo.io: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating a client of the cluster: %w", err)
+	}
+	return &Client{rest: rc, kube: kube, config: cfg}, nil
+}
+
+// request names one API request, for error messages.
+type request struct {
+	verb, resource, subresource, namespace, name string
+}
+
+// fail turns an API error into a *RequestError, finding out whether the API group is
+// installed at all when the server answered 404.
+func (c *Client) fail(ctx context.Context, r request, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &RequestError{Verb: r.verb, Resource: r.resource, Subresource: r.subresource, Namespace: r.namespace, Name: r.name, Err: err}
+	if apierrors.IsNotFound(err) {
+		e.APIMissing = !c.groupInstalled()
+		if !e.APIMissing && r.resource == v1.ResourceReleases && r.name != "" {
+			e.Suggestions = c.similarReleaseNames(ctx, r.namespace, r.name)
+		}
+	}
+	return e
+}
+
+// groupInstalled asks discovery whether the host serves convoy.kumodo.io/v1alpha1.
+func (c *Client) groupInstalled() bool {
+	_, err := c.kube.Discovery().ServerResourcesForGroupVersion(v1.SchemeGroupVersion.String())
+	return !apierrors.IsNotFound(err)
+}
+
+// similarReleaseNames are the names of the namespace's Releases close to name; none
+// when they cannot be listed.
+func (c *Client) similarReleaseNames(ctx context.Context, ns, name string) []string {
+	list := &v1.ReleaseList{}
+	if err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleases).Do(ctx).Into(list); err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, r := range list.Items {
+		names = append(names, r.Name)
+	}
+	return DidYouMean(name, names)
+}
+
+// GetRelease reads one Release.
+func (c *Client) GetRelease(ctx context.Context, ns, name string) (*v1.Release, error) {
+	out := &v1.Release{}
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleases).Name(name).Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "get", resource: v1.ResourceReleases, namespace: ns, name: name}, err)
+}
+
+// ListReleases lists the Releases of ns, or of every namespace when ns is empty,
+// sorted by namespace and name.
+func (c *Client) ListReleases(ctx context.Context, ns string) (*v1.ReleaseList, error) {
+	out := &v1.ReleaseList{}
+	req := c.rest.Get().Resource(v1.ResourceReleases)
+	if ns != "" {
+		req = req.Namespace(ns)
+	}
+	if err := req.Do(ctx).Into(out); err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceReleases, namespace: ns}, err)
+	}
+	sort.SliceStable(out.Items, func(i, j int) bool {
+		a, b := out.Items[i], out.Items[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out, nil
+}
+
+// Sync POSTs releases/<name>/sync[?force=true] and returns the Release it wrote.
+func (c *Client) Sync(ctx context.Context, ns, name string, force bool) (*v1.Release, error) {
+	req := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleases).Name(name).SubResource(v1.SubresourceSync)
+	if force {
+		req = req.Param("force", "true")
+	}
+	out := &v1.Release{}
+	err := req.Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "create", resource: v1.ResourceReleases, subresource: v1.SubresourceSync, namespace: ns, name: name}, err)
+}
+
+// MergePatch sends a JSON merge patch to releases/<name>/<subresource>.
+func (c *Client) MergePatch(ctx context.Context, ns, name, subresource string, patch []byte) (*v1.Release, error) {
+	out := &v1.Release{}
+	err := c.rest.Patch(types.MergePatchType).Namespace(ns).Resource(v1.ResourceReleases).Name(name).
+		SubResource(subresource).Body(patch).Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "patch", resource: v1.ResourceReleases, subresource: subresource, namespace: ns, name: name}, err)
+}
+
+// ListRenders lists the Renders of a Release, newest first.
+func (c *Client) ListRenders(ctx context.Context, ns, release string) ([]v1.Render, error) {
+	out := &v1.RenderList{}
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).
+		VersionedParams(&metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelRelease: release}).String()}, parameterCodec).
+		Do(ctx).Into(out)
+	if err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceRenders, namespace: ns}, err)
+	}
+	items := out.Items
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i].CreationTimestamp, items[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		return items[i].Name < items[j].Name
+	})
+	return items, nil
+}
+
+// FindRender reads the Render of a Release with ref: by its name, else by field
+// selector (a name shortened for a long Release name).
+func (c *Client) FindRender(ctx context.Context, ns, release, ref string) (*v1.Render, error) {
+	out := &v1.Render{}
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).Name(RenderName(release, ref)).Do(ctx).Into(out)
+	if err == nil && out.RenderRef == ref {
+		return out, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, c.fail(ctx, request{verb: "get", resource: v1.ResourceRenders, namespace: ns, name: RenderName(release, ref)}, err)
+	}
+	list := &v1.RenderList{}
+	sel := fields.AndSelectors(fields.OneTermEqualSelector(v1.FieldRenderRelease, release), fields.OneTermEqualSelector(v1.FieldRenderRef, ref))
+	err = c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).
+		VersionedParams(&metav1.ListOptions{FieldSelector: sel.String()}, parameterCodec).Do(ctx).Into(list)
+	if err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceRenders, namespace: ns}, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("release %s/%s has no Render %s (kept: the current, last successful, rolled out and pinned renders and the 10 most recent; see kubectl convoy release history %s)", ns, release, ref, release)
+	}
+	return &list.Items[0], nil
+}
+
+// GetInventory reads the ReleaseInventory of a Release; nil when there is none yet.
+func (c *Client) GetInventory(ctx context.Context, ns, name string) (*v1.ReleaseInventory, error) {
+	out := &v1.ReleaseInventory{}
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleaseInventories).Name(name).Do(ctx).Into(out)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return out, c.fail(ctx, request{verb: "get", resource: v1.ResourceReleaseInventories, namespace: ns, name: name}, err)
+}
+
+// ListClusters lists the Clusters by name.
+func (c *Client) ListClusters(ctx context.Context) (*v1.ClusterList, error) {
+	out := &v1.ClusterList{}
+	if err := c.rest.Get().Resource(v1.ResourceClusters).Do(ctx).Into(out); err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceClusters}, err)
+	}
+	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Name < out.Items[j].Name })
+	return out, nil
+}
+
+// GetCluster reads one Cluster.
+func (c *Client) GetCluster(ctx context.Context, name string) (*v1.Cluster, error) {
+	out := &v1.Cluster{}
+	err := c.rest.Get().Resource(v1.ResourceClusters).Name(name).Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "get", resource: v1.ResourceClusters, name: name}, err)
+}
+
+// ListNamespaces lists the host cluster's namespace names (completion of -n).
+func (c *Client) ListNamespaces(ctx context.Context) ([]string, error) {
+	list, err := c.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, n := range list.Items {
+		names = append(names, n.Name)
+	}
+	return names, nil
+}

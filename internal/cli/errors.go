@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Exit codes of kubectl-convoy.
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitFailure: the command or what it waited for failed (or --wait timed out).
+	ExitFailure = 1
+	// ExitUsage: the command line is wrong (unknown command or flag, bad argument).
+	ExitUsage = 2
+)
+
+// UsageError is a wrong command line: exit code 2.
+type UsageError struct{ Err error }
+
+// Error is the message of the wrapped error.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usageErrorf returns a *UsageError.
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitCode maps the error a command returned to the process exit code.
+func ExitCode(err error) int {
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &usage):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}
+
+// RequestError is a failed API request, explained for the person at the terminal.
+type RequestError struct {
+	// Verb, Resource, Subresource, Namespace and Name say what was asked (RBAC terms).
+	Verb, Resource, Subresource, Namespace, Name string
+	// Err is the API error.
+	Err error
+	// APIMissing: the cluster does not serve convoy.kumodo.io/v1alpha1 at all.
+	APIMissing bool
+	// Suggestions are similar Release names, for a Release not found.
+	Suggestions []string
+}
+
+// Unwrap returns the API error.
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// installHint says how to install convoy's API.
+const installHint = "convoy is not installed on this cluster: the API group " + v1.GroupName + "/" + v1.Version +
+	" is not served. Install convoy (kubectl apply -k deploy/apiserver from the convoy repository; see its README), " +
+	"then check that `kubectl get apiservice " + v1.Version + "." + v1.GroupName + "` is Available"
+
+// Error says what failed and what to do: install convoy, ask for an RBAC rule, or
+// use another name.
+func (e *RequestError) Error() string {
+	qualified := e.Resource
+	if e.Subresource != "" {
+		qualified += "/" + e.Subresource
+	}
+	switch {
+	case e.APIMissing:
+		return installHint
+	case apierrors.IsForbidden(e.Err):
+		return e.forbidden(qualified)
+	case apierrors.IsNotFound(e.Err) && e.Name != "":
+		msg := fmt.Sprintf("%s %q not found in namespace %q", kindOf(e.Resource), e.Name, e.Namespace)
+		if e.Namespace == "" {
+			msg = fmt.Sprintf("%s %q not found", kindOf(e.Resource), e.Name)
+		}
+		if len(e.Suggestions) > 0 {
+			msg += "; did you mean " + orList(e.Suggestions) + "?"
+		} else if e.Resource == v1.ResourceReleases {
+			msg += " (kubectl convoy release list shows the namespace's Releases; -n selects another namespace)"
+		}
+		return msg
+	case apierrors.IsServiceUnavailable(e.Err) || statusCode(e.Err) == http.StatusServiceUnavailable:
+		return fmt.Sprintf("the convoy API server is not available (%v): check `kubectl get apiservice %s.%s` and the convoy-apiserver pods",
+			apierrors.ReasonForError(e.Err), v1.Version, v1.GroupName)
+	case apierrors.IsInvalid(e.Err):
+		return fmt.Sprintf("the server rejected the %s of %s: %v", e.Verb, e.target(qualified), e.Err)
+	default:
+		return fmt.Sprintf("%s %s: %v", e.Verb, e.target(qualified), e.Err)
+	}
+}
+
+func (e *RequestError) target(qualified string) string {
+	s := qualified + "." + v1.GroupName
+	if e.Name != "" {
+		s += " " + e.Name
+	}
+	if e.Namespace != "" {
+		s += " in namespace " + e.Namespace
+	}
+	return s
+}
+
+// forbidden names the RBAC rule that is missing.
+func (e *RequestError) forbidden(qualified string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "you may not %s %s: missing RBAC rule apiGroups: [%s], resources: [%s], verbs: [%s]",
+		e.Verb, e.target(qualified), v1.GroupName, qualified, e.Verb)
+	if e.Namespace != "" {
+		b.WriteString(" (in a Role of the namespace or a ClusterRole)")
+	}
+	if e.Subresource == v1.SubresourceSync {
+		b.WriteString("; ask an administrator to bind the ClusterRole convoy-sync, which grants only that")
+	} else {
+		b.WriteString("; ask an administrator for a Role or ClusterRole with it")
+	}
+	if msg := apiMessage(e.Err); msg != "" {
+		fmt.Fprintf(&b, " (server: %s)", msg)
+	}
+	return b.String()
+}
+
+func apiMessage(err error) string {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) {
+		return s.Status().Message
+	}
+	return ""
+}
+
+func statusCode(err error) int {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) {
+		return int(s.Status().Code)
+	}
+	return 0
+}
+
+func kindOf(resource string) string {
+	switch resource {
+	case v1.ResourceReleases:
+		return "Release"
+	case v1.ResourceRenders:
+		return "Render"
+	case v1.ResourceReleaseInventories:
+		return "ReleaseInventory"
+	case v1.ResourceClusters:
+		return "Cluster"
+	}
+	return resource
+}
+
+// orList quotes names and joins them with commas and "or".
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+func newReleaseRenderCommand(o *Options) *cobra.Command {
+	var ref, output string
+	cmd := &cobra.Command{
+		Use:               "render NAME [--ref REF]",
+		Short:             "Print the manifests of a render (default: the current render)",
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: o.completeReleaseNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputFormat(output); err != nil {
+				return err
+			}
+			if ref != "" {
+				if err := ValidateRenderRef(ref); err != nil {
+					return err
+				}
+			}
+			ns, name, c, err := o.releaseArg(args)
+			if err != nil {
+				return err
+			}
+			rd, err := o.findRender(cmd.Context(), c, ns, name, ref)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printObject(o.Streams.Out, output, rd)
+			}
+			manifests, err := gunzip(rd.Manifests)
+			if err != nil {
+				return fmt.Errorf("render %s of %s/%s: %w", rd.RenderRef, ns, name, err)
+			}
+			_, err = o.Streams.Out.Write(manifests)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&ref, "ref", "", "the render ref (sha256:<64 hex>); default: status.render.ref")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// findRender reads the Render ref of a Release, the current one when ref is empty.
+func (o *Options) findRender(ctx context.Context, c *Client, ns, name, ref string) (*v1.Render, error) {
+	if ref == "" {
+		rel, err := c.GetRelease(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		if rel.Status.Render == nil || rel.Status.Render.Ref == "" {
+			return nil, fmt.Errorf("release %s/%s has no render yet (status.render is empty): the controller has not rendered it; see kubectl convoy release status %s", ns, name, name)
+		}
+		ref = rel.Status.Render.Ref
+	}
+	return c.FindRender(ctx, ns, name, ref)
+}
+
+// gunzip reads a Render's manifests.
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifests: %w", err)
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
+}
