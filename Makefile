@@ -16,8 +16,9 @@ PKGS ?= ./...
 
 all: build
 
-## dev: start a local control plane with simulated nodes and convoy on it (state in .convoy/dev)
+## dev: build kubectl-convoy into bin/, then start a local control plane with simulated nodes and convoy on it (state in .convoy/dev)
 dev:
+	$(GO) build -o bin/ ./cmd/kubectl-convoy
 	$(GO) run ./cmd/convoy dev
 
 ## test: build the Kubernetes binaries if missing, vet, then run every test

@@ -16,11 +16,11 @@ import (
 type Outcome int
 
 const (
-	// Waiting: the request is not handled yet and nothing says it never will be.
+	// Waiting means the request is not handled yet and nothing says it never will be.
 	Waiting Outcome = iota
-	// Handled: the request is handled; exit 0.
+	// Handled means the request is handled; exit 0.
 	Handled
-	// Failed: the Release says why the request fails or is held; exit 1.
+	// Failed means the Release says why the request fails or is held; exit 1.
 	Failed
 )
 

@@ -63,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	logger := log.FromContext(ctx).WithValues("release", req.NamespacedName.String(), "cluster", rel.Spec.Cluster)
+	logger := log.FromContext(ctx).WithValues("release", req.String(), "cluster", rel.Spec.Cluster)
 	ctx = logr.NewContext(ctx, logger)
 
 	if rel.DeletionTimestamp != nil {

@@ -35,9 +35,9 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	}
 	st.target = target
 
-	creds, stop, err := r.credentials(ctx, rel)
-	if stop != nil || err != nil {
-		return stop, err
+	creds, stop := r.credentials(ctx, rel)
+	if stop != nil {
+		return stop, nil
 	}
 	res, err := r.renderer.Render(ctx, render.Request{
 		Release:      rel,
@@ -135,10 +135,10 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 
 // credentials reads spec.chart.secretRef; a missing Secret stops the reconcile with
 // SourceNotReady.
-func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release) (*render.Credentials, *release.Result, error) {
+func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release) (*render.Credentials, *release.Result) {
 	ref := rel.Spec.Chart.SecretRef
 	if ref == nil || ref.Name == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	secret := &corev1.Secret{}
 	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: ref.Name}, secret)
@@ -146,12 +146,12 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release) (*render.
 	case apierrors.IsNotFound(err):
 		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
 			"The Secret %s/%s named by spec.chart.secretRef does not exist: create it with the keys username and password (or caFile).",
-			rel.Namespace, ref.Name)}, nil
+			rel.Namespace, ref.Name)}
 	case err != nil:
 		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
-			"Cannot read the Secret %s/%s named by spec.chart.secretRef: %v.", rel.Namespace, ref.Name, err)}, nil
+			"Cannot read the Secret %s/%s named by spec.chart.secretRef: %v.", rel.Namespace, ref.Name, err)}
 	}
-	return render.CredentialsFromSecret(secret.Data), nil, nil
+	return render.CredentialsFromSecret(secret.Data), nil
 }
 
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,

@@ -153,16 +153,23 @@ func Run(ctx context.Context, opts Options) error {
 	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 		return err
 	}
+	path := binDir
+	if root, err := localcluster.RepoRoot(); err == nil {
+		// `make dev` builds the kubectl-convoy plugin into <repo>/bin.
+		if _, err := os.Stat(filepath.Join(root, "bin", "kubectl-convoy")); err == nil {
+			path = filepath.Join(root, "bin") + ":" + path
+		}
+	}
 	fmt.Fprintf(out, `
 convoy dev is ready (%s). Use it with:
 
   export KUBECONFIG=%s
-  export PATH=%s:$PATH   # kubectl %s, matching the server
+  export PATH=%s:$PATH   # kubectl %s (matching the server) and kubectl-convoy
   kubectl get nodes
 
 %sLogs: %s
 Press Ctrl-C to stop.
-`, time.Since(started).Round(time.Second), kubeconfig, binDir, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
+`, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
 
 	<-ctx.Done()
 	return nil
