@@ -1,0 +1,48 @@
+// Package health is the decision core of convoy's observer: from what the observer saw
+// on a target cluster it decides what to write to a ReleaseInventory's status and when
+// to send POST …/sync for a Release.
+//
+// It decides:
+//
+//   - the health of one live object, with kstatus (ObjectStatus), and of a hook Job
+//     (HookJobPhase);
+//   - the ReleaseInventory status from the per-object results: worst-of per sync wave
+//     and per render, objects sorted, and whether it must be written at all (Assess,
+//     Changed): assessedAt moves only when something else changed, so a steady
+//     cluster causes no writes;
+//   - which /sync occurrences are due (Triggers): a sync wave completes while the
+//     Release is WaitingForSyncWave, the first complete assessment of a render, a hook
+//     batch completes. Each is sent once per occurrence; Memory is the observer's
+//     per-Release memory of what it already signalled, and after a restart the stored
+//     status stands in for it, so a restarted observer sends at most one more;
+//   - drift: the field paths a server-side apply dry run would change (DriftedFields),
+//     the drift status with its since (Drift), and when the next check is due
+//     (NextDriftCheck).
+//
+// It must not do I/O of any kind: no API server or cluster client, no informers, no
+// clock reads (the time arrives as an argument), no goroutines, no logging. The only
+// state it keeps is Memory, which the observer owns.
+//
+// Typical use by the observer, for one ReleaseInventory inv and its Release rel:
+//
+//	// informer handler, per object event:
+//	results[ref] = health.ObjectStatus(obj) // obj nil when deleted: Missing
+//	// per queued ReleaseInventory (on object, hook Job, inventory or Release events):
+//	a := health.Assess(health.AssessInput{
+//		Inventory: inv, Results: results, Hooks: hooks, Drift: inv.Status.Drift, Now: clock.Now(),
+//	})
+//	view := health.ReleaseViewOf(rel)
+//	mem, known := memory.Get(key)
+//	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
+//	if len(sig.Send) > 0 {
+//		post /sync (no force), once for all of sig.Send; on error requeue and stop here
+//	}
+//	memory.Set(key, sig.Memory)
+//	if a.Write {
+//		write a.Status to releaseinventories/status
+//	}
+//
+// The /sync goes before the status write: if the observer dies between the two, the
+// stored status does not show the occurrence yet and a restarted observer sends it once
+// more; the other order could lose it.
+package health

@@ -1,0 +1,237 @@
+package health
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// TriggerKind is why the observer sends a /sync.
+type TriggerKind string
+
+// The occurrences that make the observer send a /sync (design/observer.md).
+const (
+	// TriggerSyncWave: every object of the waves applied so far is Healthy for the
+	// render while the Release is WaitingForSyncWave (SP-14).
+	TriggerSyncWave TriggerKind = "SyncWave"
+	// TriggerNewRender: the first complete assessment of a render (SP-15).
+	TriggerNewRender TriggerKind = "NewRender"
+	// TriggerHookBatch: every Job of a hook batch succeeded, or one failed or timed
+	// out (SP-16).
+	TriggerHookBatch TriggerKind = "HookBatch"
+)
+
+// Trigger is one occurrence that calls for a /sync.
+type Trigger struct {
+	// Kind is why.
+	Kind TriggerKind
+	// Key identifies the occurrence; the same occurrence has the same Key.
+	Key string
+	// Message says what happened, for the log.
+	Message string
+}
+
+// ReleaseView is what the triggers need of the Release.
+type ReleaseView struct {
+	// AppliedReason is the reason of the Applied condition.
+	AppliedReason string
+	// RenderRef is status.render.ref, the render being applied; empty: not checked.
+	RenderRef string
+	// SyncWave is status.syncWave.
+	SyncWave *v1.SyncWaveStatus
+}
+
+// ReleaseViewOf takes the ReleaseView from a Release's status.
+func ReleaseViewOf(rel *v1.Release) ReleaseView {
+	var view ReleaseView
+	if c := meta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); c != nil {
+		view.AppliedReason = c.Reason
+	}
+	if rel.Status.Render != nil {
+		view.RenderRef = rel.Status.Render.Ref
+	}
+	if rel.Status.SyncWave != nil {
+		sw := *rel.Status.SyncWave
+		view.SyncWave = &sw
+	}
+	return view
+}
+
+// Signals is what Triggers decided.
+type Signals struct {
+	// Send are the occurrences not signalled yet. One /sync (no force) covers all of
+	// them; none is to be sent when it is empty.
+	Send []Trigger
+	// Memory is the keys of the occurrences that hold now. Store it in Memory once the
+	// /sync went out (or at once when Send is empty).
+	Memory []string
+}
+
+// Triggers decides which /sync occurrences to signal, given the stored status, the
+// status just assessed, the Release and the per-Release memory of the keys already
+// signalled (known false: nothing remembered, the observer started after the stored
+// status was written).
+//
+// An occurrence is signalled when it holds for next and is not remembered. Without a
+// memory, what holds for the stored status counts as signalled: the observer sends
+// /sync before it writes the status, so a stored status that shows an occurrence means
+// it was sent. A restarted observer therefore re-sends only an occurrence whose /sync
+// went out but whose status write did not: at most one more.
+//
+// An occurrence that stops holding leaves the memory, so it is signalled again when it
+// holds again (the Release waits for the same wave of the same render a second time,
+// or the render changes back).
+func Triggers(stored, next v1.ReleaseInventoryStatus, rel ReleaseView, memory []string, known bool) Signals {
+	if !known {
+		memory = keys(Occurrences(stored, rel))
+	}
+	now := Occurrences(next, rel)
+	sig := Signals{Memory: keys(now)}
+	for _, t := range now {
+		if !slices.Contains(memory, t.Key) {
+			sig.Send = append(sig.Send, t)
+		}
+	}
+	return sig
+}
+
+// Occurrences lists the /sync occurrences that hold for a status and the Release.
+func Occurrences(st v1.ReleaseInventoryStatus, rel ReleaseView) []Trigger {
+	var out []Trigger
+	if st.RenderRef != "" {
+		// Assess names a render in status only once every object of it has a result.
+		out = append(out, Trigger{
+			Kind:    TriggerNewRender,
+			Key:     "render/" + st.RenderRef,
+			Message: fmt.Sprintf("Health assessment covers every object of render %s.", st.RenderRef),
+		})
+	}
+	if t, ok := waveOccurrence(st, rel); ok {
+		out = append(out, t)
+	}
+	out = append(out, hookOccurrences(st.Hooks)...)
+	return out
+}
+
+// waveOccurrence holds when the Release is WaitingForSyncWave after the wave at
+// position k (status.syncWave.current) and the first k waves of the status are Healthy
+// for the render being applied.
+func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, bool) {
+	if rel.AppliedReason != v1.ReasonWaitingForSyncWave || rel.SyncWave == nil || st.RenderRef == "" {
+		return Trigger{}, false
+	}
+	if rel.RenderRef != "" && rel.RenderRef != st.RenderRef {
+		return Trigger{}, false
+	}
+	k := int(rel.SyncWave.Current)
+	if k < 1 || k > len(st.Waves) {
+		return Trigger{}, false
+	}
+	for _, w := range st.Waves[:k] {
+		if w.Health != v1.HealthHealthy {
+			return Trigger{}, false
+		}
+	}
+	last := st.Waves[k-1].Wave
+	return Trigger{
+		Kind:    TriggerSyncWave,
+		Key:     fmt.Sprintf("wave/%s/%d", st.RenderRef, last),
+		Message: fmt.Sprintf("Sync waves up to %d of render %s are Healthy.", last, st.RenderRef),
+	}, true
+}
+
+// hookOccurrences lists the hook batches of status.hooks that completed: every Job
+// Succeeded, or one Failed (which includes a timeout). The hooks are grouped by batch;
+// status.hooks is expected to hold the hooks of one phase (PreApply or PostApply) at a
+// time, since HookStatus does not say the phase.
+func hookOccurrences(hooks []v1.HookStatus) []Trigger {
+	byBatch := map[int32][]v1.HookStatus{}
+	var batches []int32
+	for _, h := range hooks {
+		if _, ok := byBatch[h.Batch]; !ok {
+			batches = append(batches, h.Batch)
+		}
+		byBatch[h.Batch] = append(byBatch[h.Batch], h)
+	}
+	slices.Sort(batches)
+	var out []Trigger
+	for _, b := range batches {
+		hs := byBatch[b]
+		outcome := v1.HookJobSucceeded
+		done := true
+		var ids []string
+		for _, h := range hs {
+			ids = append(ids, h.Name+"="+h.Job)
+			switch h.Phase {
+			case v1.HookJobSucceeded:
+			case v1.HookJobFailed:
+				outcome = v1.HookJobFailed
+			default:
+				done = false
+			}
+		}
+		if outcome == v1.HookJobFailed {
+			done = true
+		}
+		if !done {
+			continue
+		}
+		slices.Sort(ids)
+		out = append(out, Trigger{
+			Kind:    TriggerHookBatch,
+			Key:     fmt.Sprintf("hooks/%d/%s/%s", b, strings.Join(ids, ","), outcome),
+			Message: fmt.Sprintf("Hook batch %d completed: %s.", b, outcome),
+		})
+	}
+	return out
+}
+
+func keys(ts []Trigger) []string {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Key
+	}
+	return out
+}
+
+// Memory is the observer's per-Release memory of the occurrences it signalled. It
+// lives in memory only: a restart empties it, and Triggers then reads the stored
+// status instead. It is safe for concurrent use.
+type Memory struct {
+	mu   sync.Mutex
+	keys map[types.NamespacedName][]string
+}
+
+// Get returns the keys remembered for a Release, and false when nothing is.
+func (m *Memory) Get(release types.NamespacedName) ([]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ks, ok := m.keys[release]
+	return slices.Clone(ks), ok
+}
+
+// Set remembers the keys for a Release (Signals.Memory).
+func (m *Memory) Set(release types.NamespacedName, keys []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.keys == nil {
+		m.keys = map[types.NamespacedName][]string{}
+	}
+	m.keys[release] = slices.Clone(keys)
+}
+
+// Forget drops a Release, when it or its inventory is deleted.
+func (m *Memory) Forget(release types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.keys, release)
+}
