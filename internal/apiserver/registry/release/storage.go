@@ -49,14 +49,19 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c 
 	pin := newFieldStrategy(base, c, convoyv1alpha1.SubresourcePin, takePin)
 	mutations := newFieldStrategy(base, c, convoyv1alpha1.SubresourceMutations, takeMutations)
 	lifecycle := newFieldStrategy(base, c, convoyv1alpha1.SubresourceLifecycle, takeLifecycle)
+	// /sync, /pin, /mutations and /lifecycle share one lock per Release.
+	locks := newKeyLock()
+	locked := func(s *genericregistry.Store) rest.Storage {
+		return &lockedSubresourceREST{SubresourceREST: &registry.SubresourceREST{Store: s}, locks: locks}
+	}
 
 	return Storage{
 		convoyv1alpha1.ResourceReleases:                                             &REST{store},
 		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceStatus:    &registry.SubresourceREST{Store: with(status, status)},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourcePin:       &registry.SubresourceREST{Store: with(pin, pin)},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceMutations: &registry.SubresourceREST{Store: with(mutations, mutations)},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceLifecycle: &registry.SubresourceREST{Store: with(lifecycle, lifecycle)},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync:      &SyncREST{store: with(keepStrategy{base}, base), clock: c},
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourcePin:       locked(with(pin, pin)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceMutations: locked(with(mutations, mutations)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceLifecycle: locked(with(lifecycle, lifecycle)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync:      &SyncREST{store: with(keepStrategy{base}, base), clock: c, locks: locks},
 	}, nil
 }
 

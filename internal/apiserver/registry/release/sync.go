@@ -17,10 +17,12 @@ import (
 // SyncREST serves POST releases/<name>/sync[?force=true]. RBAC sees it as create on
 // releases/sync. It writes sync-requested-at (and with force sync-force-requested-at)
 // in one read-modify-write in storage, retried there on conflict, and answers with the
-// Release as stored.
+// Release as stored. Concurrent writes to one Release in this process take turns
+// (locks) before the read-modify-write.
 type SyncREST struct {
 	store *genericregistry.Store
 	clock clock.PassiveClock
+	locks *keyLock
 }
 
 var _ rest.Connecter = &SyncREST{}
@@ -65,6 +67,11 @@ func (r *SyncREST) Sync(ctx context.Context, name string, force bool) (*convoyv1
 		requestSync(rel, r.clock.Now(), force)
 		return rel, nil
 	})
+	unlock, err := r.locks.lockRelease(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	obj, _, err := r.store.Update(ctx, name, update, rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc,
 		false, &metav1.UpdateOptions{})
 	if err != nil {
