@@ -44,7 +44,12 @@ for t in "${targets[@]}"; do
     echo "[$n/$total] $name: already built ($out/$name)"
     continue
   fi
-  echo "[$n/$total] $name: building $pkg (a cold build of kube-apiserver takes ~15 minutes on 2 cores)..."
+  hint=""
+  case "$name" in
+    kube-apiserver) hint=" (cold Go cache: ~15 minutes on 2 cores; seconds when cached)" ;;
+    kube-controller-manager) hint=" (cold Go cache: ~7 more minutes)" ;;
+  esac
+  echo "[$n/$total] $name: building $pkg$hint..."
   start=$(date +%s)
   if [ "$name" = kwok-stages.yaml ]; then
     ( cd "$dir" && go run "$pkg" >"$out/$name.tmp" )
