@@ -20286,7 +20286,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ClusterStatus(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions hold Ready (reason Reachable or Unreachable).",
+							Description: "conditions hold Ready (reason Reachable, Unreachable or KubeconfigNotReady).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

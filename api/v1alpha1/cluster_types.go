@@ -51,7 +51,7 @@ type ClusterStatus struct {
 	// observedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions hold Ready (reason Reachable or Unreachable).
+	// conditions hold Ready (reason Reachable, Unreachable or KubeconfigNotReady).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

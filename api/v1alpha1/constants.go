@@ -58,6 +58,16 @@ const (
 	ReasonNotAssessed = "NotAssessed"
 )
 
+// Reasons of a Cluster's Ready condition.
+const (
+	// ReasonReachable: the cluster answers /version with its kubeconfig.
+	ReasonReachable = "Reachable"
+	// ReasonUnreachable: the kubeconfig is usable but the cluster does not answer /version.
+	ReasonUnreachable = "Unreachable"
+	// ReasonKubeconfigNotReady: the kubeconfig Secret or key is missing, or the kubeconfig cannot be used.
+	ReasonKubeconfigNotReady = "KubeconfigNotReady"
+)
+
 // Annotations.
 const (
 	// AnnotationSyncRequestedAt holds the time of the latest /sync request (RFC 3339).

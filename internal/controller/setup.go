@@ -158,7 +158,8 @@ type Options struct {
 
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
-// (SP-30) and the field index on spec.cluster it uses.
+// (SP-30) and the field index on spec.cluster it uses; and the Cluster status
+// reconciler (cluster_status.go).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")
@@ -222,6 +223,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		Complete(rec)
 	if err != nil {
 		return nil, fmt.Errorf("set up the release controller: %w", err)
+	}
+	if err := setupClusterStatus(mgr, o); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

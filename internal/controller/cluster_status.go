@@ -1,0 +1,203 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+)
+
+// ClusterRecheck is how often the Cluster status reconciler checks every Cluster
+// again (its /version), whether or not anything changed. It is a constant, not a
+// flag. A Cluster change (a new generation) is checked at once, and so is a change
+// of a kubeconfig Secret the manager's cache can see (the Secrets are watched as
+// metadata only); a Secret outside the namespaces the manager watches is picked up
+// at the next recheck.
+const ClusterRecheck = time.Minute
+
+// versionTimeout bounds one /version call of the Cluster status reconciler.
+const versionTimeout = 15 * time.Second
+
+// clusterStatusReconciler writes the status of Clusters: the Ready condition
+// (Reachable, Unreachable or KubeconfigNotReady), kubernetesVersion and
+// observedGeneration. It connects through its own clusters.Cache (see
+// setupClusterStatus), writes only when the status changed, and comes back
+// every ClusterRecheck.
+type clusterStatusReconciler struct {
+	client   client.Client
+	clusters *clusters.Cache
+	clock    clock.PassiveClock
+}
+
+// setupClusterStatus registers the Cluster status reconciler with mgr.
+//
+// Its clusters.Cache is its own, not the release controller's Resolver: it reads
+// Clusters without their namespaceSelector (the status says whether the cluster can
+// be reached, not which namespaces it admits), which costs one more connection per
+// Cluster.
+func setupClusterStatus(mgr manager.Manager, o Options) error {
+	cache, err := clusters.New(clusters.Options{
+		Host:   mgr.GetConfig(),
+		Reader: anyNamespaceReader{hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()}},
+		Clock:  o.Clock,
+	})
+	if err != nil {
+		return err
+	}
+	r := &clusterStatusReconciler{client: mgr.GetClient(), clusters: cache, clock: o.Clock}
+	err = builder.ControllerManagedBy(mgr).
+		Named("cluster-status").
+		// A status write (ours) does not change the generation: it starts nothing.
+		For(&v1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret), builder.OnlyMetadata).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 2,
+			SkipNameValidation:      ptr.To(o.SkipNameValidation),
+		}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up the cluster status controller: %w", err)
+	}
+	return nil
+}
+
+// clustersOfSecret enqueues the Clusters whose kubeconfig is the Secret obj.
+func (r *clusterStatusReconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &v1.ClusterList{}
+	if err := r.client.List(ctx, list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		ref := c.Spec.Kubeconfig.SecretRef
+		if ref.Namespace == obj.GetNamespace() && ref.Name == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile checks one Cluster and writes its status when it changed.
+func (r *clusterStatusReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cl := &v1.Cluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.clusters.Forget(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if !cl.DeletionTimestamp.IsZero() {
+		r.clusters.Forget(cl.Name)
+		return reconcile.Result{}, nil
+	}
+	version, cond, err := r.check(ctx, cl)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	status := cl.Status.DeepCopy()
+	status.ObservedGeneration = cl.Generation
+	status.KubernetesVersion = version
+	cond.Type = v1.ConditionReady
+	cond.ObservedGeneration = cl.Generation
+	cond.LastTransitionTime = *timestamp(r.clock.Now())
+	// lastTransitionTime changes only when the condition's status does.
+	apimeta.SetStatusCondition(&status.Conditions, cond)
+	if !equality.Semantic.DeepEqual(*status, cl.Status) {
+		cl.Status = *status
+		if err := r.client.Status().Update(ctx, cl); err != nil {
+			return reconcile.Result{}, fmt.Errorf("write the status of Cluster %q: %w", cl.Name, err)
+		}
+	}
+	return reconcile.Result{RequeueAfter: ClusterRecheck}, nil
+}
+
+// check connects to the Cluster through internal/clusters and reads its /version. It
+// returns the version (empty unless reachable) and the Ready condition without type
+// or times; an error only when the host cannot be read (a retry will do).
+func (r *clusterStatusReconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.Condition, error) {
+	target, err := r.clusters.Resolve(ctx, &v1.Release{Spec: v1.ReleaseSpec{Cluster: cl.Name}})
+	if err != nil {
+		nre, ok := errors.AsType[*clusters.NotReadyError](err)
+		if !ok {
+			return "", metav1.Condition{}, err
+		}
+		// internal/clusters tells the failures apart by their messages only: "cannot
+		// reach" is the target, "cannot read" the host (Cluster or Secret read failed),
+		// anything else the kubeconfig (Secret or key missing, kubeconfig unusable).
+		switch {
+		case strings.HasPrefix(nre.Message, "cannot reach "):
+			return "", clusterCondition(v1.ReasonUnreachable, nre.Error()), nil
+		case strings.HasPrefix(nre.Message, "cannot read "):
+			return "", metav1.Condition{}, err
+		default:
+			return "", clusterCondition(v1.ReasonKubeconfigNotReady, nre.Error()), nil
+		}
+	}
+	// A cached connection was checked when it was made: read /version again now.
+	version, err := serverVersion(ctx, target.Config)
+	if err != nil {
+		r.clusters.Forget(cl.Name)
+		return "", clusterCondition(v1.ReasonUnreachable, fmt.Sprintf(
+			"cannot reach Cluster %q: check that it runs and that its kubeconfig's server and credentials are right: %v", cl.Name, err)), nil
+	}
+	return version, metav1.Condition{
+		Status:  metav1.ConditionTrue,
+		Reason:  v1.ReasonReachable,
+		Message: fmt.Sprintf("Cluster %q answers, Kubernetes %s", cl.Name, version),
+	}, nil
+}
+
+func clusterCondition(reason, message string) metav1.Condition {
+	return metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: capitalize(message)}
+}
+
+// serverVersion reads the gitVersion of the cluster of cfg (its /version).
+func serverVersion(ctx context.Context, cfg *rest.Config) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	info, err := dc.ServerVersionWithContext(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read /version: %w", err)
+	}
+	return info.GitVersion, nil
+}
+
+// anyNamespaceReader reads as hostReader does, but returns Clusters without their
+// namespaceSelector, so that clusters.Cache.Resolve checks the connection only.
+type anyNamespaceReader struct{ hostReader }
+
+func (a anyNamespaceReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := a.hostReader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if c, ok := obj.(*v1.Cluster); ok {
+		c.Spec.NamespaceSelector = nil
+	}
+	return nil
+}
