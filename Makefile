@@ -65,3 +65,8 @@ clean:
 .PHONY: bench-apiserver
 bench-apiserver: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apiserver $(BENCH_FLAGS)
+
+## bench-controller: benchmark convoy controller (N Releases of a podinfo-shaped chart to Applied, RSS, API requests per Release, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
+.PHONY: bench-controller
+bench-controller: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/controller $(BENCH_FLAGS)

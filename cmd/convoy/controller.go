@@ -30,6 +30,8 @@ type controllerFlags struct {
 	shard                   string
 	chartCacheDir           string
 	concurrency             int
+	kubeAPIQPS              float32
+	kubeAPIBurst            int
 }
 
 func newControllerCommand() *cobra.Command {
@@ -40,6 +42,10 @@ func newControllerCommand() *cobra.Command {
 		leaderElectionNamespace: "convoy-system",
 		chartCacheDir:           filepath.Join(os.TempDir(), "convoy-charts"),
 		concurrency:             4,
+		// client-go's default (5 requests/s) capped the controller at 1.7
+		// Releases/s (bench/controller); Flux's controllers default to 50/300.
+		kubeAPIQPS:   50,
+		kubeAPIBurst: 300,
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -75,6 +81,10 @@ when a requeue that the sync policy schedules arrives.`,
 		"elect a leader, so that only one replica (per shard) reconciles")
 	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", f.leaderElectionNamespace,
 		"namespace of the leader election's Lease")
+	fs.Float32Var(&f.kubeAPIQPS, "kube-api-qps", f.kubeAPIQPS,
+		"requests per second to the API servers (client-side rate limit)")
+	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", f.kubeAPIBurst,
+		"burst of requests to the API servers above --kube-api-qps")
 	fs.StringVar(&f.shard, "shard", f.shard,
 		"reconcile only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release")
 	fs.StringVar(&f.chartCacheDir, "chart-cache-dir", f.chartCacheDir,
@@ -90,6 +100,7 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
 	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Resync:                  f.resync,
 		Shard:                   f.shard,

@@ -160,7 +160,10 @@ func startConvoyAPIServer(ctx context.Context, c *localcluster.Cluster, dir stri
 	stop := func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "convoy apiserver stopped:", err)
+			}
 		case <-time.After(30 * time.Second):
 		}
 	}
