@@ -6,18 +6,14 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
 )
 
@@ -53,7 +49,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	stop, err := startConvoyAPIServer(ctx, c, dir)
+	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
+		Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
 		return 1
@@ -66,65 +63,6 @@ func run(m *testing.M) int {
 		dir        string
 	}{cluster: c, admin: c.RestConfig(), kubeconfig: c.KubeconfigPath(), dir: dir}
 	return m.Run()
-}
-
-// startConvoyAPIServer runs convoy apiserver in this process as the user
-// convoy-apiserver, with its objects under a fresh prefix of the cluster's etcd, and
-// registers it with the aggregator through an APIService.
-func startConvoyAPIServer(ctx context.Context, c *localcluster.Cluster, dir string) (func(), error) {
-	const identity = "convoy-apiserver"
-	err := apiserver.GrantHostAccess(ctx, c.RestConfig(), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity})
-	if err != nil {
-		return nil, err
-	}
-	userCfg, err := c.UserConfig(identity)
-	if err != nil {
-		return nil, err
-	}
-	kubeconfig := filepath.Join(dir, "apiserver.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, userCfg); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	reg := apiserver.Registration{Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", Port: port}
-
-	opts := apiserver.NewOptions()
-	ro := opts.RecommendedOptions
-	ro.SecureServing.Listener, ro.SecureServing.BindPort = ln, port
-	ro.Etcd.StorageConfig.Transport.ServerList = []string{c.EtcdURL()}
-	ro.Etcd.StorageConfig.Prefix = "/convoy-cli-" + randomSuffix()
-	ro.Authentication.RemoteKubeConfigFile = kubeconfig
-	ro.Authorization.RemoteKubeConfigFile = kubeconfig
-	ro.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
-	opts.AlternateDNS = []string{reg.ServiceDNSName()}
-
-	srv, err := opts.NewServer()
-	if err != nil {
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(runCtx) }()
-	stop := func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "convoy apiserver stopped:", err)
-			}
-		case <-time.After(30 * time.Second):
-		}
-	}
-	reg.CABundle = srv.CABundle()
-	if err := apiserver.Register(ctx, c.RestConfig(), reg); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
 }
 
 // writeKubeconfig writes a kubeconfig of cfg (client certificates) to path.

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,15 +20,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
 )
 
@@ -71,7 +67,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	stop, err := startConvoyAPIServer(ctx, c, dir)
+	// Not convoy-system/convoy-apiserver, which the dry run of deploy/ must find free.
+	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
+		Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
 		return 1
@@ -113,76 +111,6 @@ func needCluster(t *testing.T) {
 	if env == nil {
 		t.Skip("needs the local control plane (not with -short)")
 	}
-}
-
-// startConvoyAPIServer runs convoy apiserver in this process as the user
-// convoy-apiserver, with its objects under a fresh prefix of the cluster's etcd, and
-// registers it with the aggregator. Its Service is not convoy-system/convoy-apiserver,
-// which the dry run of deploy/ must find free.
-func startConvoyAPIServer(ctx context.Context, c *localcluster.Cluster, dir string) (func(), error) {
-	const identity = "convoy-apiserver"
-	err := apiserver.GrantHostAccess(ctx, c.RestConfig(), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity})
-	if err != nil {
-		return nil, err
-	}
-	userCfg, err := c.UserConfig(identity)
-	if err != nil {
-		return nil, err
-	}
-	kubeconfig := filepath.Join(dir, "apiserver.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, userCfg); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	reg := apiserver.Registration{Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", Port: port}
-
-	opts := apiserver.NewOptions()
-	ro := opts.RecommendedOptions
-	ro.SecureServing.Listener, ro.SecureServing.BindPort = ln, port
-	ro.Etcd.StorageConfig.Transport.ServerList = []string{c.EtcdURL()}
-	ro.Etcd.StorageConfig.Prefix = "/convoy-deploy-" + randomSuffix()
-	ro.Authentication.RemoteKubeConfigFile = kubeconfig
-	ro.Authorization.RemoteKubeConfigFile = kubeconfig
-	ro.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
-	opts.AlternateDNS = []string{reg.ServiceDNSName()}
-
-	srv, err := opts.NewServer()
-	if err != nil {
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(runCtx) }()
-	stop := func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "convoy apiserver stopped:", err)
-			}
-		case <-time.After(30 * time.Second):
-		}
-	}
-	reg.CABundle = srv.CABundle()
-	if err := apiserver.Register(ctx, c.RestConfig(), reg); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
-}
-
-// writeKubeconfig writes a kubeconfig of cfg (client certificates) to path.
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["host"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["default"] = &clientcmdapi.Context{Cluster: "host", AuthInfo: "user"}
-	kc.CurrentContext = "default"
-	return clientcmd.WriteToFile(*kc, path)
 }
 
 func randomSuffix() string {

@@ -1,0 +1,92 @@
+// Package apiservertest runs convoy apiserver inside a test process against a
+// local control plane (internal/localcluster) and registers it with the
+// aggregator, so tests reach the convoy API through kube-apiserver as users do.
+// Only tests import it.
+package apiservertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/localcluster"
+)
+
+// Identity is the host-cluster user the in-process server authenticates as.
+const Identity = "convoy-apiserver"
+
+// Options name the registration. Each test package uses its own Service, so
+// that a dry run of deploy/ finds convoy-system/convoy-apiserver free.
+type Options struct {
+	// Namespace and ServiceName of the ExternalName Service the APIService points at.
+	Namespace, ServiceName string
+	// EtcdPrefix is the start of the etcd prefix; a random suffix keeps runs apart.
+	EtcdPrefix string
+}
+
+// Start runs convoy apiserver in this process as the user Identity (granted the
+// host access an aggregated server needs), with its objects under a fresh
+// prefix of the cluster's etcd, and registers it. stop ends the server.
+func Start(ctx context.Context, c *localcluster.Cluster, o Options) (stop func(), err error) {
+	err = apiserver.GrantHostAccess(ctx, c.RestConfig(), rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: Identity})
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := c.UserKubeconfig(Identity)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	reg := apiserver.Registration{Namespace: o.Namespace, ServiceName: o.ServiceName, Port: port}
+
+	opts := apiserver.NewOptions()
+	ro := opts.RecommendedOptions
+	ro.SecureServing.Listener, ro.SecureServing.BindPort = ln, port
+	ro.Etcd.StorageConfig.Transport.ServerList = []string{c.EtcdURL()}
+	ro.Etcd.StorageConfig.Prefix = o.EtcdPrefix + "-" + randomSuffix()
+	ro.Authentication.RemoteKubeConfigFile = kubeconfig
+	ro.Authorization.RemoteKubeConfigFile = kubeconfig
+	ro.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
+	opts.AlternateDNS = []string{reg.ServiceDNSName()}
+
+	srv, err := opts.NewServer()
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(runCtx) }()
+	stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "convoy apiserver stopped:", err)
+			}
+		case <-time.After(30 * time.Second):
+		}
+	}
+	reg.CABundle = srv.CABundle()
+	if err := apiserver.Register(ctx, c.RestConfig(), reg); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
