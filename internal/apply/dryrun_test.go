@@ -123,7 +123,7 @@ func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 
 	// Once the CRD is there, the dry run checks its objects, and an
 	// unchanged render changes nothing.
-	plan, err = e.applier.DryRun(e.ctx, objs)
+	plan, err = e.applier.DryRun(e.ctx, objs, Entries(objs)...)
 	if err != nil {
 		t.Fatalf("second DryRun: %v", err)
 	}
@@ -136,5 +136,15 @@ func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 	}
 	if res.Changed() {
 		t.Errorf("second apply changed something: %v", res.Changes)
+	}
+
+	// Without an inventory the dry run finds the Namespace existing too, and
+	// checks what the render puts in it.
+	plan, err = e.applier.DryRun(e.ctx, objs)
+	if err != nil {
+		t.Fatalf("DryRun without an inventory: %v", err)
+	}
+	if got := plan.Unchecked(); len(got) != 0 {
+		t.Errorf("DryRun without an inventory left %v unchecked", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -28,12 +29,17 @@ const (
 	configured
 	// unchanged: the object exists and the apply would change nothing.
 	unchanged
+	// existing: the object exists; whether the apply changes it is not known
+	// (its dry run went without a GET). The apply finds out.
+	existing
 )
 
 type planned struct {
 	Object
 	entry v1alpha1.InventoryObject
 	state state
+	// liveVersion is the resourceVersion of an existing object at the dry run.
+	liveVersion string
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -108,7 +114,19 @@ func (p *Plan) Unchecked() []v1alpha1.ObjectReference {
 // Every object is tried; the error is an *Error listing each failure. Its
 // Reason is ReasonUnappliable when the server rejected an object (see
 // IsRejection), else ReasonDeployFailed.
-func (a *Applier) DryRun(ctx context.Context, objects []Object) (*Plan, error) {
+//
+// applied lists the objects an earlier apply made (the ReleaseInventory); it
+// may be stale or empty. An object it lists is read (GET) and dry-run, so that
+// an unchanged object costs no apply. An object it does not list is most
+// likely new: it is only dry-run (a dry-run create answers without a
+// resourceVersion) and applied; if it existed after all, the apply tells
+// whether it changed anything. A new object thus costs two requests instead
+// of three.
+func (a *Applier) DryRun(ctx context.Context, objects []Object, applied ...v1alpha1.InventoryObject) (*Plan, error) {
+	known := map[identity]bool{}
+	for _, e := range applied {
+		known[identityOf(e.ObjectReference)] = true
+	}
 	plan, err := NewPlan(objects)
 	if err != nil {
 		return nil, err
@@ -121,11 +139,11 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object) (*Plan, error) {
 			rest = append(rest, o)
 		}
 	}
-	failures := a.diff(ctx, defs)
+	failures := a.diff(ctx, defs, known)
 
 	newNamespaces := map[string]bool{}
 	for _, o := range defs {
-		if isNamespace(o.entry.Group, o.entry.Kind) && o.state != configured && o.state != unchanged {
+		if isNamespace(o.entry.Group, o.entry.Kind) && (o.state == created || o.state == unchecked) {
 			newNamespaces[o.entry.Name] = true
 		}
 	}
@@ -147,7 +165,7 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object) (*Plan, error) {
 		}
 		check = append(check, o)
 	}
-	failures = append(failures, a.diff(ctx, check)...)
+	failures = append(failures, a.diff(ctx, check, known)...)
 	return plan, dryRunError(failures)
 }
 
@@ -157,14 +175,21 @@ type failure struct {
 	rejected bool
 }
 
-// diff dry-runs objects concurrently and records their state.
-func (a *Applier) diff(ctx context.Context, objects []*planned) []failure {
+// diff dry-runs objects concurrently and records their state: the objects
+// known to exist with a GET and a dry run (ssa Diff), the others with a dry
+// run only.
+func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identity]bool) []failure {
 	results := make([]*failure, len(objects))
 	var g errgroup.Group
 	g.SetLimit(a.opts.Concurrency)
 	for i, o := range objects {
 		g.Go(func() error {
-			entry, _, _, err := a.rm.Diff(ctx, o.Object.Object, ssa.DiffOptions{})
+			var err error
+			if known[identityOf(o.entry.ObjectReference)] {
+				err = a.diffKnown(ctx, o)
+			} else {
+				err = a.dryRunNew(ctx, o)
+			}
 			if err != nil {
 				if dr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
 					err = dr.Unwrap()
@@ -175,15 +200,6 @@ func (a *Applier) diff(ctx context.Context, objects []*planned) []failure {
 					verb = "rejected"
 				}
 				results[i] = &failure{o, fmt.Errorf("dry run of %s %s: %w", Describe(o.entry.ObjectReference), verb, err), rejected}
-				return nil
-			}
-			switch entry.Action {
-			case ssa.CreatedAction:
-				o.state = created
-			case ssa.UnchangedAction:
-				o.state = unchanged
-			default:
-				o.state = configured
 			}
 			return nil
 		})
@@ -196,6 +212,41 @@ func (a *Applier) diff(ctx context.Context, objects []*planned) []failure {
 		}
 	}
 	return out
+}
+
+// diffKnown compares the live object with its dry-run apply (a GET and a dry
+// run).
+func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
+	entry, _, _, err := a.rm.Diff(ctx, o.Object.Object.DeepCopy(), ssa.DiffOptions{})
+	if err != nil {
+		return err
+	}
+	switch entry.Action {
+	case ssa.CreatedAction:
+		o.state = created
+	case ssa.UnchangedAction:
+		o.state = unchanged
+	default:
+		o.state = configured
+	}
+	return nil
+}
+
+// dryRunNew dry-runs the apply of an object that is probably new, without a
+// GET: the server answers a dry-run create without a resourceVersion.
+func (a *Applier) dryRunNew(ctx context.Context, o *planned) error {
+	obj := o.Object.Object.DeepCopy()
+	err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
+	if err != nil {
+		return err
+	}
+	if obj.GetResourceVersion() == "" {
+		o.state = created
+	} else {
+		o.state, o.liveVersion = existing, obj.GetResourceVersion()
+	}
+	return nil
 }
 
 func dryRunError(failures []failure) error {

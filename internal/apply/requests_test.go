@@ -6,7 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // requestCounter counts the requests that pass through a client, by kind.
@@ -75,23 +79,76 @@ func TestRequestsPerApply(t *testing.T) {
 		{Object: service},
 		{Object: deployment},
 	}
-	applyOnce := func() {
-		plan, err := applier.DryRun(e.ctx, render)
+	applyOnce := func(applied []v1alpha1.InventoryObject) []Change {
+		t.Helper()
+		plan, err := applier.DryRun(e.ctx, render, applied...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := applier.ApplyWave(e.ctx, plan, 0); err != nil {
+		res, err := applier.ApplyWave(e.ctx, plan, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return res.Changes
 	}
 	counter.take()
 
-	applyOnce()
-	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 4, "write": 4}, counter.take()); diff != "" {
+	// The first apply: nothing in the inventory, so no GET.
+	applyOnce(nil)
+	if diff := cmp.Diff(map[string]int{"dry-run": 4, "write": 4}, counter.take()); diff != "" {
 		t.Errorf("requests of the first apply (-want +got):\n%s", diff)
 	}
-	applyOnce()
+	// The next apply knows the objects: a GET and a dry run each, no write.
+	changes := applyOnce(Entries(render))
 	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 4}, counter.take()); diff != "" {
 		t.Errorf("requests of an unchanged apply (-want +got):\n%s", diff)
+	}
+	for _, c := range changes {
+		if c.Action != Unchanged {
+			t.Errorf("unchanged apply: %s %s, want unchanged", Describe(c.Object), c.Action)
+		}
+	}
+}
+
+// An object that exists but that the inventory does not list (a lost
+// inventory, or an object taken over) costs a dry run and an apply; the
+// apply reports it unchanged when the server stored nothing, and configured
+// when it changed it.
+func TestApplyUnlistedExistingObject(t *testing.T) {
+	e := integration(t)
+	applier := New(e.client, Options{})
+	cm := configMap(e.ns, "unlisted", map[string]string{"k": "v"})
+	render := []Object{{Object: cm}}
+	apply := func(o []Object) Action {
+		t.Helper()
+		plan, err := applier.DryRun(e.ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := applier.ApplyWave(e.ctx, plan, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Changes) != 1 {
+			t.Fatalf("changes: %v, want one", res.Changes)
+		}
+		return res.Changes[0].Action
+	}
+	if got := apply(render); got != Created {
+		t.Fatalf("first apply: %s, want created", got)
+	}
+	if got := apply(render); got != Unchanged {
+		t.Errorf("apply of the same object, not in the inventory: %s, want unchanged", got)
+	}
+	changed := []Object{{Object: configMap(e.ns, "unlisted", map[string]string{"k": "w"})}}
+	if got := apply(changed); got != Configured {
+		t.Errorf("apply of a changed object, not in the inventory: %s, want configured", got)
+	}
+	live := &corev1.ConfigMap{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "unlisted"}, live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Data["k"] != "w" {
+		t.Errorf("data after the apply: %v, want k=w", live.Data)
 	}
 }

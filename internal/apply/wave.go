@@ -59,8 +59,9 @@ func (r *WaveResult) Changed() bool {
 // apply (field manager convoy, conflicts forced): first the wave's CRDs and
 // Namespaces, waiting until the CRDs are established and the Namespaces
 // active, then everything else, a few at a time. An object the dry run found
-// unchanged costs no request; an object it did not check costs a GET and a
-// dry run, and an apply only when it differs.
+// unchanged costs no request, one it found new or changed costs the apply;
+// an object it did not check costs a GET and a dry run, and an apply only
+// when it differs.
 //
 // Which waves to apply, and whether the previous waves are healthy enough to
 // go on, is the caller's decision. An error is an *Error with
@@ -129,16 +130,21 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, error) {
 	switch o.state {
 	case unchanged:
 		return Unchanged, nil
-	case created, configured:
+	case created, configured, existing:
 		err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 			client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
 		if err != nil {
 			return "", err
 		}
-		if o.state == created {
+		switch {
+		case o.state == created:
 			return Created, nil
+		case o.state == existing && obj.GetResourceVersion() == o.liveVersion:
+			// The server stored nothing: the object was as rendered.
+			return Unchanged, nil
+		default:
+			return Configured, nil
 		}
-		return Configured, nil
 	default:
 		entry, err := a.rm.Apply(ctx, obj, ssa.DefaultApplyOptions())
 		if err != nil {

@@ -36,7 +36,7 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	var ap *apply.Plan
 	if plan.DryRun {
 		logger.V(1).Info("Running the pre-apply dry run")
-		ap, err = applier.DryRun(ctx, objects)
+		ap, err = applier.DryRun(ctx, objects, inventoryObjects(st.inventory)...)
 		if err != nil {
 			return failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
 		}
@@ -241,4 +241,12 @@ func deref(res *release.Result) release.Result {
 		return release.Result{}
 	}
 	return *res
+}
+
+// inventoryObjects lists what the cached inventory says was applied; none without one.
+func inventoryObjects(inv *v1.ReleaseInventory) []v1.InventoryObject {
+	if inv == nil {
+		return nil
+	}
+	return inv.Objects
 }

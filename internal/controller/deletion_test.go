@@ -22,7 +22,7 @@ func TestDeletionPolicy(t *testing.T) {
 			e.createRelease("web", automatic(), func(r *v1.Release) { r.Spec.DeletionPolicy = tc.policy })
 			rel := e.waitApplied("web", "True", v1.ReasonApplied)
 			if !containsString(rel.Finalizers, v1.Finalizer) {
-				t.Fatalf("finalizers %v, want %s added on the first reconcile", rel.Finalizers, v1.Finalizer)
+				t.Fatalf("finalizers %v, want %s (set at create)", rel.Finalizers, v1.Finalizer)
 			}
 			if e.configMap("web-config") == nil {
 				t.Fatal("web-config was not applied")

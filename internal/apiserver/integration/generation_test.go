@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -124,5 +125,23 @@ func hook(name string) convoyv1alpha1.Hook {
 		Name:  name,
 		Phase: convoyv1alpha1.HookPreApply,
 		Job:   jobSpec(),
+	}
+}
+
+// Every Release is stored with convoy's finalizer, so that deleting it lets the
+// controller delete what it applied; finalizers the user sets are kept.
+func TestCreateAddsTheFinalizer(t *testing.T) {
+	ns := testNamespace(t)
+	got := create(t, release(ns, "podinfo", func(r *convoyv1alpha1.Release) {
+		r.Finalizers = []string{"example.com/keep"}
+	}))
+	if want := []string{"example.com/keep", convoyv1alpha1.Finalizer}; !slices.Equal(got.Finalizers, want) {
+		t.Errorf("finalizers = %v, want %v", got.Finalizers, want)
+	}
+	got = create(t, release(ns, "again", func(r *convoyv1alpha1.Release) {
+		r.Finalizers = []string{convoyv1alpha1.Finalizer}
+	}))
+	if want := []string{convoyv1alpha1.Finalizer}; !slices.Equal(got.Finalizers, want) {
+		t.Errorf("finalizers = %v, want %v (not twice)", got.Finalizers, want)
 	}
 }

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -42,6 +43,12 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	r.Status = convoyv1alpha1.ReleaseStatus{}
 	r.Pin = nil // written only through /pin
 	r.Generation = 1
+	// Every Release carries convoy's finalizer from its creation, so that the
+	// controller need not write the Release once more before its first apply
+	// (it still adds the finalizer where someone removed it).
+	if !slices.Contains(r.Finalizers, convoyv1alpha1.Finalizer) {
+		r.Finalizers = append(r.Finalizers, convoyv1alpha1.Finalizer)
+	}
 }
 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
