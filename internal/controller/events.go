@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,9 @@ const (
 	eventInvalidAnnotation = "InvalidAnnotation"
 	eventRenderWarning     = "RenderWarning"
 	eventConfigured        = "Configured"
+	// eventRollout prefixes the rollout's phase: RolloutProgressing, RolloutSucceeded,
+	// RolloutFailed, RolloutRolledBack.
+	eventRollout = "Rollout"
 )
 
 // emitEvents records what changed or failed in this reconcile, and nothing else: a
@@ -34,6 +38,17 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 	changes := ""
 	if c := st.applyChanges; c.created+c.configured+c.pruned > 0 {
 		changes = fmt.Sprintf(" Objects: %d created, %d changed, %d pruned.", c.created, c.configured, c.pruned)
+	}
+
+	if ro := out.Status.Rollout; ro != nil {
+		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+release.RolloutProgressing, "Rollout",
+			"Rollout of render %s started; it has until %s to become Healthy.", ro.RenderRef, ro.Deadline.UTC().Format(time.RFC3339))
+	} else if p := out.Status.RolloutPhase; p != nil {
+		kind := corev1.EventTypeNormal
+		if p.Phase != release.RolloutSucceeded {
+			kind = corev1.EventTypeWarning
+		}
+		r.events.Eventf(rel, nil, kind, eventRollout+p.Phase, "Rollout", "%s", p.Message)
 	}
 
 	switch out.Kind {

@@ -119,7 +119,7 @@ func failurePolicy(p *v1.FailurePolicy) *release.FailurePolicy {
 	if p == nil {
 		return nil
 	}
-	out := &release.FailurePolicy{}
+	out := &release.FailurePolicy{Action: string(p.Action)}
 	if p.HealthTimeout != nil {
 		out.HealthTimeout = p.HealthTimeout.Duration
 	}

@@ -48,6 +48,9 @@ func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus
 			Deadline:          timestamp(ro.Deadline),
 		}
 	}
+	if p := out.Status.RolloutPhase; p != nil && s.Rollout != nil && out.Status.Rollout == nil {
+		s.Rollout.Phase, s.Rollout.Message = v1.RolloutPhase(p.Phase), p.Message
+	}
 	if st.syncWaveSet {
 		s.SyncWave = st.syncWave
 	}

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"time"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -16,6 +17,11 @@ type Plan struct {
 	Force Request
 	// Warnings are ignored invalid annotations, for Warning events.
 	Warnings []Warning
+
+	// Rollout, when set, is what the rollout of status.rollout came to before this
+	// reconcile applies anything: Succeeded or Failed. Finish writes it, unless a new
+	// rollout starts or a rollback succeeds.
+	Rollout *RolloutChange
 
 	// Stop, when set, ends the reconcile here: apply nothing, run no hooks, no dry run
 	// and no prune, and report this Result.
@@ -44,6 +50,17 @@ type Apply struct {
 	// apply counts as successful (lastSuccessful, lastHandledSyncAt) but the Release
 	// holds (Pinned, RolledBack).
 	Report *Result
+	// RollBack: RenderRef is the previous render of a Failed rollout whose
+	// failurePolicy action is Rollback; a successful apply ends it RolledBack.
+	RollBack bool
+}
+
+// RolloutChange is a new phase of status.rollout and why.
+type RolloutChange struct {
+	// Phase is RolloutSucceeded, RolloutFailed or RolloutRolledBack.
+	Phase string
+	// Message says why, for people.
+	Message string
 }
 
 // decision is the state that the steps of Decide build up.
@@ -56,6 +73,8 @@ type decision struct {
 	report *Result
 	// rollbackHold: the apply keeps the previous render after a rollback.
 	rollbackHold bool
+	// rollingBack: the apply is the rollback of a Failed rollout.
+	rollingBack bool
 	apply        Apply
 }
 
@@ -70,6 +89,7 @@ var steps = []step{
 	clusterWaveStep,  // 2
 	preflightStep,    // 3, 4
 	pinStep,          // 5
+	rolloutStep,      // the rollout's outcome; a rollback goes on in both modes
 	syncPolicyStep,   // 6
 	rolloutHoldStep,  // 7
 	hooksStep,        // 8
@@ -90,6 +110,7 @@ func Decide(in Input) Plan {
 	}
 	d.apply.RenderRef = d.target
 	d.apply.Report = d.report
+	d.apply.RollBack = d.rollingBack
 	d.plan.Apply = &d.apply
 	return d.plan
 }
@@ -160,7 +181,7 @@ const (
 // syncPolicyStep is step 6: automatic mode and manual mode with a pending /sync go on;
 // manual mode without one reports and stops, with no apply and no dry run.
 func syncPolicyStep(d *decision) *Result {
-	if d.in.Policy.Automatic || d.plan.Sync.Pending {
+	if d.in.Policy.Automatic || d.plan.Sync.Pending || d.rollingBack {
 		return nil
 	}
 	switch {
@@ -175,6 +196,50 @@ func syncPolicyStep(d *decision) *Result {
 	default:
 		return &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers}
 	}
+}
+
+// rolloutStep judges a Progressing rollout by the observer's health of its render:
+// Healthy is Succeeded; Degraded, or the deadline passing first, is Failed. A Failed
+// rollout of the render to apply whose failurePolicy action is Rollback makes its
+// previous render the one to apply, in manual mode too: the failurePolicy is the
+// person's standing order, and the previous render is the last one they approved. A
+// pending force does neither: it starts a new rollout (step 12).
+func rolloutStep(d *decision) *Result {
+	r, fp := d.in.Rollout, d.in.FailurePolicy
+	if r == nil || fp == nil || d.plan.Force.Pending {
+		return nil
+	}
+	phase := r.Phase
+	if phase == RolloutProgressing {
+		h := d.in.Health
+		assessed := h != nil && h.RenderRef == r.RenderRef
+		switch {
+		case assessed && h.State == HealthHealthy:
+			d.plan.Rollout = &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."}
+			return nil
+		case assessed && h.State == HealthDegraded:
+			d.plan.Rollout = &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."}
+		case !r.Deadline.IsZero() && !d.in.Now.Before(r.Deadline):
+			d.plan.Rollout = &RolloutChange{Phase: RolloutFailed, Message: fmt.Sprintf(
+				"The render did not become Healthy before its deadline %s.", r.Deadline.UTC().Format(time.RFC3339))}
+		default:
+			return nil
+		}
+		phase = RolloutFailed
+	}
+	if phase != RolloutFailed || fp.Action == ActionHalt || r.RenderRef != d.target {
+		return nil
+	}
+	if r.PreviousRenderRef == "" || r.PreviousRenderRef == r.RenderRef {
+		if d.plan.Rollout != nil {
+			d.plan.Rollout.Message += " There is no previous render to roll back to."
+		}
+		return nil
+	}
+	d.target = r.PreviousRenderRef
+	d.report = &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
+	d.rollbackHold, d.rollingBack = true, true
+	return nil
 }
 
 // rolloutHoldStep is step 7: while the render to apply is the one whose rollout was

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -45,6 +47,9 @@ type StatusUpdate struct {
 	LastHandledForceSyncAt *time.Time
 	// Rollout, when set, is a new Progressing rollout to write to status.rollout.
 	Rollout *RolloutStart
+	// RolloutPhase, when set, is a new phase of the rollout in status.rollout (when
+	// Rollout is nil): Succeeded, Failed or RolledBack, and why.
+	RolloutPhase *RolloutChange
 }
 
 // RolloutStart is a new Progressing rollout.
@@ -93,6 +98,18 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 			out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
 		}
 	}
+	switch {
+	case out.Status.Rollout != nil:
+	case applied && plan.Apply.RollBack:
+		why := "The rollout failed"
+		if plan.Rollout != nil {
+			why = "The rollout failed: " + strings.TrimSuffix(plan.Rollout.Message, ".")
+		}
+		out.Status.RolloutPhase = &RolloutChange{Phase: RolloutRolledBack, Message: fmt.Sprintf(
+			"%s; rolled back to render %s.", why, plan.Apply.RenderRef)}
+	case plan.Rollout != nil:
+		out.Status.RolloutPhase = plan.Rollout
+	}
 	if plan.Force.Pending {
 		out.Status.LastHandledForceSyncAt = timeCopy(plan.Force.At)
 	}
@@ -105,7 +122,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	switch {
 	case out.Status.Rollout != nil:
 		deadline = out.Status.Rollout.Deadline
-	case in.Rollout != nil && in.Rollout.Phase == RolloutProgressing:
+	case in.Rollout != nil && in.Rollout.Phase == RolloutProgressing && out.Status.RolloutPhase == nil:
 		deadline = in.Rollout.Deadline
 	}
 	out.Requeue = requeueFor(in, out.Kind, deadline)

@@ -125,6 +125,10 @@ func next(in Input, out Outcome) Input {
 		r := out.Status.Rollout
 		in.Rollout = &Rollout{Phase: RolloutProgressing, RenderRef: r.RenderRef,
 			PreviousRenderRef: r.PreviousRenderRef, Deadline: r.Deadline}
+	} else if p := out.Status.RolloutPhase; p != nil && in.Rollout != nil {
+		r := *in.Rollout
+		r.Phase = p.Phase
+		in.Rollout = &r
 	}
 	switch out.Counter {
 	case CounterIncrement:

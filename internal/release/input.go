@@ -72,7 +72,16 @@ type FailurePolicy struct {
 	// HealthTimeout is the time a new rollout has to become Healthy; 0 means the
 	// default, DefaultHealthTimeout.
 	HealthTimeout time.Duration
+	// Action is what a Failed rollout does: ActionRollback (also when empty) or
+	// ActionHalt.
+	Action string
 }
+
+// Failure policy actions (spec.failurePolicy.action).
+const (
+	ActionRollback = "Rollback"
+	ActionHalt     = "Halt"
+)
 
 // Requests holds the /sync and forced /sync requests and what was handled of them.
 type Requests struct {

@@ -1,0 +1,197 @@
+package release
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// withAction sets the failurePolicy's action.
+func withAction(action string) option {
+	return func(in *Input) {
+		if in.FailurePolicy == nil {
+			in.FailurePolicy = &FailurePolicy{}
+		}
+		in.FailurePolicy.Action = action
+	}
+}
+
+// progressing is a Progressing rollout of refNew from refOld whose deadline is d
+// after now (negative: passed).
+func progressing(d time.Duration) option {
+	return rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(d)})
+}
+
+func healthOf(ref, state string) option { return health(Health{RenderRef: ref, State: state}) }
+
+// How a Progressing rollout ends (rollout-hooks-pin-waves.md, "Progressive rollout"):
+// the phase written, and what the reconcile applies.
+func TestRolloutOutcome(t *testing.T) {
+	rolledBack := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
+	cases := map[string]struct {
+		in        Input
+		attempt   Result
+		wantApply *Apply
+		wantStop  *Result
+		wantPhase *RolloutChange
+		wantLast  string
+	}{
+		"Healthy before the deadline: Succeeded": {
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthHealthy)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantPhase: &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."},
+			wantLast:  refNew,
+		},
+		"Healthy for another render does not count": {
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refOld, HealthHealthy)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantLast:  refNew,
+		},
+		"still Progressing before the deadline: no change": {
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthProgressing)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantLast:  refNew,
+		},
+		"Degraded, action Rollback (the default): the previous render is applied, RolledBack": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			attempt: Succeeded(),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
+			wantPhase: &RolloutChange{Phase: RolloutRolledBack,
+				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
+			wantLast: refOld,
+		},
+		"deadline passed, still Progressing: Failed, rolled back": {
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second), healthOf(refNew, HealthProgressing)),
+			attempt:   Succeeded(),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
+			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed: The render did not become Healthy before its deadline " +
+				now.Add(-time.Second).Format(time.RFC3339) + "; rolled back to render " + refOld + "."},
+			wantLast: refOld,
+		},
+		"the deadline is reached exactly: Failed": {
+			in:        input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew), progressing(0)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render did not become Healthy before its deadline " + now.Format(time.RFC3339) + "."},
+			wantLast:  refNew,
+		},
+		"Degraded, action Halt: Failed, the failed render stays applied": {
+			in:        input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."},
+			wantLast:  refNew,
+		},
+		"Failed with nothing to roll back to: Failed, says so": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
+				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, HealthDegraded)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded. There is no previous render to roll back to."},
+			wantLast:  refNew,
+		},
+		"the rollback's apply fails: Failed is written, the next reconcile tries again": {
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			attempt:   Stopped(v1.ReasonDeployFailed, "down"),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
+			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."},
+			wantLast:  refNew,
+		},
+		"a stored Failed rollout with Rollback is rolled back": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
+				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
+			attempt:   Succeeded(),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
+			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed; rolled back to render " + refOld + "."},
+			wantLast:  refOld,
+		},
+		"manual mode, no /sync: the rollback goes on (the failurePolicy is a standing order)": {
+			in:        input(manual(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			attempt:   Succeeded(),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
+			wantPhase: &RolloutChange{Phase: RolloutRolledBack,
+				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
+			wantLast: refOld,
+		},
+		"SP-20: a pending force starts a new rollout instead of judging or rolling back": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second),
+				healthOf(refNew, HealthDegraded), forcedSyncRequest(t1)),
+			attempt:   Succeeded(),
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, StartRollout: true},
+			wantLast:  refNew,
+		},
+		"no failurePolicy: no rollout is judged": {
+			in: input(automatic(), lastSuccessful(refNew),
+				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(-time.Minute)}), healthOf(refNew, HealthDegraded)),
+			attempt:   Succeeded(),
+			wantApply: applyOf(refNew),
+			wantLast:  refNew,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			plan, out := reconcile(tc.in, tc.attempt)
+			if diff := cmp.Diff(tc.wantStop, plan.Stop); diff != "" {
+				t.Errorf("Stop (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantApply, plan.Apply); diff != "" {
+				t.Errorf("Apply (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPhase, out.Status.RolloutPhase); diff != "" {
+				t.Errorf("RolloutPhase (-want +got):\n%s", diff)
+			}
+			last := tc.in.LastSuccessfulRender
+			if out.Status.LastSuccessfulRender != "" {
+				last = out.Status.LastSuccessfulRender
+			}
+			if last != tc.wantLast {
+				t.Errorf("lastSuccessful = %s, want %s", last, tc.wantLast)
+			}
+		})
+	}
+}
+
+// After a rollback the Release holds at the previous render (RolledBack) until the
+// render changes or a forced sync starts a new rollout, which succeeds once Healthy.
+func TestRolloutRollbackThenHoldThenForce(t *testing.T) {
+	in := input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded))
+	_, out := reconcile(in, Succeeded())
+	if out.Result.Reason != v1.ReasonRolledBack {
+		t.Fatalf("rollback reconcile: %s, want RolledBack", out.Result.Reason)
+	}
+	in = next(in, out)
+
+	plan, out := reconcile(in, Succeeded())
+	if plan.Apply == nil || plan.Apply.RenderRef != refOld || out.Result.Reason != v1.ReasonRolledBack {
+		t.Fatalf("reconcile after the rollback: apply %+v, result %s; want %s applied, RolledBack", plan.Apply, out.Result.Reason, refOld)
+	}
+	if out.Status.Rollout != nil || out.Status.RolloutPhase != nil {
+		t.Errorf("the hold changed the rollout: %+v %+v", out.Status.Rollout, out.Status.RolloutPhase)
+	}
+	in = next(in, out)
+
+	forced := in
+	forcedSyncRequest(t1)(&forced)
+	plan, out = reconcile(forced, Succeeded())
+	if plan.Apply == nil || plan.Apply.RenderRef != refNew || !plan.Apply.StartRollout || out.Status.Rollout == nil {
+		t.Fatalf("forced sync: apply %+v, rollout %+v; want a new rollout of %s", plan.Apply, out.Status.Rollout, refNew)
+	}
+	if out.Status.Rollout.PreviousRenderRef != refOld {
+		t.Errorf("new rollout's previous render %s, want %s", out.Status.Rollout.PreviousRenderRef, refOld)
+	}
+	in = next(forced, out)
+	healthOf(refNew, HealthHealthy)(&in)
+	_, out = reconcile(in, Succeeded())
+	if p := out.Status.RolloutPhase; p == nil || p.Phase != RolloutSucceeded {
+		t.Errorf("after Healthy: rollout phase %+v, want Succeeded", p)
+	}
+	if out.Result.Reason != v1.ReasonApplied {
+		t.Errorf("after Healthy: %s, want Applied", out.Result.Reason)
+	}
+}
