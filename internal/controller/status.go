@@ -29,8 +29,13 @@ func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus
 		s.Render = st.renderStatus
 	}
 	if ref := out.Status.LastSuccessfulRender; ref != "" {
-		if s.LastSuccessful == nil || s.LastSuccessful.RenderRef != ref {
+		switch {
+		case s.LastSuccessful == nil || s.LastSuccessful.RenderRef != ref:
 			s.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: st.appliedChartVersion, AppliedAt: timestamp(now)}
+		case st.appliedChartVersion != "":
+			// Another chart version may render the same objects: the render (and
+			// appliedAt) stay, the version follows the chart.
+			s.LastSuccessful.ChartVersion = st.appliedChartVersion
 		}
 	}
 	if t := out.Status.LastHandledSyncAt; t != nil {

@@ -144,3 +144,21 @@ func TestSyncPolicyInput(t *testing.T) {
 		t.Errorf("SP-02/SP-37 unset policy (-want +got):\n%s", diff)
 	}
 }
+
+// Another chart version that renders the same objects keeps the render and its
+// appliedAt, but lastSuccessful.chartVersion follows the chart.
+func TestLastSuccessfulChartVersionFollowsTheChart(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	rel := testRelease("podinfo", automatic())
+	first := reconcileStatus(rel, "sha256:a", t0, release.Succeeded())
+	rel = with(rel, statusOnly(func(s *v1.ReleaseStatus) { *s = first }))
+
+	st := &state{rel: rel, now: t0.Add(time.Hour), appliedChartVersion: "1.0.1"}
+	in := release.Input{Now: st.now, Policy: syncPolicy(rel.Spec.SyncPolicy), CurrentRender: "sha256:a", LastSuccessfulRender: "sha256:a"}
+	plan := release.Decide(in)
+	got := newStatus(rel, st, release.Finish(in, plan, release.Succeeded())).LastSuccessful
+	want := &v1.LastSuccessful{RenderRef: "sha256:a", ChartVersion: "1.0.1", AppliedAt: first.LastSuccessful.AppliedAt}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lastSuccessful (-want +got):\n%s", diff)
+	}
+}

@@ -75,7 +75,7 @@ type decision struct {
 	rollbackHold bool
 	// rollingBack: the apply is the rollback of a Failed rollout.
 	rollingBack bool
-	apply        Apply
+	apply       Apply
 }
 
 // step is one step of the reconcile flow. It returns a Result to stop the reconcile,

@@ -59,8 +59,8 @@ func TestRolloutOutcome(t *testing.T) {
 			wantLast:  refNew,
 		},
 		"Degraded, action Rollback (the default): the previous render is applied, RolledBack": {
-			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
-			attempt: Succeeded(),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
 			wantPhase: &RolloutChange{Phase: RolloutRolledBack,
 				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
