@@ -6,9 +6,9 @@
 // only: no exec plugins, auth providers or local files), and when a cached
 // connection is stale (the Secret's resourceVersion changed).
 //
-// Every failure is a *NotReadyError (reason ClusterNotReady) whose message
-// says what to fix. It must not apply anything, write any status, or decide
-// when to retry; it reads Clusters, Secrets and Namespaces on the host and
-// the discovery data of the targets, nothing else. No other package builds a
-// client for a remote cluster.
+// Every failure is a *NotReadyError (reason ClusterNotReady) whose Kind says
+// which check failed and whose message says what to fix. It must not apply
+// anything, write any status, or decide when to retry; it reads Clusters,
+// Secrets and Namespaces on the host and the discovery data of the targets,
+// nothing else. No other package builds a client for a remote cluster.
 package clusters

@@ -6,10 +6,34 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
+// NotReadyKind says which check of a target failed, so that callers tell the
+// failures apart without reading messages. It is set where the error is made.
+type NotReadyKind string
+
+const (
+	// HostReadFailed means the Cluster, its kubeconfig Secret or the Release's
+	// namespace could not be read on the host (an error of the host, not of the
+	// target; a retry may do).
+	HostReadFailed NotReadyKind = "HostReadFailed"
+	// ClusterMissing means spec.cluster names a Cluster that does not exist.
+	ClusterMissing NotReadyKind = "ClusterMissing"
+	// NotAdmitted means the Cluster's namespaceSelector does not select the
+	// Release's namespace, or cannot be parsed.
+	NotAdmitted NotReadyKind = "NotAdmitted"
+	// KubeconfigNotReady means the kubeconfig Secret or its key is missing, or the
+	// kubeconfig cannot be used (unparsable, not inline credentials).
+	KubeconfigNotReady NotReadyKind = "KubeconfigNotReady"
+	// Unreachable means the target does not answer (its /version or discovery) with
+	// the kubeconfig's server and credentials.
+	Unreachable NotReadyKind = "Unreachable"
+)
+
 // NotReadyError says why a Release's target cannot be used. Its message is
 // for people: what is wrong and what to do; it carries no time or changing
 // number, so a condition built from it does not flap.
 type NotReadyError struct {
+	// Kind says which check failed.
+	Kind NotReadyKind
 	// Cluster is the Cluster's name; empty for the host cluster.
 	Cluster string
 	// Message says what is wrong and what to do.

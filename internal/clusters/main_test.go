@@ -176,12 +176,15 @@ func remoteKubeconfig(t *testing.T) []byte {
 	return b
 }
 
-// wantNotReady checks that err is a *NotReadyError whose message contains want.
-func wantNotReady(t *testing.T, err error, want string) {
+// wantNotReady checks that err is a *NotReadyError of kind whose message contains want.
+func wantNotReady(t *testing.T, err error, kind NotReadyKind, want string) {
 	t.Helper()
 	ne, ok := errors.AsType[*NotReadyError](err)
 	if !ok || !IsNotReady(err) {
 		t.Fatalf("error %v is not a NotReadyError", err)
+	}
+	if ne.Kind != kind {
+		t.Errorf("Kind = %q, want %q (error %v)", ne.Kind, kind, err)
 	}
 	if ne.Reason() != v1alpha1.ReasonClusterNotReady {
 		t.Errorf("Reason = %q", ne.Reason())

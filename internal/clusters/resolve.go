@@ -98,10 +98,10 @@ func (c *Cache) Resolve(ctx context.Context, release *v1alpha1.Release) (*Target
 	cluster := &v1alpha1.Cluster{}
 	if err := c.opts.Reader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf(
+			return nil, &NotReadyError{Kind: ClusterMissing, Cluster: name, Message: fmt.Sprintf(
 				"Cluster %q does not exist: create it, or set spec.cluster to an existing Cluster (empty for the host cluster)", name)}
 		}
-		return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf("cannot read Cluster %q", name), Err: err}
+		return nil, &NotReadyError{Kind: HostReadFailed, Cluster: name, Message: fmt.Sprintf("cannot read Cluster %q", name), Err: err}
 	}
 	if err := c.admits(ctx, cluster, release.Namespace); err != nil {
 		return nil, err
@@ -116,21 +116,21 @@ func (c *Cache) Resolve(ctx context.Context, release *v1alpha1.Release) (*Target
 	where := fmt.Sprintf("Secret %s/%s", ref.Namespace, ref.Name)
 	if err := c.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf(
+			return nil, &NotReadyError{Kind: KubeconfigNotReady, Cluster: name, Message: fmt.Sprintf(
 				"the kubeconfig %s of Cluster %q does not exist: create it with the kubeconfig under key %q", where, name, key)}
 		}
-		return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf("cannot read the kubeconfig %s of Cluster %q", where, name), Err: err}
+		return nil, &NotReadyError{Kind: HostReadFailed, Cluster: name, Message: fmt.Sprintf("cannot read the kubeconfig %s of Cluster %q", where, name), Err: err}
 	}
 	source := fmt.Sprintf("%s/%s#%s@%s", ref.Namespace, ref.Name, key, secret.ResourceVersion)
 	return c.connect(ctx, name, source, func() (*rest.Config, error) {
 		data, ok := secret.Data[key]
 		if !ok || len(data) == 0 {
-			return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf(
+			return nil, &NotReadyError{Kind: KubeconfigNotReady, Cluster: name, Message: fmt.Sprintf(
 				"%s of Cluster %q has no key %q: put the kubeconfig there, or set spec.kubeconfig.secretRef.key", where, name, key)}
 		}
 		cfg, err := restConfigFromKubeconfig(data)
 		if err != nil {
-			return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf(
+			return nil, &NotReadyError{Kind: KubeconfigNotReady, Cluster: name, Message: fmt.Sprintf(
 				"the kubeconfig in %s, key %q, of Cluster %q cannot be used: fix it", where, key, name), Err: err}
 		}
 		if cfg.QPS == 0 {
@@ -152,16 +152,16 @@ func (c *Cache) admits(ctx context.Context, cluster *v1alpha1.Cluster, namespace
 	}
 	selector, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
-		return &NotReadyError{Cluster: cluster.Name, Message: fmt.Sprintf(
+		return &NotReadyError{Kind: NotAdmitted, Cluster: cluster.Name, Message: fmt.Sprintf(
 			"Cluster %q has an invalid namespaceSelector: fix the Cluster", cluster.Name), Err: err}
 	}
 	ns := &corev1.Namespace{}
 	if err := c.opts.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return &NotReadyError{Cluster: cluster.Name, Message: fmt.Sprintf(
+		return &NotReadyError{Kind: HostReadFailed, Cluster: cluster.Name, Message: fmt.Sprintf(
 			"cannot read namespace %q to check the namespaceSelector of Cluster %q", namespace, cluster.Name), Err: err}
 	}
 	if !selector.Matches(labels.Set(ns.Labels)) {
-		return &NotReadyError{Cluster: cluster.Name, Message: fmt.Sprintf(
+		return &NotReadyError{Kind: NotAdmitted, Cluster: cluster.Name, Message: fmt.Sprintf(
 			"Cluster %q does not admit Releases of namespace %q: its namespaceSelector (%s) does not select the namespace; "+
 				"label the namespace to match, change the Cluster's namespaceSelector, or target another Cluster",
 			cluster.Name, namespace, selector)}
@@ -190,7 +190,11 @@ func (c *Cache) connect(ctx context.Context, name, source string, config func() 
 			if name != "" {
 				what = fmt.Sprintf("Cluster %q", name)
 			}
-			return nil, &NotReadyError{Cluster: name, Message: fmt.Sprintf(
+			if _, ok := errors.AsType[*configError](err); ok {
+				return nil, &NotReadyError{Kind: KubeconfigNotReady, Cluster: name, Message: fmt.Sprintf(
+					"the kubeconfig of %s cannot be used: fix it", what), Err: err}
+			}
+			return nil, &NotReadyError{Kind: Unreachable, Cluster: name, Message: fmt.Sprintf(
 				"cannot reach %s: check that it runs and that its kubeconfig's server and credentials are right", what), Err: err}
 		}
 		c.mu.Lock()
@@ -226,6 +230,6 @@ func (s Static) Resolve(_ context.Context, release *v1alpha1.Release) (*Target, 
 	if t, ok := s[release.Spec.Cluster]; ok {
 		return t, nil
 	}
-	return nil, &NotReadyError{Cluster: release.Spec.Cluster, Message: fmt.Sprintf(
+	return nil, &NotReadyError{Kind: ClusterMissing, Cluster: release.Spec.Cluster, Message: fmt.Sprintf(
 		"Cluster %q does not exist: create it, or set spec.cluster to an existing Cluster", release.Spec.Cluster)}
 }

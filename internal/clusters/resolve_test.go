@@ -113,7 +113,7 @@ func TestResolveNamespaceSelector(t *testing.T) {
 		e := integration(t, map[string]string{"convoy-targets": "elsewhere"})
 		cl := e.clusterFor(t, remoteKubeconfig(t), "value", selector)
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
-		wantNotReady(t, err, `Cluster "`+cl.Name+`" does not admit Releases of namespace "`+e.ns+`"`)
+		wantNotReady(t, err, NotAdmitted, `Cluster "`+cl.Name+`" does not admit Releases of namespace "`+e.ns+`"`)
 	})
 }
 
@@ -121,7 +121,7 @@ func TestResolveNotReady(t *testing.T) {
 	t.Run("missing Cluster", func(t *testing.T) {
 		e := integration(t, nil)
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, "no-such-cluster"))
-		wantNotReady(t, err, `Cluster "no-such-cluster" does not exist: create it`)
+		wantNotReady(t, err, ClusterMissing, `Cluster "no-such-cluster" does not exist: create it`)
 	})
 	t.Run("missing Secret", func(t *testing.T) {
 		e := integration(t, nil)
@@ -134,7 +134,7 @@ func TestResolveNotReady(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
-		wantNotReady(t, err, "Secret "+e.ns+`/nope of Cluster "`+cl.Name+`" does not exist: create it with the kubeconfig under key "value"`)
+		wantNotReady(t, err, KubeconfigNotReady, "Secret "+e.ns+`/nope of Cluster "`+cl.Name+`" does not exist: create it with the kubeconfig under key "value"`)
 	})
 	t.Run("missing key", func(t *testing.T) {
 		e := integration(t, nil)
@@ -144,7 +144,7 @@ func TestResolveNotReady(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
-		wantNotReady(t, err, `has no key "value"`)
+		wantNotReady(t, err, KubeconfigNotReady, `has no key "value"`)
 	})
 	t.Run("exec plugin", func(t *testing.T) {
 		e := integration(t, nil)
@@ -157,7 +157,20 @@ users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 `)
 		cl := e.clusterFor(t, kc, "value", nil)
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
-		wantNotReady(t, err, "cannot be used: fix it")
+		wantNotReady(t, err, KubeconfigNotReady, "cannot be used: fix it")
+	})
+	t.Run("unusable certificate authority data", func(t *testing.T) {
+		e := integration(t, nil)
+		kc := []byte(`apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{name: c, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "` + remote.Host() + `", certificate-authority-data: ` + b64("not a certificate") + `}}]
+users: [{name: u, user: {token: abc}}]
+`)
+		cl := e.clusterFor(t, kc, "value", nil)
+		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
+		wantNotReady(t, err, KubeconfigNotReady, `the kubeconfig of Cluster "`+cl.Name+`" cannot be used: fix it`)
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		e := integration(t, nil)
@@ -170,7 +183,7 @@ users: [{name: u, user: {token: abc}}]
 `)
 		cl := e.clusterFor(t, kc, "value", nil)
 		_, err := e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
-		wantNotReady(t, err, `cannot reach Cluster "`+cl.Name+`"`)
+		wantNotReady(t, err, Unreachable, `cannot reach Cluster "`+cl.Name+`"`)
 	})
 }
 

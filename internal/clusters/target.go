@@ -60,19 +60,19 @@ func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.Pas
 	cfg = rest.CopyConfig(cfg)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("make an HTTP client: %w", err)
+		return nil, &configError{fmt.Errorf("make an HTTP client: %w", err)}
 	}
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("make a discovery client: %w", err)
+		return nil, &configError{fmt.Errorf("make a discovery client: %w", err)}
 	}
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("make a REST mapper: %w", err)
+		return nil, &configError{fmt.Errorf("make a REST mapper: %w", err)}
 	}
 	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: clientgoscheme.Scheme})
 	if err != nil {
-		return nil, fmt.Errorf("make a client: %w", err)
+		return nil, &configError{fmt.Errorf("make a client: %w", err)}
 	}
 	t := &Target{
 		Name: name, Config: cfg, Client: c,
@@ -84,6 +84,13 @@ func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.Pas
 	}
 	return t, nil
 }
+
+// configError is a failure to build a client from a configuration (bad TLS
+// data, say), before the target is contacted: the kubeconfig's fault, not the
+// target's.
+type configError struct{ error }
+
+func (e *configError) Unwrap() error { return e.error }
 
 // serverVersion reads /version, bounded by ctx and a short timeout.
 func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version.Info, error) {

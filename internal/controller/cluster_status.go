@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -139,21 +138,8 @@ func (r *clusterStatusReconciler) Reconcile(ctx context.Context, req reconcile.R
 func (r *clusterStatusReconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.Condition, error) {
 	target, err := r.clusters.Resolve(ctx, &v1.Release{Spec: v1.ReleaseSpec{Cluster: cl.Name}})
 	if err != nil {
-		nre, ok := errors.AsType[*clusters.NotReadyError](err)
-		if !ok {
-			return "", metav1.Condition{}, err
-		}
-		// internal/clusters tells the failures apart by their messages only: "cannot
-		// reach" is the target, "cannot read" the host (Cluster or Secret read failed),
-		// anything else the kubeconfig (Secret or key missing, kubeconfig unusable).
-		switch {
-		case strings.HasPrefix(nre.Message, "cannot reach "):
-			return "", clusterCondition(v1.ReasonUnreachable, nre.Error()), nil
-		case strings.HasPrefix(nre.Message, "cannot read "):
-			return "", metav1.Condition{}, err
-		default:
-			return "", clusterCondition(v1.ReasonKubeconfigNotReady, nre.Error()), nil
-		}
+		cond, err := notReadyCondition(err)
+		return "", cond, err
 	}
 	// A cached connection was checked when it was made: read /version again now.
 	version, err := serverVersion(ctx, target.Config)
@@ -167,6 +153,30 @@ func (r *clusterStatusReconciler) check(ctx context.Context, cl *v1.Cluster) (st
 		Reason:  v1.ReasonReachable,
 		Message: fmt.Sprintf("Cluster %q answers, Kubernetes %s", cl.Name, version),
 	}, nil
+}
+
+// notReadyCondition is the Ready condition (without type or times) of a Cluster
+// that internal/clusters could not resolve, by the kind of its *NotReadyError. It
+// returns err itself when the failure is not the Cluster's: the host could not be
+// read, or the Cluster vanished meanwhile (a retry will do).
+func notReadyCondition(err error) (metav1.Condition, error) {
+	nre, ok := errors.AsType[*clusters.NotReadyError](err)
+	if !ok {
+		return metav1.Condition{}, err
+	}
+	switch nre.Kind {
+	case clusters.Unreachable:
+		return clusterCondition(v1.ReasonUnreachable, nre.Error()), nil
+	case clusters.KubeconfigNotReady:
+		return clusterCondition(v1.ReasonKubeconfigNotReady, nre.Error()), nil
+	case clusters.HostReadFailed, clusters.ClusterMissing:
+		return metav1.Condition{}, err
+	case clusters.NotAdmitted:
+		// The status check reads Clusters without their namespaceSelector: a bug.
+		return metav1.Condition{}, fmt.Errorf("the Cluster status check met a namespaceSelector: %w", err)
+	default:
+		return metav1.Condition{}, fmt.Errorf("unknown kind %q of cluster failure: %w", nre.Kind, err)
+	}
 }
 
 func clusterCondition(reason, message string) metav1.Condition {

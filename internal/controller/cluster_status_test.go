@@ -1,17 +1,20 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/localcluster"
 )
 
@@ -83,6 +86,52 @@ func TestClusterStatus(t *testing.T) {
 	after := apimeta.FindStatusCondition(e.cluster(reachable).Status.Conditions, v1.ConditionReady)
 	if after.Reason != v1.ReasonReachable || !after.LastTransitionTime.Equal(&ltt) {
 		t.Errorf("Ready %s/%s at %v after a spec change, want Reachable at %v (unchanged)", after.Status, after.Reason, after.LastTransitionTime, ltt)
+	}
+}
+
+// TestClusterStatusFromNotReadyKind: the Cluster status reconciler tells the
+// failures of internal/clusters apart by their kind, never by their message.
+func TestClusterStatusFromNotReadyKind(t *testing.T) {
+	const msg = "cannot read something" // a message that once meant "the host"
+	cases := map[string]struct {
+		err        error
+		wantReason string // empty: no condition, the error goes back to the work queue
+		wantMsg    string // default: the error's message, capitalised
+	}{
+		"unreachable": {err: &clusters.NotReadyError{Kind: clusters.Unreachable, Message: msg}, wantReason: v1.ReasonUnreachable},
+		"kubeconfig not ready": {
+			err: &clusters.NotReadyError{Kind: clusters.KubeconfigNotReady, Message: msg}, wantReason: v1.ReasonKubeconfigNotReady,
+		},
+		"wrapped": {
+			err:        fmt.Errorf("resolve: %w", &clusters.NotReadyError{Kind: clusters.Unreachable, Message: "x"}),
+			wantReason: v1.ReasonUnreachable, wantMsg: "X",
+		},
+		"host read failed":     {err: &clusters.NotReadyError{Kind: clusters.HostReadFailed, Message: "cannot reach x"}},
+		"cluster missing":      {err: &clusters.NotReadyError{Kind: clusters.ClusterMissing, Message: msg}},
+		"not admitted (a bug)": {err: &clusters.NotReadyError{Kind: clusters.NotAdmitted, Message: msg}},
+		"no kind (a bug)":      {err: &clusters.NotReadyError{Message: "cannot reach x"}},
+		"not a NotReadyError":  {err: errors.New("cannot reach x")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cond, err := notReadyCondition(tc.err)
+			if tc.wantReason == "" {
+				if err == nil || !errors.Is(err, tc.err) {
+					t.Fatalf("got condition %+v, error %v; want the error %v back", cond, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("error %v, want a condition", err)
+			}
+			if tc.wantMsg == "" {
+				tc.wantMsg = capitalize(tc.err.Error())
+			}
+			want := metav1.Condition{Status: metav1.ConditionFalse, Reason: tc.wantReason, Message: tc.wantMsg}
+			if diff := cmp.Diff(want, cond); diff != "" {
+				t.Errorf("condition (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -122,11 +123,21 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgrCtx, stop := context.WithCancel(ctx)
+	startManager(t, ctx, mgr)
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("the controller's cache did not sync")
+	}
+	return e
+}
+
+// startManager runs mgr until the end of the test.
+func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) {
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := mgr.Start(mgrCtx); err != nil {
+		if err := mgr.Start(ctx); err != nil {
 			t.Errorf("manager: %v", err)
 		}
 	}()
@@ -134,10 +145,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 		stop()
 		<-done
 	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("the controller's cache did not sync")
-	}
-	return e
 }
 
 // calls records the reconciles the controller makes and what they returned.

@@ -5,21 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
 )
 
@@ -71,70 +67,21 @@ func runIntegration(m *testing.M) (int, error) {
 			fmt.Fprintf(os.Stderr, "stop the local control plane: %v\n", err)
 		}
 	}()
-	if err := startAPIServer(ctx, c); err != nil {
-		return 0, err
+	// convoy's API server in this process, registered with the aggregator and
+	// discoverable, as the controller's REST mapper needs.
+	stopAPIServer, err := apiservertest.Start(ctx, c, apiservertest.Options{
+		Namespace: "convoy-local", ServiceName: "convoy-apiserver-controller", EtcdPrefix: "/convoy",
+		RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start convoy's API server: %w", err)
 	}
+	defer stopAPIServer()
 	if charts, err = newChartRepo(); err != nil {
 		return 0, err
 	}
 	defer charts.close()
 	return m.Run(), nil
-}
-
-// startAPIServer runs convoy's API server in this process on the local control plane's
-// etcd, delegating authentication and authorization to it, and registers it.
-func startAPIServer(ctx context.Context, c *localcluster.Cluster) error {
-	reg := apiserver.Registration{Timeout: 2 * time.Minute}
-	o := apiserver.NewOptions()
-	ro := o.RecommendedOptions
-	ro.Etcd.StorageConfig.Transport.ServerList = []string{c.EtcdURL()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	ro.SecureServing.Listener = ln
-	ro.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
-	ro.Authentication.RemoteKubeConfigFile = c.KubeconfigPath()
-	ro.Authorization.RemoteKubeConfigFile = c.KubeconfigPath()
-	ro.CoreAPI.CoreAPIKubeconfigPath = c.KubeconfigPath()
-	o.AlternateDNS = []string{reg.ServiceDNSName()}
-	srv, err := o.NewServer()
-	if err != nil {
-		return fmt.Errorf("build convoy's API server: %w", err)
-	}
-	go func() {
-		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "convoy's API server: %v\n", err)
-		}
-	}()
-	reg.Port = srv.Port()
-	reg.CABundle = srv.CABundle()
-	if err := apiserver.Register(ctx, c.RestConfig(), reg); err != nil {
-		return fmt.Errorf("register convoy's API server: %w", err)
-	}
-	// Available is not yet discoverable: wait until discovery lists the resources, as
-	// the controller's REST mapper needs them.
-	dc, err := discovery.NewDiscoveryClientForConfig(c.RestConfig())
-	if err != nil {
-		return err
-	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		// The aggregated discovery document, as REST mappers read it, lags behind.
-		_, lists, err := dc.ServerGroupsAndResources()
-		if err != nil {
-			return false, nil
-		}
-		for _, l := range lists {
-			if l.GroupVersion == convoyv1alpha1.SchemeGroupVersion.String() && len(l.APIResources) > 0 {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("wait for discovery of %s: %w", convoyv1alpha1.SchemeGroupVersion, err)
-	}
-	return nil
 }
 
 // hostConfig is the admin configuration of the local control plane.

@@ -30,7 +30,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	}
 	disc, err := target.Discovery()
 	if err != nil {
-		return notReady(&clusters.NotReadyError{Cluster: rel.Spec.Cluster,
+		return notReady(&clusters.NotReadyError{Kind: clusters.Unreachable, Cluster: rel.Spec.Cluster,
 			Message: "cannot read the API of the target cluster: check that it runs", Err: err}), nil
 	}
 	st.target = target

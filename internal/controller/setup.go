@@ -227,6 +227,10 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := setupClusterStatus(mgr, o); err != nil {
 		return nil, err
 	}
+	// Ready (/readyz) once the controllers' informers have synced, not merely started.
+	if err := mgr.AddReadyzCheck(ReadyzInformers, informersSynced(mgr.GetCache(), watchedKinds()...)); err != nil {
+		return nil, fmt.Errorf("add the readiness check: %w", err)
+	}
 	return r, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,11 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
-	gcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,17 +26,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render/charttest"
 )
 
 // packageChart packages testdata/charts/<name> at version with the Helm SDK and
 // returns the archive.
 func packageChart(t testing.TB, name, version string) []byte {
 	t.Helper()
-	c, err := loader.LoadDir(filepath.Join("testdata", "charts", name))
-	if err != nil {
-		t.Fatalf("loading chart %s: %v", name, err)
-	}
-	return saveChart(t, c, version)
+	return charttest.Package(t, filepath.Join("testdata", "charts", name), charttest.Version(version))
 }
 
 func saveChart(t testing.TB, c *chart.Chart, version string) []byte {
@@ -182,65 +175,32 @@ func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// ociRegistry is an in-process OCI registry (go-containerregistry) on plain HTTP at
-// 127.0.0.1, counting requests by method and path.
+// ociRegistry is charttest's in-process OCI registry, with the names this
+// package's tests use.
 type ociRegistry struct {
+	*charttest.OCIRegistry
 	server *httptest.Server
 	host   string
-
-	mu       sync.Mutex
-	requests map[string]int
 }
 
 func newOCIRegistry(t testing.TB) *ociRegistry {
-	o := &ociRegistry{requests: map[string]int{}}
-	h := gcrregistry.New(gcrregistry.Logger(log.New(io.Discard, "", 0)))
-	o.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		o.mu.Lock()
-		o.requests[req.Method+" "+req.URL.Path]++
-		o.mu.Unlock()
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(o.server.Close)
-	o.host = strings.TrimPrefix(o.server.URL, "http://")
-	return o
+	o := charttest.NewOCIRegistry(t)
+	return &ociRegistry{OCIRegistry: o, server: o.Server, host: o.Host}
 }
 
 // push packages testdata/charts/<name> at each version and pushes it under
 // <host>/<path>/<name>:<version> with Helm's registry client.
 func (o *ociRegistry) push(t testing.TB, path, name string, versions ...string) {
 	t.Helper()
-	c, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "config.json")))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, v := range versions {
-		data := packageChart(t, name, v)
-		ref := fmt.Sprintf("%s/%s/%s:%s", o.host, path, name, strings.ReplaceAll(v, "+", "_"))
-		if _, err := c.Push(data, ref, registry.PushOptStrictMode(false)); err != nil {
-			t.Fatalf("pushing %s: %v", ref, err)
-		}
+		o.Push(t, path, packageChart(t, name, v))
 	}
 }
 
-func (o *ociRegistry) count(methodPath string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.requests[methodPath]
-}
+func (o *ociRegistry) count(methodPath string) int { return o.Count(methodPath) }
 
 // blobGets counts the blob downloads.
-func (o *ociRegistry) blobGets() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n := 0
-	for k, v := range o.requests {
-		if strings.HasPrefix(k, "GET ") && strings.Contains(k, "/blobs/") {
-			n += v
-		}
-	}
-	return n
-}
+func (o *ociRegistry) blobGets() int { return o.BlobGets() }
 
 // testRenderer is a Renderer with a fake clock and its own cache directory.
 func testRenderer(t testing.TB) (*Renderer, *clocktesting.FakeClock) {

@@ -1,9 +1,7 @@
 package render
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
@@ -17,6 +15,7 @@ import (
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render/charttest"
 )
 
 func TestSelectVersion(t *testing.T) {
@@ -107,28 +106,7 @@ func TestHTTPRepositorySelection(t *testing.T) {
 // rawArchive builds a chart archive by hand, for charts Helm's packaging refuses.
 func rawArchive(t *testing.T, name, chartYAML string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	files := map[string]string{
-		name + "/Chart.yaml":        chartYAML,
-		name + "/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-	}
-	for n, c := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(c))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(c)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return charttest.RawArchive(t, name, chartYAML)
 }
 
 func TestSourceErrors(t *testing.T) {

@@ -14,7 +14,11 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/localcluster"
 )
@@ -29,6 +33,13 @@ type Options struct {
 	Namespace, ServiceName string
 	// EtcdPrefix is the start of the etcd prefix; a random suffix keeps runs apart.
 	EtcdPrefix string
+	// RegistrationTimeout bounds the wait for the APIService to become Available;
+	// default apiserver.Registration's (1 minute).
+	RegistrationTimeout time.Duration
+	// WaitForDiscovery makes Start also wait until the host's discovery lists
+	// convoy's resources: an Available APIService is not yet discoverable, and
+	// REST mappers (a controller's) read discovery.
+	WaitForDiscovery bool
 }
 
 // Start runs convoy apiserver in this process as the user Identity (granted the
@@ -48,7 +59,7 @@ func Start(ctx context.Context, c *localcluster.Cluster, o Options) (stop func()
 		return nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	reg := apiserver.Registration{Namespace: o.Namespace, ServiceName: o.ServiceName, Port: port}
+	reg := apiserver.Registration{Namespace: o.Namespace, ServiceName: o.ServiceName, Port: port, Timeout: o.RegistrationTimeout}
 
 	opts := apiserver.NewOptions()
 	ro := opts.RecommendedOptions
@@ -82,7 +93,40 @@ func Start(ctx context.Context, c *localcluster.Cluster, o Options) (stop func()
 		stop()
 		return nil, err
 	}
+	if o.WaitForDiscovery {
+		if err := waitForDiscovery(ctx, c.RestConfig()); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	return stop, nil
+}
+
+// waitForDiscovery waits until the discovery of the cluster of cfg lists the
+// resources of convoy's group version (the aggregated discovery document lags
+// behind the APIService's Available condition).
+func waitForDiscovery(ctx context.Context, cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	gv := convoyv1alpha1.SchemeGroupVersion.String()
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, lists, err := dc.ServerGroupsAndResources()
+		if err != nil {
+			return false, nil //nolint:nilerr // not discoverable yet: poll again
+		}
+		for _, l := range lists {
+			if l.GroupVersion == gv && len(l.APIResources) > 0 {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for discovery of %s: %w", gv, err)
+	}
+	return nil
 }
 
 func randomSuffix() string {
