@@ -26,5 +26,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newAPIServerCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newControllerCommand())
+	root.AddCommand(newObserverCommand())
 	return root
 }

@@ -19,6 +19,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/controller"
 )
 
 // Components are convoy's processes in start order. Adding one is a few
@@ -27,6 +28,7 @@ func Components() []Component {
 	return []Component{
 		{Name: "convoy-apiserver", Start: startAPIServer},
 		{Name: "convoy-controller", Start: startController},
+		{Name: "convoy-observer", Start: startObserver},
 	}
 }
 
@@ -79,10 +81,15 @@ func startAPIServer(ctx context.Context, env *Env) error {
 	return apiserver.Register(ctx, host, reg)
 }
 
+// controllerReadyTimeout bounds the wait for the controller's informers to sync.
+const controllerReadyTimeout = 2 * time.Minute
+
 // startController runs `convoy controller` with its own identity, its chart
 // cache in <state-dir>/charts, no metrics endpoint, and a health probe on a
-// free loopback port; it is ready when /readyz answers, which the manager
-// serves once it has started.
+// free loopback port. It is ready when its readiness check of informer sync
+// (/readyz/informers, controller.ReadyzInformers) passes: the manager serves
+// /readyz as soon as it starts, but reconciles nothing before its informers
+// have synced.
 func startController(ctx context.Context, env *Env) error {
 	const identity = "convoy-controller"
 	if err := grantController(ctx, env.Cluster.RestConfig(), identity); err != nil {
@@ -96,27 +103,38 @@ func startController(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz"
-	hc := &http.Client{Timeout: 2 * time.Second}
-	return env.RunConvoy(ctx, identity, []string{
+	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz/" + controller.ReadyzInformers
+	waitCtx, cancel := context.WithTimeout(ctx, controllerReadyTimeout)
+	defer cancel()
+	err = env.RunConvoy(waitCtx, identity, []string{
 		"controller",
 		"--kubeconfig=" + kubeconfig,
 		"--chart-cache-dir=" + filepath.Join(env.StateDir, "charts"),
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
-	}, func(ctx context.Context) bool {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
-		if err != nil {
-			return false
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	}, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
+	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
+		return fmt.Errorf("convoy controller is not ready after %s: its informers have not synced (%s); see its log in %s: %w",
+			controllerReadyTimeout, readyz, env.Cluster.LogDir(), err)
+	}
+	return err
 }
+
+// httpOK reports whether a GET of url answers 200.
+func httpOK(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+var probeClient = &http.Client{Timeout: 2 * time.Second}
 
 // ControllerRules are what convoy controller needs of the host cluster besides
 // applying and pruning the rendered objects.

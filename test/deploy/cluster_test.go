@@ -68,6 +68,9 @@ func TestInstallPassesServerSideDryRun(t *testing.T) {
 		"apiservice.apiregistration.k8s.io/v1alpha1.convoy.kumodo.io",
 		"clusterrole.rbac.authorization.k8s.io/convoy-sync", "clusterrole.rbac.authorization.k8s.io/convoy-controller-apply",
 		"service/convoy-controller-metrics",
+		"deployment.apps/convoy-observer", "service/convoy-observer-metrics",
+		"clusterrole.rbac.authorization.k8s.io/convoy-observer-read",
+		"validatingadmissionpolicy.admissionregistration.k8s.io/convoy-observer-dry-run-only",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the dry run does not mention %s:\n%s", want, out)

@@ -115,7 +115,7 @@ func key(o *unstructured.Unstructured) string {
 }
 
 // deploy/kustomization.yaml includes every object of every manifest under
-// deploy/{apiserver,controller,rbac}, and each object keeps the namespace its file
+// deploy/{apiserver,controller,observer,rbac}, and each object keeps the namespace its file
 // gives it (a kustomize namespace: would move the apiserver's RoleBinding out of
 // kube-system).
 func TestKustomizationIncludesEveryManifest(t *testing.T) {
@@ -126,7 +126,7 @@ func TestKustomizationIncludesEveryManifest(t *testing.T) {
 		}
 		rendered[key(o)] = true
 	}
-	for _, sub := range []string{"apiserver", "controller", "rbac"} {
+	for _, sub := range []string{"apiserver", "controller", "observer", "rbac"} {
 		files, err := filepath.Glob(filepath.Join(deployDir(t), sub, "*.yaml"))
 		if err != nil {
 			t.Fatal(err)

@@ -39,8 +39,9 @@ func buildConvoy(t *testing.T) string {
 // must create <state-dir>/ready, serve Ready nodes to kubectl through
 // <state-dir>/kubeconfig, run the example of the usage notes (the manual
 // Release waits for a sync, the printed raw sync applies it, the automatic one
-// applies by itself), and on SIGTERM end with nothing left running (the
-// controller and the chart repository included) and the ready file gone.
+// applies by itself, the observer reports it Healthy), and on SIGTERM end with
+// nothing left running (the controller, the observer and the chart repository
+// included) and the ready file gone.
 func TestDevReachesReadyAndStopsCleanly(t *testing.T) {
 	bin := buildConvoy(t)
 	kubeBin, err := localcluster.BinDir()
@@ -167,6 +168,13 @@ func TestDevReachesReadyAndStopsCleanly(t *testing.T) {
 		"get", "deployment", "hello", "-n", "demo", "-o", available)
 	until("the synced Release", "True/Applied", time.Minute,
 		"get", "release", "hello", "-n", "demo", "-o", applied)
+	// dev runs the observer under its own identity: its health data in the
+	// ReleaseInventory makes the Release Healthy.
+	healthy := `jsonpath={.status.conditions[?(@.type=="Healthy")].status}/{.status.conditions[?(@.type=="Healthy")].reason}`
+	until("the observer's health data", "Healthy", time.Minute,
+		"get", "releaseinventories", "hello", "-n", "demo", "-o", "jsonpath={.status.health}")
+	until("the synced Release is Healthy", "True/Healthy", time.Minute,
+		"get", "release", "hello", "-n", "demo", "-o", healthy)
 	if nodes, err := kubectl("get", "pods", "-n", "demo", "-l", "app.kubernetes.io/instance=hello",
 		"-o", "jsonpath={.items[*].spec.nodeName}"); err != nil || !strings.HasPrefix(nodes, "kwok-node-") || len(strings.Fields(nodes)) != 2 {
 		t.Errorf("pods of hello run on %q (err %v), want 2 on kwok nodes", nodes, err)

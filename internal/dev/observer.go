@@ -1,0 +1,96 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// startObserver runs `convoy observer` with its own identity (ObserverRules, and in
+// dev read and dry-run access to everything on the host, its only target), no
+// metrics endpoint, and a health probe on a free loopback port; it is ready when
+// /readyz answers.
+func startObserver(ctx context.Context, env *Env) error {
+	const identity = "convoy-observer"
+	if err := grantObserver(ctx, env.Cluster.RestConfig(), identity); err != nil {
+		return err
+	}
+	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz"
+	return env.RunConvoy(ctx, identity, []string{
+		"observer",
+		"--kubeconfig=" + kubeconfig,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
+	}, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
+}
+
+// ObserverRules are what convoy observer needs of the host cluster besides reading
+// the objects Releases applied (deploy/observer/rbac.yaml grants the same): read
+// convoy's objects, write only ReleaseInventory status and POST releases/<name>/sync.
+func ObserverRules() []rbacv1.PolicyRule {
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{
+			v1alpha1.ResourceReleases, v1alpha1.ResourceRenders, v1alpha1.ResourceReleaseInventories, v1alpha1.ResourceClusters,
+		}, Verbs: read},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleaseInventories + "/" + v1alpha1.SubresourceStatus}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases + "/" + v1alpha1.SubresourceSync}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+	}
+}
+
+// ObserverTargetRules are what the observer needs on a target cluster: read every
+// object (shared informers per kind) and patch, for the drift check's server-side
+// apply dry run. dev grants them on the host, its only target; a real cluster
+// restricts the patch to dry runs (deploy/observer/target-rbac.yaml).
+func ObserverTargetRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch"}}}
+}
+
+// grantObserver gives identity the ClusterRoles convoy-observer (ObserverRules) and
+// convoy-observer:dev-target (ObserverTargetRules).
+func grantObserver(ctx context.Context, host *rest.Config, identity string) error {
+	kube, err := kubernetes.NewForConfig(host)
+	if err != nil {
+		return err
+	}
+	rbac := kube.RbacV1()
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
+	roles := map[string][]rbacv1.PolicyRule{identity: ObserverRules(), identity + ":dev-target": ObserverTargetRules()}
+	for name, rules := range roles {
+		role := rbacv1ac.ClusterRole(name)
+		for _, r := range rules {
+			role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+		}
+		if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
+			return fmt.Errorf("grant %s the ClusterRole %s: %w", identity, name, err)
+		}
+		b := rbacv1ac.ClusterRoleBinding(name).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(name)).
+			WithSubjects(subject)
+		if _, err := rbac.ClusterRoleBindings().Apply(ctx, b, opts); err != nil {
+			return fmt.Errorf("bind %s to %s: %w", identity, name, err)
+		}
+	}
+	return nil
+}

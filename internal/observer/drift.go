@@ -1,0 +1,128 @@
+package observer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/render"
+)
+
+// DriftChecker compares the live objects on a target cluster with the objects of a
+// render (a server-side apply dry run with convoy's field manager) and returns the
+// objects that differ with their field paths. internal/observer/drift implements it.
+type DriftChecker interface {
+	Check(ctx context.Context, target client.Client, objects []*unstructured.Unstructured) ([]v1.DriftedObject, error)
+}
+
+// driftStatus is the drift to report and when the next check is due (0: none). Every
+// spec.syncPolicy.interval of the Release, the live objects are compared with the
+// Render of status.lastSuccessful.renderRef; with the interval unset or 0 there are no
+// checks and no drift data. Between checks the last result stands (the one this
+// observer found, so that a status write lost to a conflict is not lost for a whole
+// interval; else the stored one). A check that fails keeps the result, is logged, and
+// is tried again at the next interval.
+func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, now time.Time) (*v1.DriftStatus, time.Duration) {
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
+	if o.drift == nil || rel.Status.LastSuccessful == nil {
+		return inv.Status.Drift, 0
+	}
+	last, result := o.driftTimes.get(key)
+	if result == nil {
+		result = inv.Status.Drift
+	}
+	delay, ok := health.NextDriftCheck(rel.Spec.SyncPolicy.Interval, last, now)
+	if !ok {
+		o.driftTimes.forget(key)
+		return nil, 0
+	}
+	if delay > 0 {
+		return result, delay
+	}
+	interval := rel.Spec.SyncPolicy.Interval.Duration
+	log := logr.FromContextOrDiscard(ctx)
+	ref := rel.Status.LastSuccessful.RenderRef
+	objects, err := o.renderObjects(ctx, rel, ref)
+	if err == nil {
+		var drifted []v1.DriftedObject
+		drifted, err = o.drift.Check(ctx, target.Client, objects)
+		if err == nil {
+			o.metrics.driftChecks.Inc()
+			result = health.Drift(result, drifted, now)
+			o.driftTimes.set(key, now, result)
+			return result, interval
+		}
+	}
+	log.Error(err, "The drift check failed; trying again at the next interval", "lastSuccessful", ref)
+	o.driftTimes.set(key, now, result)
+	return result, interval
+}
+
+// renderObjects reads the objects of the Render ref of rel.
+func (o *Observer) renderObjects(ctx context.Context, rel *v1.Release, ref string) ([]*unstructured.Unstructured, error) {
+	obj := &v1.Render{}
+	key := client.ObjectKey{Namespace: rel.Namespace, Name: render.RenderName(rel.Name, ref)}
+	if err := o.apiReader.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the Render %s of render %s does not exist", key, ref)
+		}
+		return nil, fmt.Errorf("read Render %s: %w", key, err)
+	}
+	if obj.RenderRef != ref {
+		return nil, fmt.Errorf("the Render %s is of render %s, not %s", key, obj.RenderRef, ref)
+	}
+	objs, _, err := render.DecodeManifests(obj.Manifests)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifests of Render %s: %w", key, err)
+	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, ob := range objs {
+		out[i] = ob.Unstructured
+	}
+	return out, nil
+}
+
+// driftTimes is when the observer last checked each Release for drift, and the result.
+// In memory only: after a restart the first assessment checks at once.
+type driftTimes struct {
+	mu    sync.Mutex
+	times map[types.NamespacedName]driftCheck
+}
+
+type driftCheck struct {
+	at     time.Time
+	result *v1.DriftStatus
+}
+
+// get returns the time of the last check (zero: none) and its result (nil: none).
+func (d *driftTimes) get(key types.NamespacedName) (time.Time, *v1.DriftStatus) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.times[key]
+	return c.at, c.result
+}
+
+func (d *driftTimes) set(key types.NamespacedName, at time.Time, result *v1.DriftStatus) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.times == nil {
+		d.times = map[types.NamespacedName]driftCheck{}
+	}
+	d.times[key] = driftCheck{at: at, result: result}
+}
+
+func (d *driftTimes) forget(key types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.times, key)
+}

@@ -1,0 +1,298 @@
+package drift
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/localcluster"
+)
+
+// cluster is the package's local control plane (no workloads: nothing here
+// needs Pods); nil with -short.
+var cluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	c, err := localcluster.Start(context.Background(), localcluster.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start the local control plane: %v\n", err)
+		os.Exit(1)
+	}
+	cluster = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop the local control plane: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// env is what a test works with: a namespace of its own, an admin client of
+// the local control plane, and a request counter on that client.
+type env struct {
+	ctx     context.Context
+	ns      string
+	client  client.Client
+	counter *requestCounter
+}
+
+// integration skips the test with -short; otherwise it makes the test's namespace.
+func integration(t *testing.T) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the local control plane (run without -short)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	counter := &requestCounter{counts: map[string]int{}}
+	cfg := cluster.RestConfig()
+	cfg.WrapTransport = counter.wrap
+	c := newClient(t, cfg)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-" + dnsName(t.Name()) + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return &env{ctx: ctx, ns: ns.Name, client: c, counter: counter}
+}
+
+func newClient(t *testing.T, cfg *rest.Config) client.Client {
+	t.Helper()
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func dnsName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return strings.Trim(s, "-")
+}
+
+// applyAsConvoy applies objs as convoy's controller does (internal/apply: dry
+// run, then every wave), failing the test on error.
+func (e *env) applyAsConvoy(t *testing.T, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	render := make([]apply.Object, 0, len(objs))
+	for _, o := range objs {
+		render = append(render, apply.Object{Object: o})
+	}
+	applier := apply.New(e.client, apply.Options{})
+	plan, err := applier.DryRun(e.ctx, render)
+	if err != nil {
+		t.Fatalf("convoy's dry run: %v", err)
+	}
+	for _, w := range plan.Waves() {
+		if _, err := applier.ApplyWave(e.ctx, plan, w); err != nil {
+			t.Fatalf("convoy's apply of wave %d: %v", w, err)
+		}
+	}
+}
+
+// check runs a Checker on objs and fails the test on error.
+func (e *env) check(t *testing.T, objs ...*unstructured.Unstructured) []v1alpha1.DriftedObject {
+	t.Helper()
+	got, err := New(Options{}).Check(e.ctx, e.client, objs)
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	return got
+}
+
+// editAs changes the live copy of u as field manager (an Update operation, as
+// kubectl edit, scale or patch make), failing the test on error.
+func (e *env) editAs(t *testing.T, manager string, u *unstructured.Unstructured, edit func(live *unstructured.Unstructured)) {
+	t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(u), live); err != nil {
+		t.Fatal(err)
+	}
+	before := live.GetResourceVersion()
+	edit(live)
+	if err := e.client.Update(e.ctx, live, client.FieldOwner(manager)); err != nil {
+		t.Fatalf("update %s/%s as %s: %v", u.GetKind(), u.GetName(), manager, err)
+	}
+	if live.GetResourceVersion() == before {
+		t.Fatalf("the edit of %s/%s changed nothing: the test would not test it", u.GetKind(), u.GetName())
+	}
+}
+
+// warm makes the client's RESTMapper discover kinds, as a long-lived target
+// client has, so that request counts are those of the check alone.
+func (e *env) warm(t *testing.T, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if _, err := e.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// requestCounter counts the requests that pass through a client: "read"
+// (GET), "dry-run" (dryRun=All) and "write" (anything else).
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	// inFlight and maxInFlight count the requests being served.
+	inFlight, maxInFlight int
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		kind := "write"
+		switch {
+		case r.Method == http.MethodGet:
+			kind = "read"
+		case r.URL.Query().Get("dryRun") == "All":
+			kind = "dry-run"
+		}
+		c.mu.Lock()
+		c.counts[kind]++
+		c.inFlight++
+		c.maxInFlight = max(c.maxInFlight, c.inFlight)
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.inFlight--
+			c.mu.Unlock()
+		}()
+		return rt.RoundTrip(r)
+	})
+}
+
+// takeMaxInFlight returns the most requests served at once since the last call.
+func (c *requestCounter) takeMaxInFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.maxInFlight
+	c.maxInFlight = c.inFlight
+	return n
+}
+
+func (c *requestCounter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.counts
+	c.counts = map[string]int{}
+	return out
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Builders of rendered objects, labelled as convoy's render labels them.
+
+func obj(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(map[string]string{v1alpha1.LabelReleaseName: "web", v1alpha1.LabelReleaseNamespace: "team-a"})
+	return u
+}
+
+func configMap(ns, name string, data map[string]any) *unstructured.Unstructured {
+	u := obj("v1", "ConfigMap", ns, name)
+	u.Object["data"] = data
+	return u
+}
+
+// deployment is a Deployment with only what a chart usually sets: the API
+// server defaults the strategy, revisionHistoryLimit, progressDeadlineSeconds,
+// the container's imagePullPolicy, terminationMessagePath, ...
+func deployment(ns, name string) *unstructured.Unstructured {
+	u := obj("apps/v1", "Deployment", ns, name)
+	u.Object["spec"] = map[string]any{
+		"replicas": int64(2),
+		"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": name}},
+			"spec": map[string]any{"containers": []any{map[string]any{
+				"name": "web", "image": "example.com/web:1",
+				"ports": []any{map[string]any{"containerPort": int64(8080)}},
+			}}},
+		},
+	}
+	return u
+}
+
+// service is a Service whose clusterIP, ipFamilies, port protocol and
+// targetPort the API server fills in.
+func service(ns, name string) *unstructured.Unstructured {
+	u := obj("v1", "Service", ns, name)
+	u.Object["spec"] = map[string]any{
+		"selector": map[string]any{"app": name},
+		"ports":    []any{map[string]any{"name": "http", "port": int64(80)}},
+	}
+	return u
+}
+
+// secret is a Secret rendered with stringData, which the API server stores as data.
+func secret(ns, name string) *unstructured.Unstructured {
+	u := obj("v1", "Secret", ns, name)
+	u.Object["stringData"] = map[string]any{"password": "s3cret"}
+	return u
+}
+
+func ref(u *unstructured.Unstructured) v1alpha1.ObjectReference {
+	gvk := u.GroupVersionKind()
+	return v1alpha1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// eventually polls f until it returns nil or 15 seconds pass.
+func eventually(t *testing.T, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing after 15s: %v", err)
+		}
+		<-tick.C
+	}
+}

@@ -1,0 +1,288 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/dev"
+)
+
+// identity is the user the tests' observers run as, with the rules convoy dev grants.
+const identity = "convoy-observer"
+
+// env is what an integration test works with: a namespace of its own and an admin
+// client.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	ns     string
+	client client.WithWatch
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the local control plane (run without -short)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	scheme, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(controlPlane.RestConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "obs-" + dnsName(t.Name()) + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, ctx: ctx, ns: ns.Name, client: c}
+}
+
+// observerOptions configure a test's observer.
+type observerOptions struct {
+	// resync is the host informers' resync period; default 10 minutes.
+	resync time.Duration
+	// drift is the drift checker; nil: none.
+	drift DriftChecker
+	// syncer sends /sync; nil: the real one, as the observer's identity.
+	syncer Syncer
+}
+
+// running is an observer started by a test.
+type running struct {
+	obs  *Observer
+	stop func()
+}
+
+// syncs is the number of /sync requests it sent.
+func (r *running) syncs() int { return int(testutil.ToFloat64(r.obs.metrics.syncRequests)) }
+
+// writes is the number of status writes it made.
+func (r *running) writes() int { return int(testutil.ToFloat64(r.obs.metrics.statusWrites)) }
+
+var grantOnce sync.Once
+var grantErr error
+
+// startObserver runs an observer limited to the test's namespace, as the user
+// convoy-observer with the rules of convoy dev (dev.ObserverRules, and read and patch
+// on the host, its target). Cleanup stops it.
+func (e *env) startObserver(o observerOptions) *running {
+	e.t.Helper()
+	grantOnce.Do(func() { grantErr = grantObserver(context.Background(), controlPlane.RestConfig()) })
+	if grantErr != nil {
+		e.t.Fatal(grantErr)
+	}
+	cfg, err := controlPlane.UserConfig(identity)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if o.resync == 0 {
+		o.resync = 10 * time.Minute
+	}
+	mgr, err := NewManager(cfg, ManagerOptions{
+		Resync: o.resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{e.ns},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	obs, err := Setup(mgr, Options{Drift: o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			e.t.Errorf("observer manager: %v", err)
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	e.t.Cleanup(stop)
+	return &running{obs: obs, stop: stop}
+}
+
+// grantObserver gives the user identity what convoy dev gives it.
+func grantObserver(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	roles := map[string][]rbacv1.PolicyRule{
+		identity:           dev.ObserverRules(),
+		identity + ":test": dev.ObserverTargetRules(),
+	}
+	for name, rules := range roles {
+		if err := c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}); err != nil {
+			return err
+		}
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity}},
+		}
+		if err := c.Create(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// create creates obj in the test's namespace (when it has none).
+func (e *env) create(obj client.Object) {
+	e.t.Helper()
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(e.ns)
+	}
+	if err := e.client.Create(e.ctx, obj); err != nil {
+		e.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// inventory reads the ReleaseInventory name.
+func (e *env) inventory(name string) *v1.ReleaseInventory {
+	e.t.Helper()
+	inv := &v1.ReleaseInventory{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, inv); err != nil {
+		e.t.Fatalf("get ReleaseInventory %s: %v", name, err)
+	}
+	return inv
+}
+
+// release reads the Release name.
+func (e *env) release(name string) *v1.Release {
+	e.t.Helper()
+	rel := &v1.Release{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
+		e.t.Fatalf("get Release %s: %v", name, err)
+	}
+	return rel
+}
+
+// waitHealth waits until the inventory name's status says health for renderRef and
+// returns the inventory.
+func (e *env) waitHealth(name, renderRef string, want v1.HealthStatus) *v1.ReleaseInventory {
+	e.t.Helper()
+	var inv *v1.ReleaseInventory
+	e.eventually(fmt.Sprintf("ReleaseInventory %s %s for %s", name, want, renderRef), func() (bool, string) {
+		inv = e.inventory(name)
+		st := inv.Status
+		return st.RenderRef == renderRef && st.Health == want,
+			fmt.Sprintf("renderRef %q, health %q, objects %v", st.RenderRef, st.Health, st.Objects)
+	})
+	return inv
+}
+
+// eventually polls cond until it holds; it fails the test with what cond last said.
+func (e *env) eventually(what string, cond func() (bool, string)) {
+	e.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
+	}
+}
+
+// consistently checks that cond holds for the whole of d; it proves that something
+// does not happen.
+func (e *env) consistently(what string, d time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	var broke string
+	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, d, true, func(context.Context) (bool, error) {
+		if ok, msg := cond(); !ok {
+			broke = msg
+			return false, errors.New(msg)
+		}
+		return false, nil
+	})
+	if broke != "" {
+		e.t.Fatalf("%s: %s", what, broke)
+	}
+	if err != nil && !wait.Interrupted(err) {
+		e.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// syncWatch counts the /sync requests that reach the Releases of the test's namespace:
+// the changes of their sync-requested-at annotation, seen through a watch.
+type syncWatch struct {
+	mu     sync.Mutex
+	values map[string][]string // by Release name
+}
+
+// watchSyncs starts counting. Cleanup stops it.
+func (e *env) watchSyncs() *syncWatch {
+	e.t.Helper()
+	w, err := e.client.Watch(e.ctx, &v1.ReleaseList{}, client.InNamespace(e.ns))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	s := &syncWatch{values: map[string][]string{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			rel, ok := ev.Object.(*v1.Release)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			v := rel.Annotations[v1.AnnotationSyncRequestedAt]
+			s.mu.Lock()
+			vs := s.values[rel.Name]
+			if v != "" && (len(vs) == 0 || vs[len(vs)-1] != v) {
+				s.values[rel.Name] = append(vs, v)
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+// count is the number of /sync requests seen for the Release name.
+func (s *syncWatch) count(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.values[name])
+}
+
+func dnsName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return strings.Trim(s, "-")
+}

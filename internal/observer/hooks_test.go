@@ -1,0 +1,101 @@
+package observer
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/observer/health"
+)
+
+// testJob is a hook Job of release; kwok's nodes complete its pod, unless opts keep it
+// from being scheduled.
+func testJob(ns, release, name string, opts ...func(*corev1.PodSpec)) *batchv1.Job {
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "hook", Image: "registry.example/hook:1"}}}
+	for _, o := range opts {
+		o(&spec)
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: convoyLabels(ns, release)},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Template:     corev1.PodTemplateSpec{Spec: spec},
+		},
+	}
+}
+
+// setHooks writes the running hook batch to the Release's status, as the controller
+// does when it starts one.
+func (e *env) setHooks(name string, hooks ...v1.HookStatus) {
+	e.t.Helper()
+	rel := e.release(name)
+	rel.Status.Hooks = hooks
+	if err := e.client.Status().Update(e.ctx, rel); err != nil {
+		e.t.Fatalf("write the hooks of Release %s: %v", name, err)
+	}
+}
+
+// hookTriggers is the number of hook batch occurrences the observer signalled.
+func (r *running) hookTriggers() int {
+	return int(testutil.ToFloat64(r.obs.metrics.syncTriggers.WithLabelValues(string(health.TriggerHookBatch))))
+}
+
+// SP-16: the observer assesses the hook Jobs of the running batch into the
+// inventory's status.hooks and sends one /sync when the batch completes: when every
+// Job succeeded, and when one timed out (the Release's hook timeout).
+func TestSP16_HookBatchCompletionSendsOneSync(t *testing.T) {
+	e := newEnv(t)
+	ref := renderRef("9")
+	rel := testRelease(e.ns, "app")
+	hookJob := &batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "hook", Image: "registry.example/hook:1"}},
+	}}}
+	rel.Lifecycle = &v1.Lifecycle{Hooks: []v1.Hook{
+		{Name: "migrate", Phase: v1.HookPostApply, Batch: 0, Job: hookJob},
+		{Name: "notify", Phase: v1.HookPostApply, Batch: 1, Job: hookJob, Timeout: &metav1.Duration{Duration: 2 * time.Second}},
+	}}
+	e.create(rel)
+	e.create(testConfigMap(e.ns, "app", "config"))
+	e.create(testInventory(e.ns, "app", ref, entry("ConfigMap", e.ns, "config", 0)))
+	// No resync: only events and the timeout's own requeue make the observer look.
+	obs := e.startObserver(observerOptions{})
+	e.waitHealth("app", ref, v1.HealthHealthy)
+
+	// Batch 0 starts: its Job is Pending until it exists, then it runs and succeeds.
+	e.setHooks("app", v1.HookStatus{Name: "migrate", Batch: 0, Job: "app-migrate"})
+	e.eventually("hook migrate Pending", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobPending, fmt.Sprintf("hooks %+v", hs)
+	})
+	e.create(testJob(e.ns, "app", "app-migrate"))
+	e.eventually("hook migrate Succeeded", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobSucceeded, fmt.Sprintf("hooks %+v", hs)
+	})
+	e.eventually("one /sync for the completed batch", func() (bool, string) {
+		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
+	})
+	e.consistently("no second /sync for the same batch", 3*time.Second, func() (bool, string) {
+		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
+	})
+
+	// Batch 1's Job cannot be scheduled: it times out after the hook's 2 s.
+	e.setHooks("app", v1.HookStatus{Name: "notify", Batch: 1, Job: "app-notify"})
+	e.create(testJob(e.ns, "app", "app-notify", func(s *corev1.PodSpec) {
+		s.NodeSelector = map[string]string{"convoy.kumodo.io/test": "no-such-node"}
+	}))
+	e.eventually("hook notify Failed (timed out)", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobFailed, fmt.Sprintf("hooks %+v", hs)
+	})
+	e.eventually("one /sync for the timed-out batch", func() (bool, string) {
+		return obs.hookTriggers() == 2, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
+	})
+}

@@ -1,0 +1,169 @@
+package observer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/observer/health"
+)
+
+// clusterRecheck is when an inventory whose target cluster cannot be reached is
+// looked at again.
+const clusterRecheck = time.Minute
+
+// Reconcile assesses one ReleaseInventory: the health of its objects from the target
+// informers, the hook Jobs of the Release's running batch, and drift when due. It
+// sends /sync for the occurrences not signalled yet, then writes the status when it
+// changed (health/doc.go). It never applies anything.
+func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	w := o.watches.Load()
+	if w == nil {
+		return reconcile.Result{}, errNotStarted
+	}
+	key := req.NamespacedName
+	inv := &v1.ReleaseInventory{}
+	if err := o.client.Get(ctx, key, inv); err != nil {
+		if apierrors.IsNotFound(err) {
+			o.forget(w, key)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	rel := &v1.Release{}
+	if err := o.client.Get(ctx, key, rel); err != nil {
+		if apierrors.IsNotFound(err) {
+			// No Release (or one of another shard): nothing of ours to assess.
+			o.forget(w, key)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if !rel.DeletionTimestamp.IsZero() {
+		// The controller is deleting what the Release applied: nothing to report, no
+		// /sync to send.
+		return reconcile.Result{}, nil
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("release", key.String(), "cluster", inv.Cluster, "renderRef", inv.RenderRef)
+	ctx = logr.NewContext(ctx, log)
+
+	start := o.clock.Now()
+	target, err := o.clusters.Resolve(ctx, onCluster(rel, inv.Cluster))
+	if err != nil {
+		if clusters.IsNotReady(err) {
+			log.Info("The target cluster is not ready; assessing later", "reason", err.Error())
+			return reconcile.Result{RequeueAfter: clusterRecheck}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	now := o.clock.Now()
+
+	results, synced, err := o.objectResults(w, target, inv, key)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	hooks, hookRecheck, err := o.hookStatus(w, target, rel, inv, key, now)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	drift, driftRecheck := o.driftStatus(ctx, target, rel, inv, now)
+
+	a := health.Assess(health.AssessInput{Inventory: inv, Results: results, Hooks: hooks, Drift: drift, Now: now})
+	mem, known := o.memory.Get(key)
+	sig := health.Triggers(inv.Status, a.Status, health.ReleaseViewOf(rel), mem, known)
+	if len(sig.Send) > 0 {
+		log.Info("Requesting a sync", "triggers", describe(sig.Send))
+		if err := o.syncer.Sync(ctx, rel.Namespace, rel.Name); err != nil {
+			return reconcile.Result{}, fmt.Errorf("POST releases/%s/sync in %s: %w", rel.Name, rel.Namespace, err)
+		}
+		o.metrics.syncSent(sig.Send)
+	}
+	o.memory.Set(key, sig.Memory)
+
+	if a.Write {
+		log.V(1).Info("Writing the health data", "health", a.Status.Health)
+		patched := inv.DeepCopy()
+		patched.Status = a.Status
+		if err := o.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(inv, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				// The cache is behind: the update event brings the inventory back.
+				return reconcile.Result{}, nil
+			}
+			return reconcile.Result{}, fmt.Errorf("write the status of ReleaseInventory %s: %w", key, err)
+		}
+		o.metrics.statusWrites.Inc()
+	}
+	o.metrics.assessment.Observe(o.clock.Since(start).Seconds())
+
+	requeue := earliest(hookRecheck, driftRecheck)
+	if !synced {
+		requeue = earliest(requeue, unsyncedRecheck)
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// objectResults is the health of each inventory object the informers know; synced is
+// false when an informer has not listed its kind yet.
+func (o *Observer) objectResults(w *watches, target *clusters.Target, inv *v1.ReleaseInventory, key types.NamespacedName) (map[v1.ObjectReference]health.Result, bool, error) {
+	results := make(map[v1.ObjectReference]health.Result, len(inv.Objects))
+	synced := true
+	for _, obj := range inv.Objects {
+		live, known, err := w.lookup(target, obj.ObjectReference, key)
+		if err != nil {
+			return nil, false, err
+		}
+		if !known {
+			synced = false
+			continue
+		}
+		results[obj.ObjectReference] = health.ObjectStatus(live)
+	}
+	return results, synced, nil
+}
+
+// forget drops what the observer keeps of an inventory that is gone.
+func (o *Observer) forget(w *watches, key types.NamespacedName) {
+	w.forget(key)
+	o.memory.Forget(key)
+	o.driftTimes.forget(key)
+}
+
+// onCluster is rel as targeting cluster: the inventory's objects live where the
+// inventory says, even while the Release moves to another Cluster.
+func onCluster(rel *v1.Release, cluster string) *v1.Release {
+	if rel.Spec.Cluster == cluster {
+		return rel
+	}
+	c := rel.DeepCopy()
+	c.Spec.Cluster = cluster
+	return c
+}
+
+// earliest is the shorter of two positive delays; 0 means none.
+func earliest(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	default:
+		return min(a, b)
+	}
+}
+
+func describe(ts []health.Trigger) string {
+	msgs := make([]string, len(ts))
+	for i, t := range ts {
+		msgs[i] = t.Message
+	}
+	return strings.Join(msgs, " ")
+}

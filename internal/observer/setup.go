@@ -1,0 +1,247 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/observer/health"
+)
+
+// Name is the observer's name, in logs and metrics.
+const Name = "convoy-observer"
+
+// DefaultResync is the informer resync period of the host objects (flag --resync):
+// every inventory is assessed at least this often, which costs no write when nothing
+// changed.
+const DefaultResync = 10 * time.Minute
+
+// Scheme returns the observer's scheme: the core API and convoy's.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ManagerOptions configure the observer's manager.
+type ManagerOptions struct {
+	// Resync is the resync period of the host informers; 0 means DefaultResync.
+	Resync time.Duration
+	// Shard, when set, limits the observer to the Releases labelled
+	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
+	Shard string
+	// MetricsBindAddress serves /metrics; "0" disables it.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
+	HealthProbeBindAddress string
+	// LeaderElection makes only one replica (per shard) observe at a time.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the election's Lease.
+	LeaderElectionNamespace string
+	// Namespaces, when set, limits the observer to these namespaces (tests).
+	Namespaces []string
+}
+
+// NewManager returns a manager for the observer on the host cluster of cfg. Its cache
+// holds ReleaseInventories, the Releases of the shard, Clusters and Namespaces; Secrets
+// (kubeconfigs) and Renders (large) are read from the API server when needed.
+func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	resync := o.Resync
+	if resync <= 0 {
+		resync = DefaultResync
+	}
+	cacheOpts := cache.Options{SyncPeriod: &resync, DefaultTransform: cache.TransformStripManagedFields()}
+	if len(o.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if o.Shard != "" {
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{
+			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
+		}
+	}
+	electionID := "convoy-observer"
+	if o.Shard != "" {
+		electionID += "-" + o.Shard
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        electionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Client: client.Options{Cache: &client.CacheOptions{
+			DisableFor: []client.Object{&corev1.Secret{}, &v1.Render{}},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the manager: %w", err)
+	}
+	if o.HealthProbeBindAddress != "" && o.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// Options configure the observer.
+type Options struct {
+	// Clusters resolves target clusters. Default: a clusters.Cache on the manager's
+	// configuration and readers.
+	Clusters clusters.Resolver
+	// Syncer sends POST …/sync. Default: one on the manager's configuration.
+	Syncer Syncer
+	// Drift checks drift. Nil: no drift checks (status.drift stays empty).
+	Drift DriftChecker
+	// Clock is read once per assessment. Default: the real clock.
+	Clock clock.Clock
+	// Concurrency is the number of inventories assessed at the same time (default 4).
+	Concurrency int
+	// Metrics registers the metrics. Default: controller-runtime's registry.
+	Metrics prometheus.Registerer
+	// SkipNameValidation allows several observers in one process (tests).
+	SkipNameValidation bool
+}
+
+// Observer assesses ReleaseInventories. Setup makes one and registers it.
+type Observer struct {
+	client    client.Client
+	apiReader client.Reader
+	clusters  clusters.Resolver
+	syncer    Syncer
+	drift     DriftChecker
+	clock     clock.Clock
+	metrics   *metrics
+
+	memory     health.Memory
+	driftTimes driftTimes
+	// watches is set when the controller starts (it needs the queue).
+	watches atomic.Pointer[watches]
+}
+
+// Setup builds the Observer and registers it with mgr: a work queue keyed by
+// ReleaseInventory (namespace/name, the Release's), fed by the inventories, the
+// Releases and the target-cluster informers, with Concurrency workers.
+func Setup(mgr manager.Manager, o Options) (*Observer, error) {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Metrics == nil {
+		o.Metrics = ctrlmetrics.Registry
+	}
+	if o.Clusters == nil {
+		c, err := clusters.New(clusters.Options{
+			Host: mgr.GetConfig(),
+			// The manager's client reads Clusters and Namespaces from the cache and
+			// Secrets (kubeconfigs) from the API server.
+			Reader: mgr.GetClient(),
+			Clock:  o.Clock,
+		})
+		if err != nil {
+			return nil, err
+		}
+		o.Clusters = c
+	}
+	if o.Syncer == nil {
+		s, err := NewSyncer(mgr.GetConfig())
+		if err != nil {
+			return nil, err
+		}
+		o.Syncer = s
+	}
+	obs := &Observer{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		clusters:  o.Clusters,
+		syncer:    o.Syncer,
+		drift:     o.Drift,
+		clock:     o.Clock,
+	}
+	m, err := newMetrics(o.Metrics, obs.watchedKinds)
+	if err != nil {
+		return nil, err
+	}
+	obs.metrics = m
+	log := mgr.GetLogger().WithName("observer")
+	targets := source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		obs.watches.Store(newWatches(ctx, log, func(key types.NamespacedName) {
+			q.Add(reconcile.Request{NamespacedName: key})
+		}))
+		return nil
+	})
+	err = builder.ControllerManagedBy(mgr).
+		Named("observer").
+		For(&v1.ReleaseInventory{}).
+		Watches(&v1.Release{}, handler.EnqueueRequestsFromMapFunc(sameName)).
+		WatchesRawSource(targets).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: o.Concurrency,
+			SkipNameValidation:      ptr.To(o.SkipNameValidation),
+		}).
+		Complete(obs)
+	if err != nil {
+		return nil, fmt.Errorf("set up the observer: %w", err)
+	}
+	return obs, nil
+}
+
+// sameName maps a Release to its ReleaseInventory, which has the same name.
+func sameName(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+}
+
+func (o *Observer) watchedKinds() float64 {
+	if w := o.watches.Load(); w != nil {
+		return float64(w.count())
+	}
+	return 0
+}
+
+// errNotStarted is returned by a reconcile before the target watches exist.
+var errNotStarted = errors.New("the observer's target watches are not started yet")

@@ -1,0 +1,163 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// SP-15: the first time the observer's assessment covers every object of a render, it
+// announces it by exactly one /sync; a second render gets exactly one more; a
+// restarted observer sends at most one more (here none: the stored status already
+// shows the render).
+func TestSP15_NewRenderAnnouncedByExactlyOneSync(t *testing.T) {
+	e := newEnv(t)
+	syncs := e.watchSyncs()
+	first, second := renderRef("d"), renderRef("e")
+	e.create(testRelease(e.ns, "web"))
+	e.create(testConfigMap(e.ns, "web", "config"))
+	e.create(testInventory(e.ns, "web", first, entry("ConfigMap", e.ns, "config", 0)))
+	obs := e.startObserver(observerOptions{resync: time.Second})
+
+	e.waitHealth("web", first, v1.HealthHealthy)
+	e.eventually("one /sync for the first render", func() (bool, string) {
+		return syncs.count("web") == 1, fmt.Sprintf("%d /sync", syncs.count("web"))
+	})
+	// Several resyncs later, still one.
+	e.consistently("no second /sync for the same render", 3*time.Second, func() (bool, string) {
+		return syncs.count("web") == 1 && obs.syncs() == 1, fmt.Sprintf("%d /sync seen, %d sent", syncs.count("web"), obs.syncs())
+	})
+
+	// The controller would move the inventory to a new render.
+	inv := e.inventory("web")
+	moved := inv.DeepCopy()
+	moved.RenderRef = second
+	if err := e.client.Patch(e.ctx, moved, client.MergeFrom(inv)); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHealth("web", second, v1.HealthHealthy)
+	e.eventually("one /sync for the second render", func() (bool, string) {
+		return syncs.count("web") == 2, fmt.Sprintf("%d /sync", syncs.count("web"))
+	})
+
+	// A restart forgets the memory; the stored status stands in for it.
+	obs.stop()
+	again := e.startObserver(observerOptions{resync: time.Second})
+	e.consistently("at most one more /sync after a restart", 3*time.Second, func() (bool, string) {
+		return syncs.count("web") <= 3, fmt.Sprintf("%d /sync", syncs.count("web"))
+	})
+	if again.syncs() > 1 {
+		t.Errorf("the restarted observer sent %d /sync, want at most 1", again.syncs())
+	}
+}
+
+// Steady state: with 100 healthy Releases, no ReleaseInventory status write, no
+// /sync and no Release write over several resyncs (1 s here), counted by the
+// observer's metrics and by watches on the inventories and Releases.
+func TestSteadyStateCausesNoWrites(t *testing.T) {
+	const n = 100
+	e := newEnv(t)
+	ref := renderRef("f")
+	for i := range n {
+		name := fmt.Sprintf("web-%03d", i)
+		e.create(testRelease(e.ns, name))
+		e.create(testConfigMap(e.ns, name, name))
+		e.create(testDeployment(e.ns, name, name))
+		e.create(testInventory(e.ns, name, ref, entry("ConfigMap", e.ns, name, 0), entry("Deployment", e.ns, name, 1)))
+	}
+	obs := e.startObserver(observerOptions{resync: time.Second})
+	for i := range n {
+		e.waitHealth(fmt.Sprintf("web-%03d", i), ref, v1.HealthHealthy)
+	}
+	e.eventually("one /sync per new render", func() (bool, string) {
+		return obs.syncs() == n, fmt.Sprintf("%d /sync", obs.syncs())
+	})
+	writes, syncs := obs.writes(), obs.syncs()
+
+	// Watches from now: their ADDED events are the current state, anything else a write.
+	var watches []watch.Interface
+	for _, list := range []client.ObjectList{&v1.ReleaseInventoryList{}, &v1.ReleaseList{}} {
+		w, err := e.client.Watch(e.ctx, list, client.InNamespace(e.ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		watches = append(watches, w)
+	}
+	events := 0
+	e.consistently("no status write, no /sync and no Release write in steady state", 5*time.Second, func() (bool, string) {
+		for _, w := range watches {
+			for drained := false; !drained; {
+				select {
+				case ev := <-w.ResultChan():
+					if ev.Type != watch.Added {
+						events++
+					}
+				default:
+					drained = true
+				}
+			}
+		}
+		return obs.writes() == writes && obs.syncs() == syncs && events == 0,
+			fmt.Sprintf("%d status writes, %d /sync, %d write events", obs.writes()-writes, obs.syncs()-syncs, events)
+	})
+}
+
+// failingSyncer fails while fail is set, else sends /sync with next.
+type failingSyncer struct {
+	fail  atomic.Bool
+	calls atomic.Int32
+	next  Syncer
+}
+
+func (f *failingSyncer) Sync(ctx context.Context, namespace, name string) error {
+	f.calls.Add(1)
+	if f.fail.Load() {
+		return errors.New("the API server is away")
+	}
+	return f.next.Sync(ctx, namespace, name)
+}
+
+// The /sync goes before the status write (health/doc.go): while it fails, the status
+// that would show the new render is not written, and the /sync is tried again; once it
+// goes through, the status follows.
+func TestStatusWaitsForTheSync(t *testing.T) {
+	e := newEnv(t)
+	syncs := e.watchSyncs()
+	ref := renderRef("7")
+	e.create(testRelease(e.ns, "web"))
+	e.create(testConfigMap(e.ns, "web", "config"))
+	e.create(testInventory(e.ns, "web", ref, entry("ConfigMap", e.ns, "config", 0)))
+	cfg, err := controlPlane.UserConfig(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := NewSyncer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncer := &failingSyncer{next: direct}
+	syncer.fail.Store(true)
+	e.startObserver(observerOptions{syncer: syncer})
+
+	e.eventually("a /sync attempt", func() (bool, string) {
+		return syncer.calls.Load() >= 2, fmt.Sprintf("%d attempts", syncer.calls.Load())
+	})
+	e.consistently("no status write while the /sync fails", 2*time.Second, func() (bool, string) {
+		st := e.inventory("web").Status
+		return st.RenderRef == "" && st.AssessedAt == nil, fmt.Sprintf("status written: %+v", st)
+	})
+	syncer.fail.Store(false)
+	e.waitHealth("web", ref, v1.HealthHealthy)
+	if got := syncs.count("web"); got != 1 {
+		t.Errorf("%d /sync reached the Release, want 1", got)
+	}
+}

@@ -1,0 +1,257 @@
+package observer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+)
+
+// watches holds one shared informer per (cluster, group-version-kind), started the
+// first time an inventory lists an object of that kind on that cluster. Each informer
+// lists and watches only the objects that carry convoy's label
+// convoy.kumodo.io/release-name, and its events enqueue the inventory named by the
+// object's labels. Nothing polls: an inventory is assessed from the informers' caches.
+type watches struct {
+	// ctx bounds every informer; it ends with the observer.
+	ctx     context.Context
+	log     logr.Logger
+	enqueue func(types.NamespacedName)
+
+	mu       sync.Mutex
+	clusters map[string]*clusterWatch // by Cluster name; "" is the host
+}
+
+// clusterWatch is the informers of one connection to one cluster.
+type clusterWatch struct {
+	target  *clusters.Target
+	dynamic dynamic.Interface
+	stop    chan struct{}
+	kinds   map[schema.GroupVersionKind]*kindWatch
+}
+
+// kindWatch is the informer of one kind on one cluster and the inventories that use it.
+type kindWatch struct {
+	informer cache.SharedIndexInformer
+	users    map[types.NamespacedName]struct{}
+}
+
+func newWatches(ctx context.Context, log logr.Logger, enqueue func(types.NamespacedName)) *watches {
+	return &watches{ctx: ctx, log: log, enqueue: enqueue, clusters: map[string]*clusterWatch{}}
+}
+
+// lookup is what the informer of ref's kind on target knows of the object: the
+// object, nil when it is not on the cluster (or its kind is not served there), and
+// synced false when the informer has not listed the kind yet (no result yet). user is
+// the inventory that asks: it is enqueued when the informer has synced.
+func (w *watches) lookup(target *clusters.Target, ref v1.ObjectReference, user types.NamespacedName) (*unstructured.Unstructured, bool, error) {
+	gvk := schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind}
+	kw, served, err := w.kind(target, gvk, user)
+	if err != nil || !served {
+		return nil, err == nil, err
+	}
+	if !kw.informer.HasSynced() {
+		return nil, false, nil
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	item, exists, err := kw.informer.GetIndexer().GetByKey(key)
+	if err != nil || !exists {
+		return nil, true, err
+	}
+	obj, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return nil, true, fmt.Errorf("the informer of %s holds a %T", gvk, item)
+	}
+	return obj, true, nil
+}
+
+// kind returns the informer of gvk on target, starting it on first use, and records
+// user as one of its inventories. served is false when the cluster does not serve the
+// kind. The kind is mapped to its resource without the lock held: that may ask the
+// cluster's discovery.
+func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, user types.NamespacedName) (*kindWatch, bool, error) {
+	if kw := w.existing(target, gvk, user); kw != nil {
+		return kw, true, nil
+	}
+	mapping, err := target.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("map %s on cluster %q: %w", gvk, target.Name, err)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cw, err := w.cluster(target)
+	if err != nil {
+		return nil, false, err
+	}
+	if kw, ok := cw.kinds[gvk]; ok { // started meanwhile
+		kw.users[user] = struct{}{}
+		return kw, true, nil
+	}
+	inf := dynamicinformer.NewFilteredDynamicInformer(cw.dynamic, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = v1.LabelReleaseName }).Informer()
+	if err := inf.SetTransform(stripObject); err != nil {
+		return nil, false, err
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.onEvent,
+		UpdateFunc: func(_, obj any) { w.onEvent(obj) },
+		DeleteFunc: w.onEvent,
+	}); err != nil {
+		return nil, false, err
+	}
+	kw := &kindWatch{informer: inf, users: map[types.NamespacedName]struct{}{user: {}}}
+	cw.kinds[gvk] = kw
+	w.log.V(1).Info("Watching a kind", "cluster", target.Name, "kind", gvk.String())
+	go inf.RunWithContext(w.ctxFor(cw))
+	go w.enqueueWhenSynced(cw, kw)
+	return kw, true, nil
+}
+
+// existing returns the running informer of gvk on target's connection, recording
+// user; nil when there is none.
+func (w *watches) existing(target *clusters.Target, gvk schema.GroupVersionKind, user types.NamespacedName) *kindWatch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cw, ok := w.clusters[target.Name]
+	if !ok || cw.target != target {
+		return nil
+	}
+	kw, ok := cw.kinds[gvk]
+	if !ok {
+		return nil
+	}
+	kw.users[user] = struct{}{}
+	return kw
+}
+
+// cluster returns the informers of target's cluster; a new connection to the cluster
+// (its kubeconfig changed) replaces them. w.mu is held.
+func (w *watches) cluster(target *clusters.Target) (*clusterWatch, error) {
+	if cw, ok := w.clusters[target.Name]; ok {
+		if cw.target == target {
+			return cw, nil
+		}
+		close(cw.stop)
+		delete(w.clusters, target.Name)
+	}
+	dc, err := dynamic.NewForConfig(target.Config)
+	if err != nil {
+		return nil, fmt.Errorf("make a dynamic client for cluster %q: %w", target.Name, err)
+	}
+	cw := &clusterWatch{target: target, dynamic: dc, stop: make(chan struct{}), kinds: map[schema.GroupVersionKind]*kindWatch{}}
+	w.clusters[target.Name] = cw
+	return cw, nil
+}
+
+// ctxFor is a context that ends with the observer or when cw is replaced.
+func (w *watches) ctxFor(cw *clusterWatch) context.Context {
+	ctx, cancel := context.WithCancel(w.ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-cw.stop:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
+// enqueueWhenSynced enqueues the users of kw once its informer has listed the kind:
+// an object that is not there sends no event, yet its inventory now has a result.
+func (w *watches) enqueueWhenSynced(cw *clusterWatch, kw *kindWatch) {
+	ctx := w.ctxFor(cw)
+	if !cache.WaitForCacheSync(ctx.Done(), kw.informer.HasSynced) {
+		return
+	}
+	w.mu.Lock()
+	users := make([]types.NamespacedName, 0, len(kw.users))
+	for u := range kw.users {
+		users = append(users, u)
+	}
+	w.mu.Unlock()
+	for _, u := range users {
+		w.enqueue(u)
+	}
+}
+
+// forget drops an inventory from every informer's users.
+func (w *watches) forget(user types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, cw := range w.clusters {
+		for _, kw := range cw.kinds {
+			delete(kw.users, user)
+		}
+	}
+}
+
+// count is the number of informers running, for the metrics.
+func (w *watches) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, cw := range w.clusters {
+		n += len(cw.kinds)
+	}
+	return n
+}
+
+// onEvent enqueues the inventory of the Release an object's labels name.
+func (w *watches) onEvent(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	labels := o.GetLabels()
+	name, ns := labels[v1.LabelReleaseName], labels[v1.LabelReleaseNamespace]
+	if name == "" || ns == "" {
+		return
+	}
+	w.enqueue(types.NamespacedName{Namespace: ns, Name: name})
+}
+
+// stripObject drops what health never reads from a cached object: managedFields and
+// the last-applied annotation. The cache then holds about what kstatus needs.
+func stripObject(obj any) (any, error) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d, nil
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		if a := o.GetAnnotations(); a != nil {
+			if _, ok := a["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+				delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+				o.SetAnnotations(a)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// unsyncedRecheck is when an inventory is looked at again while one of its informers
+// has not listed its kind yet (normally the informer's sync enqueues it first; this
+// covers a kind whose list keeps failing, such as one the observer may not read).
+const unsyncedRecheck = 30 * time.Second
