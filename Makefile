@@ -38,7 +38,7 @@ build:
 kube:
 	bash hack/kube/build.sh
 
-## generate: regenerate deepcopy and OpenAPI code with the pinned generators
+## generate: regenerate deepcopy and OpenAPI code and docs/reference/ (API: crd-ref-docs; constants: go/doc; commands: cobra/doc) with the pinned generators
 generate:
 	bash hack/update-codegen.sh
 

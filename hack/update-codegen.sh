@@ -7,6 +7,11 @@
 #   api/openapi/zz_generated.openapi.go      openapi-gen (definitions, with the meta,
 #                                            runtime, resource, batch, core and
 #                                            scheduling/v1alpha3 types a JobSpec uses)
+#   docs/reference/api.md                    crd-ref-docs (templates in hack/api-docs)
+#   docs/reference/constants.md              hack/gen-api-constants (go/doc)
+# and, when run on this repository (not on the copy of verify-codegen.sh):
+#   docs/reference/kubectl-convoy/*.md       hack/gen-cli-docs (cobra/doc)
+#   docs/reference/convoy/*.md               cmd/convoy's TestCLIReferenceIsCurrent -update-reference
 # Usage: hack/update-codegen.sh [repository root, default: this repository]
 set -euo pipefail
 
@@ -21,7 +26,8 @@ echo "Building the code generators (hack/tools/go.mod) into $bin..."
 (cd "$tools" && go build -o "$bin/" \
   k8s.io/code-generator/cmd/deepcopy-gen \
   k8s.io/code-generator/cmd/defaulter-gen \
-  k8s.io/kube-openapi/cmd/openapi-gen)
+  k8s.io/kube-openapi/cmd/openapi-gen \
+  github.com/elastic/crd-ref-docs)
 
 header="$tools/boilerplate.go.txt"
 api=kumodo.io/convoy/api/v1alpha1
@@ -60,4 +66,18 @@ mkdir -p api/openapi
   k8s.io/api/batch/v1 \
   k8s.io/api/scheduling/v1alpha3 \
   "$api"
+echo "crd-ref-docs..."
+mkdir -p docs/reference
+"$bin/crd-ref-docs" --source-path=./api/v1alpha1 --config=hack/api-docs/config.yaml \
+  --templates-dir=hack/api-docs/templates --renderer=markdown --log-level=ERROR \
+  --output-path=docs/reference/api.md >/dev/null
+echo "gen-api-constants..."
+go run ./hack/gen-api-constants -pkg api/v1alpha1 -out docs/reference/constants.md
+
+if [ "$root" = "$(cd "$here/.." && pwd)" ]; then
+  echo "gen-cli-docs (kubectl-convoy)..."
+  go run ./hack/gen-cli-docs -out docs/reference/kubectl-convoy
+  echo "convoy command reference..."
+  go test -count=1 -run '^TestCLIReferenceIsCurrent$' ./cmd/convoy -update-reference >/dev/null
+fi
 echo "Done."

@@ -65,7 +65,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 // installHint says how to install convoy's API.
 const installHint = "convoy is not installed on this cluster: the API group " + v1.GroupName + "/" + v1.Version +
-	" is not served. Install convoy (kubectl apply -k deploy/apiserver from the convoy repository; see its README), " +
+	" is not served. Install convoy (kubectl apply -k deploy/ from the convoy repository; see deploy/README.md), " +
 	"then check that `kubectl get apiservice " + v1.Version + "." + v1.GroupName + "` is Available"
 
 // Error says what failed and what to do: install convoy, ask for an RBAC rule, or

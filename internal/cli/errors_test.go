@@ -57,7 +57,7 @@ func TestRequestErrorMessages(t *testing.T) {
 		},
 		"api missing": {
 			err:  &RequestError{Verb: "get", Resource: "releases", Namespace: "team-a", Name: "podinfo", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), APIMissing: true},
-			want: []string{"convoy is not installed", "kubectl apply -k deploy/apiserver", "kubectl get apiservice v1alpha1.convoy.kumodo.io"},
+			want: []string{"convoy is not installed", "kubectl apply -k deploy/ ", "kubectl get apiservice v1alpha1.convoy.kumodo.io"},
 		},
 		"unavailable": {
 			err:  &RequestError{Verb: "get", Resource: "releases", Namespace: "team-a", Name: "podinfo", Err: apierrors.NewServiceUnavailable("down")},
