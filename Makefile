@@ -70,3 +70,8 @@ bench-apiserver: kube
 .PHONY: bench-controller
 bench-controller: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/controller $(BENCH_FLAGS)
+
+## bench-observer: benchmark convoy observer (N Releases of a two-wave chart in manual mode: observer RSS and CPU, wave Healthy → its /sync p50/p99, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
+.PHONY: bench-observer
+bench-observer: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/observer $(BENCH_FLAGS)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 const namespace = "bench-controller"
@@ -24,14 +25,6 @@ const namespace = "bench-controller"
 // metricsSnap is every metrics text at one moment.
 type metricsSnap struct {
 	kube, convoy, ctl string
-}
-
-func (e *env) metricsNow(ctx context.Context) metricsSnap {
-	k, err := e.kubeMetrics(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kube-apiserver /metrics:", err)
-	}
-	return metricsSnap{kube: k, convoy: e.convoyMetrics(ctx), ctl: e.controllerMetrics(ctx)}
 }
 
 // reqDelta is the requests between two snapshots, by label groups.
@@ -42,57 +35,32 @@ type reqDelta struct {
 	reconciles map[string]float64 // controller_runtime_reconcile_total: result
 	// means are mean durations of the controller's histograms (sum/count deltas):
 	// reconcile, time in the work queue, client request latency by verb.
-	means map[string]mean
-}
-
-type mean struct {
-	count, sum float64
-}
-
-func histMeans(a, b, name string, keys ...string) map[string]mean {
-	sa, sb := counts(a, name+"_sum", keys...), counts(b, name+"_sum", keys...)
-	ca, cb := counts(a, name+"_count", keys...), counts(b, name+"_count", keys...)
-	out := map[string]mean{}
-	for k := range cb {
-		if c := cb[k] - ca[k]; c > 0 {
-			out[k] = mean{count: c, sum: sb[k] - sa[k]}
-		}
-	}
-	return out
+	means map[string]benchenv.Mean
 }
 
 func diff(a, b metricsSnap) reqDelta {
 	kk := []string{"verb", "dry_run", "resource", "subresource", "code"}
-	means := map[string]mean{}
-	for k, v := range histMeans(a.ctl, b.ctl, "controller_runtime_reconcile_time_seconds", "controller") {
+	means := map[string]benchenv.Mean{}
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "controller_runtime_reconcile_time_seconds", "controller") {
 		means["reconcile "+k] = v
 	}
-	for k, v := range histMeans(a.ctl, b.ctl, "workqueue_queue_duration_seconds", "name") {
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "workqueue_queue_duration_seconds", "name") {
 		means["queue wait "+k] = v
 	}
-	for k, v := range histMeans(a.ctl, b.ctl, "convoy_release_reconcile_duration_seconds", "reason") {
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "convoy_release_reconcile_duration_seconds", "reason") {
 		means["convoy reconcile "+k] = v
 	}
-	for k, v := range histMeans(a.ctl, b.ctl, "rest_client_request_duration_seconds", "verb") {
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "rest_client_request_duration_seconds", "verb") {
 		means["client request "+k] = v
 	}
 	return reqDelta{
 		means:      means,
-		ctl:        delta(counts(a.ctl, "rest_client_requests_total", "method", "code"), counts(b.ctl, "rest_client_requests_total", "method", "code")),
-		kube:       delta(counts(a.kube, "apiserver_request_total", kk...), counts(b.kube, "apiserver_request_total", kk...)),
-		convoy:     delta(counts(a.convoy, "apiserver_request_total", kk...), counts(b.convoy, "apiserver_request_total", kk...)),
-		reconciles: delta(counts(a.ctl, "controller_runtime_reconcile_total", "controller", "result"), counts(b.ctl, "controller_runtime_reconcile_total", "controller", "result")),
+		ctl:        benchenv.Delta(benchenv.Counts(a.ctl, "rest_client_requests_total", "method", "code"), benchenv.Counts(b.ctl, "rest_client_requests_total", "method", "code")),
+		kube:       benchenv.Delta(benchenv.Counts(a.kube, "apiserver_request_total", kk...), benchenv.Counts(b.kube, "apiserver_request_total", kk...)),
+		convoy:     benchenv.Delta(benchenv.Counts(a.convoy, "apiserver_request_total", kk...), benchenv.Counts(b.convoy, "apiserver_request_total", kk...)),
+		reconciles: benchenv.Delta(benchenv.Counts(a.ctl, "controller_runtime_reconcile_total", "controller", "result"), benchenv.Counts(b.ctl, "controller_runtime_reconcile_total", "controller", "result")),
 	}
 }
-
-var writeVerbs = []string{"POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY", "CREATE", "UPDATE"}
-
-func isWrite(key string) bool {
-	verb, _, _ := strings.Cut(key, " ")
-	return slices.Contains(writeVerbs, strings.ToUpper(verb))
-}
-
-func is409(key string) bool { return strings.HasSuffix(key, " 409") }
 
 // watchLog records every watch event of one resource in the namespace.
 type watchLog struct {
@@ -131,7 +99,7 @@ func (w *watchLog) since(t time.Time) map[string]float64 {
 // watch is reopened from the last resourceVersion seen (at most 1,000 times).
 func (e *env) watchResource(ctx context.Context, w *watchLog, rv string) {
 	for i := 0; i < 1000 && ctx.Err() == nil; i++ {
-		wi, err := e.convoy.Get().Namespace(namespace).Resource(w.resource).
+		wi, err := e.Convoy.Get().Namespace(namespace).Resource(w.resource).
 			Param("watch", "true").Param("resourceVersion", rv).Param("allowWatchBookmarks", "false").
 			Timeout(10 * time.Minute).Watch(ctx)
 		if err != nil {
@@ -178,7 +146,7 @@ func (e *env) listRV(ctx context.Context, resource string) (string, error) {
 	default:
 		out = &convoyv1alpha1.ReleaseInventoryList{}
 	}
-	if err := e.convoy.Get().Namespace(namespace).Resource(resource).Do(ctx).Into(out); err != nil {
+	if err := e.Convoy.Get().Namespace(namespace).Resource(resource).Do(ctx).Into(out); err != nil {
 		return "", err
 	}
 	a, err := meta.ListAccessor(out)
@@ -212,8 +180,8 @@ type result struct {
 	steadyDur        time.Duration
 	steadyEvents     map[string]map[string]float64 // resource → type → count
 	cpuApply         map[string]float64
-	procsEnd         map[string]procStat
-	ctlRSSApplied    procStat
+	procsEnd         map[string]benchenv.ProcStat
+	ctlRSSApplied    benchenv.ProcStat
 	loadBefore       string
 	loadAfter        string
 	watchRestarts    int
@@ -225,11 +193,11 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	if err != nil {
 		return nil, err
 	}
-	defer e.stop()
-	if err := e.ensureNamespace(ctx, namespace); err != nil {
+	defer e.Stop()
+	if err := e.EnsureNamespace(ctx, namespace); err != nil {
 		return nil, err
 	}
-	res := &result{n: n, loadBefore: loadAvg(), steadyEvents: map[string]map[string]float64{}}
+	res := &result{n: n, loadBefore: benchenv.LoadAvg(), steadyEvents: map[string]map[string]float64{}}
 
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
@@ -246,7 +214,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	time.Sleep(time.Second) // let the watches open
 
 	m0 := e.metricsNow(ctx)
-	p0 := e.snapshot()
+	p0 := e.Snapshot()
 
 	// Create N Releases from createConcurrency clients.
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients...\n", n, cfg.createConcurrency)
@@ -267,7 +235,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 				for try := 0; try < 5; try++ {
 					rctx, cancel := context.WithTimeout(ctx, time.Minute)
 					created[i] = time.Now()
-					err := e.convoy.Post().Namespace(namespace).Resource("releases").Body(newRelease(name(i), e.charts.URL)).Do(rctx).Error()
+					err := e.Convoy.Post().Namespace(namespace).Resource("releases").Body(newRelease(name(i), e.Charts.URL)).Do(rctx).Error()
 					cancel()
 					if err == nil || strings.Contains(err.Error(), "already exists") {
 						break
@@ -314,19 +282,19 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 		res.p50, res.p90, res.maxLat = lats[len(lats)/2], lats[len(lats)*9/10], lats[len(lats)-1]
 	}
 	m1 := e.metricsNow(ctx)
-	p1 := e.snapshot()
+	p1 := e.Snapshot()
 	res.apply = diff(m0, m1)
 	res.cpuApply = map[string]float64{}
 	for k, v := range p1 {
-		res.cpuApply[k] = v.cpuSeconds - p0[k].cpuSeconds
+		res.cpuApply[k] = v.CPUSeconds - p0[k].CPUSeconds
 	}
 	res.ctlRSSApplied = p1["convoy-controller"]
-	res.kubeSeesReleases = sumWhere(res.apply.kube, func(k string) bool { return strings.Contains(k, " releases") }) > 0
+	res.kubeSeesReleases = benchenv.SumWhere(res.apply.kube, func(k string) bool { return strings.Contains(k, " releases") }) > 0
 	fmt.Fprintf(os.Stderr, "  %d/%d Applied after %s\n", res.applied, n, res.toApplied.Round(time.Millisecond))
 	if res.applied < n {
-		res.loadAfter = loadAvg()
+		res.loadAfter = benchenv.LoadAvg()
 		res.procsEnd = p1
-		return res, fmt.Errorf("only %d of %d Releases Applied within %s (controller log: %s/convoy-controller.log)", res.applied, n, cfg.timeout, e.cluster.LogDir())
+		return res, fmt.Errorf("only %d of %d Releases Applied within %s (controller log: %s/convoy-controller.log)", res.applied, n, cfg.timeout, e.Cluster.LogDir())
 	}
 
 	// The steady window: nothing changes; the informer resyncs at least once.
@@ -346,7 +314,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 		res.steadyEvents[r] = w.since(t0)
 		res.watchRestarts += w.restarts
 	}
-	res.procsEnd = e.snapshot()
-	res.loadAfter = loadAvg()
+	res.procsEnd = e.Snapshot()
+	res.loadAfter = benchenv.LoadAvg()
 	return res, nil
 }

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 type config struct {
@@ -94,7 +96,7 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if bin, err = buildConvoy(ctx, dir); err != nil {
+		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,275 @@
+// Package benchenv is what the benchmarks under bench/ share to run convoy's
+// processes on a local control plane and read what they cost: a control plane with
+// simulated (kwok) nodes, convoy apiserver registered through an APIService, a Helm
+// chart repository, convoy's other processes started from a built binary, their
+// /metrics and /proc figures. It decides nothing about what a benchmark measures.
+package benchenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/render/chartrepo"
+)
+
+// Scheme decodes what convoy apiserver sends.
+var Scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(convoyv1alpha1.AddToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}()
+
+// Options say what Start starts.
+type Options struct {
+	// Dir keeps the control plane's state and logs; empty: a temporary folder, removed.
+	Dir string
+	// Nodes is the number of simulated nodes.
+	Nodes int
+	// Charts is a folder of charts served as a Helm repository.
+	Charts string
+}
+
+// Env is one running control plane (with kwok nodes), convoy apiserver, the chart
+// repository, and the convoy processes started with StartComponent.
+type Env struct {
+	Cluster *localcluster.Cluster
+	// Admin is the control plane's admin, without client-side throttling to speak of.
+	Admin  *rest.Config
+	Convoy *rest.RESTClient // convoy.kumodo.io/v1alpha1 as the admin, JSON
+	Kube   kubernetes.Interface
+	Charts *chartrepo.Server
+
+	// convoy apiserver's /metrics, straight to its port.
+	apiMetrics    *http.Client
+	apiMetricsURL string
+
+	procs []NamedPID
+}
+
+// NamedPID is one process of the environment.
+type NamedPID struct {
+	Name string
+	PID  int
+}
+
+// BuildConvoy builds ./cmd/convoy into dir once and returns the binary.
+func BuildConvoy(ctx context.Context, dir string) (string, error) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "convoy")
+	fmt.Fprintln(os.Stderr, "Building ./cmd/convoy...")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/convoy")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/convoy: %w", err)
+	}
+	return bin, nil
+}
+
+// Start starts the control plane with workloads, convoy apiserver from convoyBin
+// (registered with an APIService, as convoy dev does) and the chart repository.
+func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error) {
+	fmt.Fprintln(os.Stderr, "Starting the local control plane with simulated nodes...")
+	c, err := localcluster.Start(ctx, localcluster.Options{Dir: o.Dir, Workloads: true, Nodes: o.Nodes, Progress: os.Stderr, StartTimeout: 5 * time.Minute})
+	if err != nil {
+		return nil, fmt.Errorf("starting the local control plane: %w", err)
+	}
+	e := &Env{Cluster: c}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	for _, pid := range c.PIDs() {
+		e.procs = append(e.procs, NamedPID{ProcName(pid), pid})
+	}
+	host := c.RestConfig()
+
+	// convoy apiserver, as bench/apiserver and convoy dev start it.
+	const identity = "convoy-apiserver"
+	if err := apiserver.GrantHostAccess(ctx, host, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity}); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := c.UserKubeconfig(identity)
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(c.Dir(), "convoy-apiserver-certs")
+	reg := apiserver.Registration{Namespace: "convoy-bench", ServiceName: "convoy-apiserver", Port: port, Timeout: 3 * time.Minute}
+	args := []string{"apiserver",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--etcd-servers=" + c.EtcdURL(),
+		"--etcd-prefix=/convoy-bench",
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--tls-alternate-dns=" + reg.ServiceDNSName(),
+		"--cert-dir=" + certDir,
+	}
+	certFile := filepath.Join(certDir, "apiserver.crt")
+	if err := e.Run(ctx, "convoy-apiserver", convoyBin, args, func(context.Context) bool {
+		b, err := os.ReadFile(certFile)
+		return err == nil && len(b) > 0
+	}); err != nil {
+		return nil, err
+	}
+	if reg.CABundle, err = os.ReadFile(certFile); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(os.Stderr, "Registering the APIService...")
+	if err := apiserver.Register(ctx, host, reg); err != nil {
+		return nil, fmt.Errorf("registering convoy apiserver: %w", err)
+	}
+
+	e.Admin = c.RestConfig()
+	e.Admin.QPS, e.Admin.Burst = 2000, 4000
+	if e.Kube, err = kubernetes.NewForConfig(e.Admin); err != nil {
+		return nil, err
+	}
+	cc := rest.CopyConfig(e.Admin)
+	cc.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
+	cc.APIPath = "/apis"
+	cc.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(Scheme)}
+	cc.ContentType = runtime.ContentTypeJSON
+	if e.Convoy, err = rest.RESTClientFor(cc); err != nil {
+		return nil, err
+	}
+	mc := rest.CopyConfig(e.Admin)
+	mc.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
+	mc.CAData, mc.CAFile, mc.ServerName = reg.CABundle, "", ""
+	if e.apiMetrics, err = rest.HTTPClientFor(mc); err != nil {
+		return nil, err
+	}
+	e.apiMetricsURL = mc.Host + "/metrics"
+
+	repo, err := chartrepo.Build(o.Charts)
+	if err != nil {
+		return nil, err
+	}
+	if e.Charts, err = chartrepo.Serve("127.0.0.1:0", repo); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// StartComponent starts `<convoyBin> <command> <args>` as name, with
+// --metrics-bind-address and --health-probe-bind-address on free loopback ports, waits
+// until its /readyz answers 200, and returns the URL of its /metrics.
+func (e *Env) StartComponent(ctx context.Context, name, convoyBin, command string, args []string) (metricsURL string, err error) {
+	mport, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	hport, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", hport)
+	hc := &http.Client{Timeout: 2 * time.Second}
+	all := append([]string{command,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(mport),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(hport),
+	}, args...)
+	if err := e.Run(ctx, name, convoyBin, all, func(ctx context.Context) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", mport), nil
+}
+
+// Run starts one of convoy's processes beside the control plane and records its pid.
+func (e *Env) Run(ctx context.Context, name, bin string, args []string, ready func(context.Context) bool) error {
+	before := e.Cluster.PIDs()
+	fmt.Fprintln(os.Stderr, "Starting", name+":", bin, strings.Join(args, " "))
+	if err := e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: bin, Args: args, Ready: ready}); err != nil {
+		return fmt.Errorf("starting %s (log: %s/%s.log): %w", name, e.Cluster.LogDir(), name, err)
+	}
+	after := e.Cluster.PIDs()
+	if len(after) != len(before)+1 {
+		return fmt.Errorf("unexpected processes after starting %s: %v", name, after)
+	}
+	e.procs = append(e.procs, NamedPID{name, after[len(after)-1]})
+	return nil
+}
+
+// Stop stops the chart repository and every process.
+func (e *Env) Stop() {
+	if e.Charts != nil {
+		_ = e.Charts.Close()
+	}
+	if e.Cluster != nil {
+		if err := e.Cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+		}
+	}
+}
+
+// KubeMetrics is kube-apiserver's /metrics, read as the admin.
+func (e *Env) KubeMetrics(ctx context.Context) (string, error) {
+	b, err := e.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	return string(b), err
+}
+
+// ConvoyMetrics is convoy apiserver's /metrics; "" when it does not answer.
+func (e *Env) ConvoyMetrics(ctx context.Context) string {
+	return HTTPGet(ctx, e.apiMetrics, e.apiMetricsURL)
+}
+
+// EnsureNamespace creates namespace ns unless it exists.
+func (e *Env) EnsureNamespace(ctx context.Context, ns string) error {
+	_, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// FreePort is a free loopback TCP port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
