@@ -20619,6 +20619,13 @@ func schema_kumodoio_convoy_api_v1alpha1_InventoryObject(ref common.ReferenceCal
 							Format:      "int32",
 						},
 					},
+					"generation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "generation is the object's metadata.generation as convoy's last apply left it (0: not known, or the apply created the object). The observer assesses the object for renderRef only once its view of it has reached this generation, so a view from before the apply is never taken for the new render's health.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 				},
 				Required: []string{"version", "kind", "name"},
 			},

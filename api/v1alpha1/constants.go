@@ -92,6 +92,8 @@ const (
 	LabelReleaseName = "convoy.kumodo.io/release-name"
 	// LabelReleaseNamespace names the namespace of the Release that applied an object.
 	LabelReleaseNamespace = "convoy.kumodo.io/release-namespace"
+	// LabelHook names the lifecycle hook a hook Job runs (the hook's name, cut to 63 characters).
+	LabelHook = "convoy.kumodo.io/hook"
 	// LabelShard assigns a Release to the controller and observer of one shard.
 	LabelShard = "convoy.kumodo.io/shard"
 )

@@ -51,6 +51,12 @@ type InventoryObject struct {
 	// wave is the object's sync wave.
 	// +optional
 	Wave int32 `json:"wave,omitempty"`
+	// generation is the object's metadata.generation as convoy's last apply left it
+	// (0: not known, or the apply created the object). The observer assesses the
+	// object for renderRef only once its view of it has reached this generation, so
+	// a view from before the apply is never taken for the new render's health.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // HealthStatus is the health of an object, a wave or a render.

@@ -156,7 +156,7 @@ func (a *Applier) Prune(ctx context.Context, in PruneInput) (*PruneResult, error
 	res := &PruneResult{}
 	if in.Disabled {
 		res.Skipped = stale
-		res.Inventory = AfterPrune(in.Render, nil)
+		res.Inventory = AfterPrune(in.Inventory, in.Render, nil)
 		return res, nil
 	}
 	var failures []objectError
@@ -177,7 +177,7 @@ func (a *Applier) Prune(ctx context.Context, in PruneInput) (*PruneResult, error
 			}
 		}
 	}
-	res.Inventory = AfterPrune(in.Render, append(append([]v1alpha1.InventoryObject(nil), res.Failed...), res.Pending...))
+	res.Inventory = AfterPrune(in.Inventory, in.Render, append(append([]v1alpha1.InventoryObject(nil), res.Failed...), res.Pending...))
 	return res, newError(v1alpha1.ReasonPruneFailed, failures)
 }
 

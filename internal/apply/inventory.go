@@ -11,13 +11,16 @@ import (
 //
 //   - before or after a wave is applied: Merge(inventory, Entries(wave objects)),
 //     so the list grows as waves apply and a crash loses track of nothing;
-//   - after a prune: AfterPrune(Entries(render), result.Failed), exactly the
-//     render plus what could not be deleted (tried again next time).
+//   - after a wave is applied: Applied(inventory, changes), the generations the
+//     apply gave the objects it changed;
+//   - after a prune: AfterPrune(inventory, Entries(render), result.Failed), exactly
+//     the render plus what could not be deleted (tried again next time).
 
 // Merge returns old ∪ applied, one entry per object (group, kind, namespace,
 // name; the version does not count). An object in both takes its version and
-// wave from applied. The result is sorted by wave, group, kind, namespace and
-// name; neither argument is modified.
+// wave from applied, and its generation too unless applied has none (0): a list
+// grown before an apply keeps what the last apply recorded. The result is sorted
+// by wave, group, kind, namespace and name; neither argument is modified.
 func Merge(old, applied []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 	index := make(map[identity]int, len(old)+len(applied))
 	out := make([]v1alpha1.InventoryObject, 0, len(old)+len(applied))
@@ -25,6 +28,9 @@ func Merge(old, applied []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 		for _, e := range list {
 			id := identityOf(e.ObjectReference)
 			if i, ok := index[id]; ok {
+				if e.Generation == 0 {
+					e.Generation = out[i].Generation
+				}
 				out[i] = e
 				continue
 			}
@@ -64,7 +70,38 @@ func ReverseWaveOrder(entries []v1alpha1.InventoryObject) []v1alpha1.InventoryOb
 // AfterPrune is the inventory after a prune: the render, plus the stale
 // objects whose delete failed (so the next reconcile tries again). Objects
 // the prune deleted, found gone, or left alone on purpose (prune disabled,
-// taken over by another Release, CRDs) are no longer tracked.
-func AfterPrune(render, failed []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
-	return Merge(failed, render)
+// taken over by another Release, CRDs) are no longer tracked. The generations
+// recorded in inventory are kept.
+func AfterPrune(inventory, render, failed []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
+	out := Merge(failed, render)
+	recorded := make(map[identity]int64, len(inventory))
+	for _, e := range inventory {
+		recorded[identityOf(e.ObjectReference)] = e.Generation
+	}
+	for i := range out {
+		if out[i].Generation == 0 {
+			out[i].Generation = recorded[identityOf(out[i].ObjectReference)]
+		}
+	}
+	return out
+}
+
+// Applied records in the inventory entries the generation that the apply gave each
+// object it changed (Configured), so that the observer does not take a view of the
+// object from before the apply for the new render's health. A created object needs
+// none (no view of it can predate the apply); an unchanged one keeps its entry.
+func Applied(entries []v1alpha1.InventoryObject, changes []Change) []v1alpha1.InventoryObject {
+	generations := make(map[identity]int64, len(changes))
+	for _, c := range changes {
+		if c.Action == Configured && c.Generation > 0 {
+			generations[identityOf(c.Object)] = c.Generation
+		}
+	}
+	out := slices.Clone(entries)
+	for i := range out {
+		if g, ok := generations[identityOf(out[i].ObjectReference)]; ok {
+			out[i].Generation = g
+		}
+	}
+	return out
 }

@@ -133,9 +133,15 @@ func TestStale(t *testing.T) {
 	}
 }
 
+// generation returns e with the generation g recorded.
+func generation(e v1alpha1.InventoryObject, g int64) v1alpha1.InventoryObject {
+	e.Generation = g
+	return e
+}
+
 func TestAfterPrune(t *testing.T) {
 	cases := map[string]struct {
-		render, failed, want []v1alpha1.InventoryObject
+		inventory, render, failed, want []v1alpha1.InventoryObject
 	}{
 		"a successful prune leaves exactly the render": {
 			render: []v1alpha1.InventoryObject{deployWeb, configApp},
@@ -146,10 +152,16 @@ func TestAfterPrune(t *testing.T) {
 			failed: []v1alpha1.InventoryObject{jobMigrate},
 			want:   []v1alpha1.InventoryObject{configApp, jobMigrate},
 		},
+		"the generations the inventory recorded are kept": {
+			inventory: []v1alpha1.InventoryObject{generation(deployWeb, 3), generation(jobMigrate, 2)},
+			render:    []v1alpha1.InventoryObject{deployWeb, configApp},
+			failed:    []v1alpha1.InventoryObject{generation(jobMigrate, 2)},
+			want:      []v1alpha1.InventoryObject{configApp, generation(deployWeb, 3), generation(jobMigrate, 2)},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, AfterPrune(tc.render, tc.failed), equateEmpty); diff != "" {
+			if diff := cmp.Diff(tc.want, AfterPrune(tc.inventory, tc.render, tc.failed), equateEmpty); diff != "" {
 				t.Errorf("AfterPrune (-want +got):\n%s", diff)
 			}
 		})
@@ -195,4 +207,33 @@ func obj(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
 	u.SetNamespace(namespace)
 	u.SetName(name)
 	return u
+}
+
+func TestMergeKeepsRecordedGenerations(t *testing.T) {
+	old := []v1alpha1.InventoryObject{generation(deployWeb, 4), configApp}
+	grown := Merge(old, []v1alpha1.InventoryObject{deployWeb, jobMigrate})
+	want := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 4), jobMigrate}
+	if diff := cmp.Diff(want, grown); diff != "" {
+		t.Errorf("Merge of entries without a generation (-want +got):\n%s", diff)
+	}
+	newer := Merge(old, []v1alpha1.InventoryObject{generation(deployWeb, 5)})
+	if diff := cmp.Diff([]v1alpha1.InventoryObject{configApp, generation(deployWeb, 5)}, newer); diff != "" {
+		t.Errorf("Merge of a newer generation (-want +got):\n%s", diff)
+	}
+}
+
+func TestAppliedRecordsTheGenerationsOfChangedObjects(t *testing.T) {
+	entries := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 2), jobMigrate}
+	changes := []Change{
+		{Object: deployWeb.ObjectReference, Action: Configured, Generation: 3},
+		{Object: configApp.ObjectReference, Action: Unchanged, Generation: 1},
+		{Object: jobMigrate.ObjectReference, Action: Created, Generation: 1},
+	}
+	want := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 3), jobMigrate}
+	if diff := cmp.Diff(want, Applied(entries, changes)); diff != "" {
+		t.Errorf("Applied (-want +got):\n%s", diff)
+	}
+	if entries[1].Generation != 2 {
+		t.Error("Applied modified its argument")
+	}
 }

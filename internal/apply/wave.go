@@ -31,6 +31,9 @@ const (
 type Change struct {
 	Object v1alpha1.ObjectReference
 	Action Action
+	// Generation is the object's metadata.generation in the server's answer to the
+	// apply; 0 when no apply was sent (Unchanged by the dry run).
+	Generation int64
 }
 
 // WaveResult is the outcome of applying one sync wave.
@@ -102,12 +105,12 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 	g.SetLimit(a.opts.Concurrency)
 	for i, o := range objects {
 		g.Go(func() error {
-			action, err := a.applyOne(ctx, o)
+			action, generation, err := a.applyOne(ctx, o)
 			if err != nil {
 				errs[i] = fmt.Errorf("apply of %s failed: %w", Describe(o.entry.ObjectReference), err)
 				return nil
 			}
-			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action}
+			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action, Generation: generation}
 			return nil
 		})
 	}
@@ -125,25 +128,27 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 	return out, failures
 }
 
-func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, error) {
+// applyOne applies o unless the dry run found it unchanged, and returns what the
+// apply did and the object's generation in the server's answer.
+func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, error) {
 	obj := o.Object.Object.DeepCopy()
 	switch o.state {
 	case unchanged:
-		return Unchanged, nil
+		return Unchanged, 0, nil
 	case created, configured, existing:
 		err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 			client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		switch {
 		case o.state == created:
-			return Created, nil
+			return Created, obj.GetGeneration(), nil
 		case o.state == existing && obj.GetResourceVersion() == o.liveVersion:
 			// The server stored nothing: the object was as rendered.
-			return Unchanged, nil
+			return Unchanged, obj.GetGeneration(), nil
 		default:
-			return Configured, nil
+			return Configured, obj.GetGeneration(), nil
 		}
 	default:
 		entry, err := a.rm.Apply(ctx, obj, ssa.DefaultApplyOptions())
@@ -151,15 +156,15 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, error) {
 			if dr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
 				err = dr.Unwrap()
 			}
-			return "", err
+			return "", 0, err
 		}
 		switch entry.Action {
 		case ssa.CreatedAction:
-			return Created, nil
+			return Created, obj.GetGeneration(), nil
 		case ssa.UnchangedAction:
-			return Unchanged, nil
+			return Unchanged, obj.GetGeneration(), nil
 		default:
-			return Configured, nil
+			return Configured, obj.GetGeneration(), nil
 		}
 	}
 }

@@ -23,14 +23,67 @@ import (
 // Result of the step that stopped. An error means the reconcile itself could not go
 // on (a cancelled context).
 //
-// Hooks (plan.RunHooks, steps 8 and 12) arrive with the hooks issue.
+// With plan.RunHooks the PreApply hook batches come first (step 8) and the PostApply
+// batches last (step 12); a forced sync (plan.RerunHooks) deletes the render's hook
+// Jobs first, so that they run anew.
 func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (release.Result, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
-	objects, chartVersion, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
+	objects, chartHooks, chartVersion, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
 	if stop != nil || err != nil {
 		return deref(stop), err
 	}
 	st.appliedChartVersion = chartVersion
+
+	var hooks *hookRun
+	if plan.RunHooks {
+		hooks = newHookRun(r, st, plan.RenderRef, chartHooks)
+		if plan.RerunHooks {
+			if err := hooks.rerun(ctx); err != nil {
+				return failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
+			}
+		}
+		stop, err := hooks.run(ctx, v1.HookPreApply)
+		if err != nil {
+			return failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
+		}
+		if stop != nil {
+			return *stop, nil
+		}
+	}
+	res, err := r.applyRender(ctx, st, in, plan, objects)
+	if err != nil || res.Reason != v1.ReasonApplied {
+		return res, err
+	}
+	// The hooks are done once the PostApply batches are: a successful apply then ends
+	// what status.hooks recorded.
+	done := func() { st.hooks, st.hooksSet = nil, len(st.rel.Status.Hooks) > 0 }
+	if hooks == nil {
+		done()
+		return res, nil
+	}
+	stop, err = hooks.run(ctx, v1.HookPostApply)
+	switch {
+	case err != nil:
+		// Not counted as applied, and status.hooks kept: the retry applies again and
+		// goes on with the batches.
+		st.hooksSet = false
+		return failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
+	case stop != nil:
+		stop.AfterApply = true
+		return *stop, nil
+	}
+	done()
+	if err := hooks.cleanup(ctx); err != nil {
+		// The hooks succeeded; the old Jobs go at the next render's cleanup.
+		logger.Error(err, "Cannot delete the hook Jobs of older renders")
+	}
+	return res, nil
+}
+
+// applyRender is the pre-apply dry run, the sync waves and the prune (steps 9–11).
+func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, plan *release.Apply, objects []apply.Object) (release.Result, error) {
+	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
+	var err error
 	applier := apply.New(st.target.Client, r.applyOpts)
 
 	var ap *apply.Plan
@@ -58,16 +111,24 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
 
+	var changes []apply.Change
 	for _, w := range waves.Waves {
 		wave := int32(w) //nolint:gosec // as above
 		logger.V(1).Info("Applying a sync wave", "wave", wave)
 		res, err := applier.ApplyWave(ctx, ap, wave)
 		if res != nil {
 			st.applyChanges.add(res.Changes)
+			changes = append(changes, res.Changes...)
 		}
 		if err != nil {
 			return failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
 		}
+	}
+	// Only now does the inventory name the render applied, with the generations the
+	// apply gave the objects it changed: the observer must not assess the render on a
+	// view of its objects from before the apply.
+	if inv, err = r.writeInventory(ctx, st.rel, inv, plan.RenderRef, apply.Applied(inv.Objects, changes)); err != nil {
+		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
 	if waves.Hold != nil {
 		st.syncWave, st.syncWaveSet = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)}, true //nolint:gosec // few waves
@@ -107,29 +168,30 @@ func failed(ctx context.Context, err error, fallback, what string) (release.Resu
 	return release.Stopped(reason, fmt.Sprintf("%s failed: %v.", what, err)), nil
 }
 
-// objectsToApply returns the objects of the render to apply and its chart version: the
-// current render, or the pinned or previous render from its Render object.
-func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, string, *release.Result, error) {
+// objectsToApply returns the objects and the chart's hook Jobs of the render to apply
+// and its chart version: the current render, or the pinned or previous render from its
+// Render object.
+func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []render.Hook, string, *release.Result, error) {
 	if st.render != nil && st.render.Ref == ref {
-		return applyObjects(st.render.Objects), st.render.ChartVersion, nil, nil
+		return applyObjects(st.render.Objects), st.render.Hooks, st.render.ChartVersion, nil, nil
 	}
 	obj := st.pinned
 	if obj == nil || obj.RenderRef != ref {
 		var err error
 		if obj, err = r.getRender(ctx, st.rel, ref); err != nil {
-			return nil, "", nil, err
+			return nil, nil, "", nil, err
 		}
 	}
 	if obj == nil {
-		return nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The Render of render %s no longer exists, so it cannot be applied.", ref)}, nil
 	}
-	objs, _, err := render.DecodeManifests(obj.Manifests)
+	objs, hooks, err := render.DecodeManifests(obj.Manifests)
 	if err != nil {
-		return nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The manifests of Render %s cannot be read: %v.", obj.Name, err)}, nil
 	}
-	return applyObjects(objs), obj.Chart.Version, nil, nil
+	return applyObjects(objs), hooks, obj.Chart.Version, nil, nil
 }
 
 func applyObjects(objs []render.Object) []apply.Object {
@@ -151,7 +213,9 @@ func intWaves(waves []int32) []int {
 // growInventory adds entries to the inventory's object list before they are applied,
 // so that a crash mid-apply loses track of nothing. The list it grows is read from the
 // API server: the cache may miss the last write. When the cache has no inventory (a
-// first apply) it is created at once, and read only if it exists after all.
+// first apply) it is created at once, naming renderRef, and read only if it exists
+// after all. An existing inventory keeps naming the render it named: it names
+// renderRef once the apply is done.
 func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if st.inventory == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
@@ -163,6 +227,9 @@ func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef str
 	inv, err := r.currentInventory(ctx, st.rel)
 	if err != nil {
 		return nil, err
+	}
+	if inv.ResourceVersion != "" {
+		renderRef = inv.RenderRef
 	}
 	return r.writeInventory(ctx, st.rel, inv, renderRef, apply.Merge(inv.Objects, entries))
 }

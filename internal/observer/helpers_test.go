@@ -97,3 +97,32 @@ func TestStripObject(t *testing.T) {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }
+
+// A view of an object older than the generation convoy's apply gave it is not
+// assessed; a missing object or an unknown generation is.
+func TestBehind(t *testing.T) {
+	withGeneration := func(g int64) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGeneration(g)
+		return u
+	}
+	cases := map[string]struct {
+		live    *unstructured.Unstructured
+		applied int64
+		want    bool
+	}{
+		"the view is older than the apply":  {withGeneration(1), 2, true},
+		"the view has reached the apply":    {withGeneration(2), 2, false},
+		"the view is newer (a later edit)":  {withGeneration(3), 2, false},
+		"generation unknown (0)":            {withGeneration(1), 0, false},
+		"the object is missing: not behind": {nil, 2, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := v1.InventoryObject{Generation: tc.applied}
+			if got := behind(tc.live, obj); got != tc.want {
+				t.Errorf("behind = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

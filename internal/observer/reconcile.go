@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -121,13 +122,23 @@ func (o *Observer) objectResults(w *watches, target *clusters.Target, inv *v1.Re
 		if err != nil {
 			return nil, false, err
 		}
-		if !known {
+		if !known || behind(live, obj) {
+			// The informer has not listed the kind yet, or its view of the object is
+			// older than what the controller applied: no result until it catches up
+			// (its event queues the inventory again).
 			synced = false
 			continue
 		}
 		results[obj.ObjectReference] = health.ObjectStatus(live)
 	}
 	return results, synced, nil
+}
+
+// behind reports whether the informer's view of an object predates the generation the
+// controller's last apply gave it, so that a view from before the apply is not taken
+// for the health of the render applied. A missing object is not behind: it is Missing.
+func behind(live *unstructured.Unstructured, obj v1.InventoryObject) bool {
+	return live != nil && obj.Generation > 0 && live.GetGeneration() < obj.Generation
 }
 
 // forget drops what the observer keeps of an inventory that is gone.
