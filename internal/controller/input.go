@@ -43,8 +43,12 @@ type state struct {
 	// appliedChartVersion is the chart version of the render the apply applied.
 	appliedChartVersion string
 	// syncWave is the new status.syncWave when the apply set or cleared it.
-	syncWave     *v1.SyncWaveStatus
-	syncWaveSet  bool
+	syncWave    *v1.SyncWaveStatus
+	syncWaveSet bool
+	// hooks is the new status.hooks when hooksSet: the running or failed hook batch,
+	// or none once the hooks are done.
+	hooks        []v1.HookStatus
+	hooksSet     bool
 	applyChanges changeCounts
 }
 
@@ -94,7 +98,37 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	if in.Pin, err = r.pin(ctx, st); err != nil {
 		return in, err
 	}
+	in.HooksRunning, in.FailedHook = hookRecord(rel, in)
 	return in, nil
+}
+
+// hookRecord reads status.hooks, the hook batch the last reconcile that ran hooks
+// recorded: the render it belongs to (found by the Job names, among the renders this
+// reconcile may apply) and whether it failed. A failed batch holds its render until
+// the render changes or a forced sync, also across restarts of the controller and
+// after its Job is gone.
+func hookRecord(rel *v1.Release, in release.Input) (string, *release.FailedHook) {
+	hs := rel.Status.Hooks
+	if len(hs) == 0 {
+		return "", nil
+	}
+	candidates := []string{in.CurrentRender, in.LastSuccessfulRender}
+	if in.Pin != nil {
+		candidates = append(candidates, in.Pin.RenderRef)
+	}
+	if in.Rollout != nil {
+		candidates = append(candidates, in.Rollout.RenderRef, in.Rollout.PreviousRenderRef)
+	}
+	for _, ref := range candidates {
+		if ref == "" || release.HookJobName(rel.Name, hs[0].Name, ref) != hs[0].Job {
+			continue
+		}
+		if failed := release.FailedHookOf(ref, hs); failed != nil {
+			return "", failed
+		}
+		return ref, nil
+	}
+	return "", nil
 }
 
 func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {

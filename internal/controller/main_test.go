@@ -20,8 +20,9 @@ import (
 )
 
 // The package's integration tests run against a real local control plane with convoy's
-// aggregated API server running in this process and registered with it. With -short
-// only the pure tests run.
+// aggregated API server running in this process and registered with it. The control
+// plane runs workloads (kube-controller-manager, kube-scheduler, kwok with one
+// simulated node) so that hook Jobs complete. With -short only the pure tests run.
 
 var (
 	// controlPlane is the local control plane; nil with -short.
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 func runIntegration(m *testing.M) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{})
+	c, err := localcluster.Start(ctx, localcluster.Options{Workloads: true})
 	if err != nil {
 		return 0, fmt.Errorf("start the local control plane: %w", err)
 	}

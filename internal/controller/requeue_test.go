@@ -65,9 +65,11 @@ func TestSP38_SP41_RetryBackoffAndResetAfterSuccess(t *testing.T) {
 	t.Cleanup(func() { _ = e.client.Delete(e.ctx, c) })
 	e.waitApplied("web", "True", v1.ReasonApplied)
 
-	if d := e.requeueDelays("web"); d[len(d)-1] != time.Hour {
-		t.Fatalf("delays %v, want the interval after the success", d)
-	}
+	// The reconcile's result is recorded after its status write: poll.
+	e.eventually("the interval after the success", func() (bool, string) {
+		d := e.requeueDelays("web")
+		return len(d) > 0 && d[len(d)-1] == time.Hour, fmt.Sprintf("delays %v", d)
+	})
 
 	// A success reset the count: the next failure waits initial again. (The /sync
 	// only starts a reconcile in automatic mode.)

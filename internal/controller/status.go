@@ -59,6 +59,9 @@ func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus
 	if st.syncWaveSet {
 		s.SyncWave = st.syncWave
 	}
+	if st.hooksSet {
+		s.Hooks = st.hooks
+	}
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -92,4 +93,17 @@ func renderRef(digit string) string {
 		ref += digit
 	}
 	return ref
+}
+
+// appRelease is an automatic-mode Release of the test chart app (one Deployment named
+// after the Release) with values, a JSON object.
+func appRelease(ns, name, values string) *v1.Release {
+	return &v1.Release{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1.ReleaseSpec{
+			Chart:      v1.ChartSource{Repository: chartsURL, Name: "app"},
+			Values:     &runtime.RawExtension{Raw: []byte(values)},
+			SyncPolicy: v1.SyncPolicy{Automatic: ptr.To(true)},
+		},
+	}
 }

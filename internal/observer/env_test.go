@@ -65,6 +65,8 @@ type observerOptions struct {
 	drift DriftChecker
 	// syncer sends /sync; nil: the real one, as the observer's identity.
 	syncer Syncer
+	// namespaces are more namespaces it observes, besides the test's.
+	namespaces []string
 }
 
 // running is an observer started by a test.
@@ -99,7 +101,8 @@ func (e *env) startObserver(o observerOptions) *running {
 		o.resync = 10 * time.Minute
 	}
 	mgr, err := NewManager(cfg, ManagerOptions{
-		Resync: o.resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{e.ns},
+		Resync: o.resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		Namespaces: append([]string{e.ns}, o.namespaces...),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -177,11 +180,27 @@ func (e *env) inventory(name string) *v1.ReleaseInventory {
 // release reads the Release name.
 func (e *env) release(name string) *v1.Release {
 	e.t.Helper()
+	return e.releaseIn(e.ns, name)
+}
+
+// releaseIn reads the Release name of the namespace ns.
+func (e *env) releaseIn(ns, name string) *v1.Release {
+	e.t.Helper()
 	rel := &v1.Release{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
-		e.t.Fatalf("get Release %s: %v", name, err)
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: name}, rel); err != nil {
+		e.t.Fatalf("get Release %s/%s: %v", ns, name, err)
 	}
 	return rel
+}
+
+// newNamespace creates another namespace for the test, beside its own.
+func (e *env) newNamespace() string {
+	e.t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "obs-" + dnsName(e.t.Name()) + "-"}}
+	if err := e.client.Create(e.ctx, ns); err != nil {
+		e.t.Fatal(err)
+	}
+	return ns.Name
 }
 
 // waitHealth waits until the inventory name's status says health for renderRef and

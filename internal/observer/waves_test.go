@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
@@ -33,12 +34,28 @@ import (
 // End to end with the release controller: the observer's /syncs carry a sync that a
 // person started through the sync waves of a render.
 
+// controllerOptions configure a test's release controller.
+type controllerOptions struct {
+	// namespaces are more namespaces it reconciles, besides the test's.
+	namespaces []string
+	// middleware, when set, wraps its Reconciler (to count reconciles).
+	middleware func(reconcile.Reconciler) reconcile.Reconciler
+}
+
 // startController runs the release controller in this process, limited to the test's
 // namespace, as the local control plane's admin. Cleanup stops it.
 func (e *env) startController() {
 	e.t.Helper()
+	e.startControllerWith(controllerOptions{})
+}
+
+// startControllerWith runs the release controller as startController does, with o.
+// Its informer resync is 10 minutes: no test waits for it.
+func (e *env) startControllerWith(o controllerOptions) {
+	e.t.Helper()
 	mgr, err := controller.NewManager(controlPlane.RestConfig(), controller.ManagerOptions{
-		Resync: 10 * time.Minute, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{e.ns},
+		Resync: 10 * time.Minute, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		Namespaces: append([]string{e.ns}, o.namespaces...),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -48,7 +65,7 @@ func (e *env) startController() {
 		e.t.Fatal(err)
 	}
 	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
+		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
 	}); err != nil {
 		e.t.Fatal(err)
 	}
@@ -69,12 +86,24 @@ func (e *env) startController() {
 // sync POSTs releases/<name>/sync as the admin (a person) and returns the time written.
 func (e *env) sync(name string) string {
 	e.t.Helper()
+	return e.postSync(name, "")
+}
+
+// forceSync POSTs releases/<name>/sync?force=true as the admin and returns the time
+// written.
+func (e *env) forceSync(name string) string {
+	e.t.Helper()
+	return e.postSync(name, "?force=true")
+}
+
+func (e *env) postSync(name, query string) string {
+	e.t.Helper()
 	cfg := controlPlane.RestConfig()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, e.ns, name)
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync%s", cfg.Host, v1.SchemeGroupVersion, e.ns, name, query)
 	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, url, nil)
 	if err != nil {
 		e.t.Fatal(err)
@@ -95,9 +124,15 @@ func (e *env) sync(name string) string {
 // reason, and returns the Release.
 func (e *env) waitCondition(name, typ string, status metav1.ConditionStatus, reason string) *v1.Release {
 	e.t.Helper()
+	return e.waitConditionIn(e.ns, name, typ, status, reason)
+}
+
+// waitConditionIn is waitCondition for the Release name of the namespace ns.
+func (e *env) waitConditionIn(ns, name, typ string, status metav1.ConditionStatus, reason string) *v1.Release {
+	e.t.Helper()
 	var rel *v1.Release
-	e.eventually(fmt.Sprintf("Release %s %s=%s/%s", name, typ, status, reason), func() (bool, string) {
-		rel = e.release(name)
+	e.eventually(fmt.Sprintf("Release %s/%s %s=%s/%s", ns, name, typ, status, reason), func() (bool, string) {
+		rel = e.releaseIn(ns, name)
 		c := apimeta.FindStatusCondition(rel.Status.Conditions, typ)
 		if c == nil {
 			return false, "no " + typ + " condition"

@@ -42,6 +42,9 @@ type Apply struct {
 	// batches after a successful apply (steps 8 and 12): for a render other than the
 	// last successful one, or on a forced sync.
 	RunHooks bool
+	// RerunHooks (a forced sync) asks to delete the Jobs of the render's hooks before
+	// the first batch, so that every batch runs anew.
+	RerunHooks bool
 	// StartRollout asks for a new Progressing rollout once the apply succeeded (the
 	// Release has a failurePolicy, and the render differs from the rollout's or a force
 	// is pending). Finish returns it as Outcome.Status.Rollout.
@@ -265,14 +268,17 @@ func rolloutHoldStep(d *decision) *Result {
 }
 
 // hooksStep is step 8, as far as it is decided before the apply: hooks run for a
-// render other than the last successful one and on a forced sync; after a failed hook
-// the render waits for a new render or a forced sync.
+// render other than the last successful one and on a forced sync, and a batch that
+// status.hooks records as running for the render goes on; after a failed hook the
+// render waits for a new render or a forced sync.
 func hooksStep(d *decision) *Result {
 	force := d.plan.Force.Pending
 	if h := d.in.FailedHook; h != nil && h.RenderRef == d.target && !force {
 		return &Result{Reason: v1.ReasonHookFailed, Message: h.Message}
 	}
-	d.apply.RunHooks = !d.rollbackHold && (force || d.target != d.in.LastSuccessfulRender)
+	running := d.in.HooksRunning != "" && d.in.HooksRunning == d.target
+	d.apply.RunHooks = !d.rollbackHold && (force || running || d.target != d.in.LastSuccessfulRender)
+	d.apply.RerunHooks = d.apply.RunHooks && force
 	return nil
 }
 

@@ -65,14 +65,21 @@ type RolloutStart struct {
 // reason of the step that stopped: hooks, dry run, sync waves, apply, prune). When
 // plan.Stop is set, nothing was attempted and attempt is ignored.
 //
-// TODO(hooks): a WaitingForHooks or HookFailed from the PostApply batches comes after a
-// successful apply; Finish will need to tell it from a PreApply one.
+// A WaitingForHooks or HookFailed of the PostApply batches (attempt.AfterApply) comes
+// after a successful apply: the apply counts (lastSuccessful, a new rollout), the
+// Release reports the hooks' reason, and a pending /sync stays pending until the
+// batches are done, so that the next reconcile goes on with them in manual mode too.
+// attempt.RecheckAfter (a running hook batch's earliest timeout) brings the next
+// reconcile forward.
 func Finish(in Input, plan Plan, attempt Result) Outcome {
 	res := attempt
-	applied := false
+	res.AfterApply, res.RecheckAfter = false, 0
+	applied, hooksDone := false, true
 	switch {
 	case plan.Stop != nil:
 		res = *plan.Stop
+	case plan.Apply != nil && attempt.AfterApply && attempt.Reason != v1.ReasonApplied:
+		applied, hooksDone = true, false
 	case plan.Apply != nil && attempt.Reason == v1.ReasonApplied:
 		applied = true
 		switch {
@@ -91,7 +98,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	if applied {
 		lastSuccessful = plan.Apply.RenderRef
 		out.Status.LastSuccessfulRender = plan.Apply.RenderRef
-		if !in.Policy.Automatic && plan.Sync.Pending {
+		if !in.Policy.Automatic && plan.Sync.Pending && hooksDone {
 			out.Status.LastHandledSyncAt = timeCopy(plan.Sync.At)
 		}
 		if plan.Apply.StartRollout {
@@ -124,6 +131,11 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 		deadline = out.Status.Rollout.Deadline
 	case in.Rollout != nil && in.Rollout.Phase == RolloutProgressing && out.Status.RolloutPhase == nil:
 		deadline = in.Rollout.Deadline
+	}
+	if plan.Stop == nil && attempt.RecheckAfter > 0 {
+		if t := in.Now.Add(attempt.RecheckAfter); deadline.IsZero() || t.Before(deadline) {
+			deadline = t
+		}
 	}
 	out.Requeue = requeueFor(in, out.Kind, deadline)
 	return out

@@ -38,6 +38,10 @@ type Input struct {
 	Rollout *Rollout
 	// FailedHook describes the last hook batch that failed; nil when none (step 8).
 	FailedHook *FailedHook
+	// HooksRunning is the render whose hook batch status.hooks records as started and
+	// not finished; empty when none. Its batches go on even when the render is the last
+	// successful one (a forced re-run, or PostApply batches after the apply).
+	HooksRunning string
 	// Health is the observer's data from the ReleaseInventory status; nil when the
 	// observer has written none.
 	Health *Health

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"time"
+
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
@@ -11,6 +13,13 @@ type Result struct {
 	Reason string
 	// Message says what happened and what to do; no timestamps, no changing numbers.
 	Message string
+	// AfterApply: the render was applied before the step that stopped (the PostApply
+	// hook batches). Finish then counts the apply as done (lastSuccessful, a new
+	// rollout) and reports Reason. Only for an attempt's Result.
+	AfterApply bool
+	// RecheckAfter, when > 0, is when the step that stopped wants to look again (the
+	// earliest timeout of a running hook batch). Only for an attempt's Result.
+	RecheckAfter time.Duration
 }
 
 // Succeeded is the Result of an apply attempt that applied everything the Plan asked

@@ -1,0 +1,196 @@
+package observer
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// SP-30 and the cluster waves of design/rollout-hooks-pin-waves.md end to end: three
+// automatic Releases on the host cluster in cluster waves 0, 1 and 2, in two
+// namespaces, with no interval (no periodic reconcile) and a 10-minute informer resync.
+// Each applies only once the Release of the wave below is Applied and Healthy, and
+// then at once: the change of that Release's Healthy condition reconciles it.
+func TestClusterWavesApplyInOrder(t *testing.T) {
+	e := newEnv(t)
+	other := e.newNamespace()
+	seen := e.watchClusterWaves(e.ns, other)
+	e.startControllerWith(controllerOptions{namespaces: []string{other}})
+	e.startObserver(observerOptions{namespaces: []string{other}})
+
+	// Wave 0 first, with pods that cannot run yet: Applied, but not Healthy.
+	e.create(appRelease(e.ns, "wave-0", valuesNeverAvailable))
+	w1 := appRelease(other, "wave-1", valuesAvailable)
+	w1.Spec.ClusterWave = 1
+	e.create(w1)
+	w2 := appRelease(e.ns, "wave-2", valuesAvailable)
+	w2.Spec.ClusterWave = 2
+	e.create(w2)
+
+	wave0, wave1 := e.ns+"/wave-0", other+"/wave-1"
+	e.waitConditionIn(e.ns, "wave-0", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
+	rel := e.waitConditionIn(other, "wave-1", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
+	if msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message; !strings.Contains(msg, wave0) {
+		t.Errorf("wave 1 waits with %q, want it to name %s", msg, wave0)
+	}
+	rel = e.waitConditionIn(e.ns, "wave-2", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
+	if msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message; !strings.Contains(msg, wave0) && !strings.Contains(msg, wave1) {
+		t.Errorf("wave 2 waits with %q, want it to name %s or %s", msg, wave0, wave1)
+	}
+	e.consistently("waves 1 and 2 apply nothing while wave 0 is not Healthy", 3*time.Second, func() (bool, string) {
+		d1, d2 := e.deploymentExists(other, "wave-1"), e.deploymentExists(e.ns, "wave-2")
+		return !d1 && !d2, fmt.Sprintf("Deployment wave-1 exists: %t, wave-2 exists: %t", d1, d2)
+	})
+
+	// Wave 0's pods can run: it turns Healthy, which releases wave 1, whose Healthy
+	// releases wave 2.
+	e.setValuesIn(e.ns, "wave-0", valuesAvailable)
+	e.waitConditionIn(e.ns, "wave-2", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
+	e.waitConditionIn(e.ns, "wave-2", v1.ConditionHealthy, metav1.ConditionTrue, v1.ReasonHealthy)
+	t.Logf("seen: %s", seen)
+
+	for _, step := range []struct{ lower, higher string }{{wave0, wave1}, {wave1, e.ns + "/wave-2"}} {
+		healthy, created := seen.healthyAt(step.lower), seen.createdAt(step.higher)
+		switch {
+		case healthy.IsZero() || created.IsZero():
+			t.Errorf("%s Healthy at %v, Deployment of %s created at %v: want both", step.lower, healthy, step.higher, created)
+		case created.Before(healthy):
+			t.Errorf("the Deployment of %s was created %s before %s was Healthy", step.higher, healthy.Sub(created), step.lower)
+		case created.Sub(healthy) > 5*time.Second:
+			t.Errorf("the Deployment of %s was created %s after %s was Healthy, want at once (no periodic reconcile, resync 10m)",
+				step.higher, created.Sub(healthy), step.lower)
+		}
+	}
+	// The API's own times agree, to the second.
+	lower := e.releaseIn(e.ns, "wave-0")
+	higher := e.deployment(other, "wave-1")
+	if h := apimeta.FindStatusCondition(lower.Status.Conditions, v1.ConditionHealthy); h == nil || higher.CreationTimestamp.Before(&h.LastTransitionTime) {
+		t.Errorf("Deployment wave-1 created at %s, before wave 0's Healthy %+v", higher.CreationTimestamp, h)
+	}
+	// Once wave 0 was Healthy, wave 2 waited for wave 1 and named it.
+	if !seen.waitedFor(e.ns+"/wave-2", wave1) {
+		t.Errorf("wave 2 never reported WaitingForClusterWave naming %s; seen: %s", wave1, seen)
+	}
+}
+
+// clusterWaves records what this process saw, and when: the first time each
+// Deployment of the namespaces existed, the first time each Release had Healthy=True,
+// and the messages of WaitingForClusterWave of each Release; keys are namespace/name.
+type clusterWaves struct {
+	mu      sync.Mutex
+	created map[string]time.Time
+	healthy map[string]time.Time
+	waiting map[string][]string
+}
+
+func (e *env) watchClusterWaves(namespaces ...string) *clusterWaves {
+	e.t.Helper()
+	s := &clusterWaves{created: map[string]time.Time{}, healthy: map[string]time.Time{}, waiting: map[string][]string{}}
+	for _, ns := range namespaces {
+		deps, err := e.client.Watch(e.ctx, &appsv1.DeploymentList{}, client.InNamespace(ns))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(deps.Stop)
+		rels, err := e.client.Watch(e.ctx, &v1.ReleaseList{}, client.InNamespace(ns))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(rels.Stop)
+		go s.record(deps, rels)
+	}
+	return s
+}
+
+func (s *clusterWaves) record(deps, rels watch.Interface) {
+	for {
+		select {
+		case ev, ok := <-deps.ResultChan():
+			if !ok {
+				return
+			}
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && ev.Type != watch.Deleted {
+				s.first(s.created, d.Namespace+"/"+d.Name)
+			}
+		case ev, ok := <-rels.ResultChan():
+			if !ok {
+				return
+			}
+			rel, ok := ev.Object.(*v1.Release)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			key := rel.Namespace + "/" + rel.Name
+			if apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionHealthy) {
+				s.first(s.healthy, key)
+			}
+			if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); c != nil && c.Reason == v1.ReasonWaitingForClusterWave {
+				s.mu.Lock()
+				s.waiting[key] = append(s.waiting[key], c.Message)
+				s.mu.Unlock()
+			}
+		}
+	}
+}
+
+// first records now under key unless a time is recorded.
+func (s *clusterWaves) first(times map[string]time.Time, key string) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := times[key]; !ok {
+		times[key] = now
+	}
+}
+
+func (s *clusterWaves) healthyAt(key string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.healthy[key]
+}
+
+func (s *clusterWaves) createdAt(key string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created[key]
+}
+
+// waitedFor says whether the Release key reported WaitingForClusterWave naming
+// blocker.
+func (s *clusterWaves) waitedFor(key, blocker string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, msg := range s.waiting[key] {
+		if strings.Contains(msg, blocker) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *clusterWaves) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("Deployments created %v, Releases Healthy %v, waiting %v", s.created, s.healthy, s.waiting)
+}
+
+// deploymentExists says whether the Deployment name of the namespace ns exists.
+func (e *env) deploymentExists(ns, name string) bool {
+	e.t.Helper()
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		e.t.Fatalf("get Deployment %s/%s: %v", ns, name, err)
+	}
+	return err == nil
+}

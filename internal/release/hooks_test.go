@@ -1,0 +1,222 @@
+package release
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Lifecycle hooks (rollout-hooks-pin-waves.md, "Lifecycle hooks"): batches of one
+// phase in ascending order, WaitingForHooks while one runs, HookFailed when a Job
+// failed or timed out.
+func TestPlanHooks(t *testing.T) {
+	pre := func(name string, batch int32) Hook {
+		return Hook{Name: name, Phase: v1.HookPreApply, Batch: batch, Job: "web-" + name + "-0b0b0b0b0b"}
+	}
+	post := func(name string, batch int32) Hook {
+		h := pre(name, batch)
+		h.Phase = v1.HookPostApply
+		return h
+	}
+	migrate, backup, seed, notify := pre("migrate", 0), pre("backup", 0), pre("seed", 1), post("notify", 0)
+	seed.Timeout = 2 * time.Minute
+	hooks := []Hook{notify, seed, migrate, backup}
+	state := func(phase v1.HookJobPhase, msg string, recheck time.Duration) HookJob {
+		return HookJob{Phase: phase, Message: msg, RecheckAfter: recheck}
+	}
+	ok := state(v1.HookJobSucceeded, "The Job succeeded.", 0)
+	running := state(v1.HookJobRunning, "The Job runs.", 3*time.Minute)
+	status := func(h Hook, phase v1.HookJobPhase, msg string) v1.HookStatus {
+		return v1.HookStatus{Name: h.Name, Batch: h.Batch, Phase: phase, Job: h.Job, Message: msg}
+	}
+	cases := map[string]struct {
+		phase  v1.HookPhase
+		resume *HookBatch
+		jobs   map[string]HookJob
+		want   HookStep
+	}{
+		"no Job yet: batch 0 is created, the Release waits until the default timeout": {
+			phase: v1.HookPreApply,
+			want: HookStep{
+				Create: []Hook{backup, migrate},
+				Status: []v1.HookStatus{status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobRunning, "The Job runs.")},
+				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: v1.DefaultHookTimeout,
+					Message: "Waiting for PreApply hook batch 0: Jobs web-backup-0b0b0b0b0b, web-migrate-0b0b0b0b0b."},
+			},
+		},
+		"batch 0 partly done: wait for the rest, at its timeout": {
+			phase: v1.HookPreApply,
+			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: running},
+			want: HookStep{
+				Status: []v1.HookStatus{status(backup, v1.HookJobSucceeded, "The Job succeeded."), status(migrate, v1.HookJobRunning, "The Job runs.")},
+				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: 3 * time.Minute,
+					Message: "Waiting for PreApply hook batch 0: Jobs web-backup-0b0b0b0b0b, web-migrate-0b0b0b0b0b."},
+			},
+		},
+		"batch 0 done: batch 1 is created, with its own timeout": {
+			phase: v1.HookPreApply,
+			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: ok},
+			want: HookStep{
+				Create: []Hook{seed},
+				Status: []v1.HookStatus{status(seed, v1.HookJobRunning, "The Job runs.")},
+				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: 2 * time.Minute,
+					Message: "Waiting for PreApply hook batch 1: Jobs web-seed-0b0b0b0b0b."},
+			},
+		},
+		"every batch done: go on": {
+			phase: v1.HookPreApply,
+			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: ok, seed.Job: ok},
+			want:  HookStep{},
+		},
+		"resumed at batch 1: batch 0's Jobs are gone but done": {
+			phase: v1.HookPreApply, resume: &HookBatch{Phase: v1.HookPreApply, Batch: 1},
+			jobs: map[string]HookJob{seed.Job: ok},
+			want: HookStep{},
+		},
+		"a failed Job fails the batch and creates nothing": {
+			phase: v1.HookPreApply,
+			jobs:  map[string]HookJob{migrate.Job: state(v1.HookJobFailed, "The Job timed out after 2s.", 0)},
+			want: HookStep{
+				Status: []v1.HookStatus{status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobFailed, "The Job timed out after 2s.")},
+				Stop: &Result{Reason: v1.ReasonHookFailed, Message: "Hook batch 0 failed: Job web-migrate-0b0b0b0b0b of hook migrate: " +
+					"The Job timed out after 2s. Nothing more runs for this render until the render changes or a forced /sync runs the hooks again."},
+			},
+		},
+		"PreApply after the apply (a PostApply batch runs): done": {
+			phase: v1.HookPreApply, resume: &HookBatch{Phase: v1.HookPostApply, Batch: 0},
+			want: HookStep{},
+		},
+		"PostApply: only its own hooks": {
+			phase: v1.HookPostApply, resume: &HookBatch{Phase: v1.HookPreApply, Batch: 1},
+			want: HookStep{
+				Create: []Hook{notify},
+				Status: []v1.HookStatus{status(notify, v1.HookJobRunning, "The Job runs.")},
+				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: v1.DefaultHookTimeout,
+					Message: "Waiting for PostApply hook batch 0: Jobs web-notify-0b0b0b0b0b."},
+			},
+		},
+		"no hooks of the phase: done": {
+			phase: v1.HookPostApply, jobs: map[string]HookJob{notify.Job: ok},
+			want: HookStep{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, PlanHooks(tc.phase, hooks, tc.resume, tc.jobs)); diff != "" {
+				t.Errorf("PlanHooks() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The HookFailed message stays the same from the reconcile that saw the failure to
+// the ones that read it back from status.hooks.
+func TestFailedHookOfKeepsTheMessage(t *testing.T) {
+	h := Hook{Name: "migrate", Phase: v1.HookPreApply, Job: "web-migrate-0b0b0b0b0b"}
+	step := PlanHooks(v1.HookPreApply, []Hook{h}, nil, map[string]HookJob{h.Job: {Phase: v1.HookJobFailed, Message: "The Job failed: BackoffLimitExceeded: limit"}})
+	got := FailedHookOf(refNew, step.Status)
+	if diff := cmp.Diff(&FailedHook{RenderRef: refNew, Message: step.Stop.Message}, got); diff != "" {
+		t.Errorf("FailedHookOf() (-want +got):\n%s", diff)
+	}
+	if FailedHookOf(refNew, []v1.HookStatus{{Name: "migrate", Phase: v1.HookJobRunning}}) != nil {
+		t.Error("FailedHookOf() of a running batch is not nil")
+	}
+}
+
+func TestHookJobName(t *testing.T) {
+	ref := "sha256:9a2b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f"
+	long := strings.Repeat("a", 40)
+	cases := map[string]struct {
+		release, hook, want string
+	}{
+		"the design's form":      {release: "podinfo", hook: "migrate", want: "podinfo-migrate-9a2b0c1d2e"},
+		"lowercase, a DNS label": {release: "web.v2", hook: "Seed_DB", want: "web-v2-seed-db-9a2b0c1d2e"},
+		"too long: cut, with a hash of the whole": {
+			release: long, hook: long,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := HookJobName(tc.release, tc.hook, ref)
+			if name == "too long: cut, with a hash of the whole" {
+				// The hash is checked for length and distinctness, not its digits.
+				if len(got) != 63 || !strings.HasPrefix(got, (long + "-" + long)[:43]+"-") || !strings.HasSuffix(got, "-9a2b0c1d2e") {
+					t.Errorf("HookJobName() = %q (%d characters)", got, len(got))
+				}
+				if other := HookJobName(tc.release, tc.hook+"b", ref); other == got {
+					t.Errorf("two long hook names give the same Job name %q", got)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Errorf("HookJobName() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Step 8 and 12 across reconciles: a running batch goes on for an unchanged render
+// (a forced re-run, PostApply batches); a PostApply wait counts the apply but keeps
+// the /sync pending; a running batch requeues at its timeout.
+func TestHooksAcrossReconciles(t *testing.T) {
+	t.Run("a running batch of the render goes on although it is the last successful one", func(t *testing.T) {
+		in := input(manual(), rendered(refOld), lastSuccessful(refOld), syncRequest(t1))
+		in.HooksRunning = refOld
+		plan := Decide(in)
+		if diff := cmp.Diff(&Apply{RenderRef: refOld, DryRun: true, RunHooks: true}, plan.Apply); diff != "" {
+			t.Errorf("Apply (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a running batch of another render does not", func(t *testing.T) {
+		in := input(automatic(), rendered(refOld), lastSuccessful(refOld))
+		in.HooksRunning = refNew
+		if diff := cmp.Diff(applyOf(refOld), Decide(in).Apply); diff != "" {
+			t.Errorf("Apply (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a PostApply wait counts the apply and keeps the /sync pending", func(t *testing.T) {
+		in := input(manual(), interval(time.Hour), lastSuccessful(refOld), syncRequest(t1))
+		wait := Result{Reason: v1.ReasonWaitingForHooks, Message: "Waiting for PostApply hook batch 0: Jobs x.", AfterApply: true, RecheckAfter: time.Minute}
+		_, out := reconcile(in, wait)
+		want := StatusUpdate{LastSuccessfulRender: refNew}
+		if diff := cmp.Diff(want, out.Status); diff != "" {
+			t.Errorf("Status (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(Result{Reason: v1.ReasonWaitingForHooks, Message: wait.Message}, out.Result); diff != "" {
+			t.Errorf("Result (-want +got):\n%s", diff)
+		}
+		if out.Requeue.After != time.Minute {
+			t.Errorf("Requeue = %+v, want at the hook's timeout, 1m", out.Requeue)
+		}
+		// The next reconcile goes on in manual mode: the /sync is still pending.
+		in = next(in, out)
+		in.HooksRunning = refNew
+		if plan := Decide(in); plan.Apply == nil || !plan.Apply.RunHooks || !plan.Sync.Pending {
+			t.Errorf("next reconcile: %+v, want the apply with its hooks, the /sync pending", plan)
+		}
+	})
+	t.Run("a PostApply failure counts the apply and holds the render", func(t *testing.T) {
+		in := input(automatic(), lastSuccessful(refOld))
+		failed := Result{Reason: v1.ReasonHookFailed, Message: "Hook batch 0 failed: x.", AfterApply: true}
+		_, out := reconcile(in, failed)
+		if out.Status.LastSuccessfulRender != refNew || out.Kind != KindFailure {
+			t.Errorf("Outcome = %+v, want lastSuccessful %s and a failure", out, refNew)
+		}
+		in = next(in, out)
+		in.FailedHook = &FailedHook{RenderRef: refNew, Message: failed.Message}
+		if plan := Decide(in); plan.Stop == nil || plan.Stop.Reason != v1.ReasonHookFailed {
+			t.Errorf("next reconcile: %+v, want HookFailed", plan)
+		}
+	})
+	t.Run("a PreApply wait applies nothing and requeues at the timeout", func(t *testing.T) {
+		in := input(automatic(), interval(time.Hour))
+		_, out := reconcile(in, Result{Reason: v1.ReasonWaitingForHooks, Message: "m", RecheckAfter: 2 * time.Second})
+		if out.Status.LastSuccessfulRender != "" || out.Requeue.After != 2*time.Second || out.Kind != KindHold {
+			t.Errorf("Outcome = %+v, want nothing applied, a hold, requeue after 2s", out)
+		}
+	})
+}
