@@ -104,8 +104,9 @@ func Triggers(stored, next v1.ReleaseInventoryStatus, rel ReleaseView, memory []
 // Occurrences lists the /sync occurrences that hold for a status and the Release.
 func Occurrences(st v1.ReleaseInventoryStatus, rel ReleaseView) []Trigger {
 	var out []Trigger
-	if st.RenderRef != "" {
-		// Assess names a render in status only once every object of it has a result.
+	if st.RenderRef != "" && !partlyApplied(st, rel) {
+		// Assess names a render in status only once every object of the inventory has
+		// a result, and the inventory holds the whole render once its last wave is in.
 		out = append(out, Trigger{
 			Kind:    TriggerNewRender,
 			Key:     "render/" + st.RenderRef,
@@ -117,6 +118,14 @@ func Occurrences(st v1.ReleaseInventoryStatus, rel ReleaseView) []Trigger {
 	}
 	out = append(out, hookOccurrences(st.Hooks)...)
 	return out
+}
+
+// partlyApplied reports whether the Release is applying the render of st wave by wave
+// and has not reached its last wave: the inventory lists only the waves applied so far,
+// so a complete assessment of it does not cover every object of the render.
+func partlyApplied(st v1.ReleaseInventoryStatus, rel ReleaseView) bool {
+	return rel.SyncWave != nil && rel.SyncWave.Current < rel.SyncWave.Total &&
+		(rel.RenderRef == "" || rel.RenderRef == st.RenderRef)
 }
 
 // waveOccurrence holds when the Release is WaitingForSyncWave after the wave at

@@ -148,12 +148,19 @@ func TestSP15_HealthAssessmentReachesNewRender(t *testing.T) {
 			rel:    applied,
 			want:   []string{"render/sha256:r2"},
 		},
-		"together with a wave: both in one signal": {
+		"applied wave by wave: only the wave; the inventory does not hold the whole render yet": {
 			stored: assessed("sha256:r1", wave(0, H)),
-			next:   assessed("sha256:r2", wave(0, H), wave(1, P)),
+			next:   assessed("sha256:r2", wave(0, H)),
 			rel:    ReleaseView{AppliedReason: v1.ReasonWaitingForSyncWave, RenderRef: "sha256:r2", SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 2}},
 			memory: []string{"render/sha256:r1"}, known: true,
-			want: []string{"render/sha256:r2", "wave/sha256:r2/0"},
+			want: []string{"wave/sha256:r2/0"},
+		},
+		"the last wave is in: the render is announced once": {
+			stored: assessed("sha256:r2", wave(0, H)),
+			next:   assessed("sha256:r2", wave(0, H), wave(1, P)),
+			rel:    ReleaseView{AppliedReason: v1.ReasonApplied, RenderRef: "sha256:r2"},
+			memory: []string{"wave/sha256:r2/0"}, known: true,
+			want: []string{"render/sha256:r2"},
 		},
 	})
 }
