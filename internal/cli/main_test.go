@@ -50,7 +50,9 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
-		Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli"})
+		Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli",
+		// The controller of TestSyncWaitWithController maps convoy's kinds at start.
+		WaitForDiscovery: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
 		return 1
