@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -21,31 +17,16 @@ import (
 
 // controllerFlags are the flags of convoy controller.
 type controllerFlags struct {
-	kubeconfig              string
-	resync                  time.Duration
-	metricsBindAddress      string
-	healthProbeBindAddress  string
-	leaderElect             bool
-	leaderElectionNamespace string
-	shard                   string
-	chartCacheDir           string
-	concurrency             int
-	kubeAPIQPS              float32
-	kubeAPIBurst            int
+	hostFlags
+	chartCacheDir string
+	concurrency   int
 }
 
 func newControllerCommand() *cobra.Command {
 	f := controllerFlags{
-		resync:                  controller.DefaultResync,
-		metricsBindAddress:      ":8080",
-		healthProbeBindAddress:  ":8081",
-		leaderElectionNamespace: "convoy-system",
-		chartCacheDir:           filepath.Join(os.TempDir(), "convoy-charts"),
-		concurrency:             4,
-		// client-go's default (5 requests/s) capped the controller at 1.7
-		// Releases/s (bench/controller); Flux's controllers default to 50/300.
-		kubeAPIQPS:   50,
-		kubeAPIBurst: 300,
+		hostFlags:     newHostFlags(controller.DefaultResync, ":8080", ":8081"),
+		chartCacheDir: filepath.Join(os.TempDir(), "convoy-charts"),
+		concurrency:   4,
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -69,24 +50,11 @@ when a requeue that the sync policy schedules arrives.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.kubeconfig, "kubeconfig", f.kubeconfig,
-		"kubeconfig of the host cluster; empty: $KUBECONFIG, else the in-cluster configuration")
-	fs.DurationVar(&f.resync, "resync", f.resync,
-		"informer resync period: every Release is reconciled at least this often")
-	fs.StringVar(&f.metricsBindAddress, "metrics-bind-address", f.metricsBindAddress,
-		"address of the Prometheus /metrics endpoint; 0 disables it")
-	fs.StringVar(&f.healthProbeBindAddress, "health-probe-bind-address", f.healthProbeBindAddress,
-		"address of the /healthz and /readyz endpoints; 0 disables them")
-	fs.BoolVar(&f.leaderElect, "leader-elect", f.leaderElect,
-		"elect a leader, so that only one replica (per shard) reconciles")
-	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", f.leaderElectionNamespace,
-		"namespace of the leader election's Lease")
-	fs.Float32Var(&f.kubeAPIQPS, "kube-api-qps", f.kubeAPIQPS,
-		"requests per second to the API servers (client-side rate limit)")
-	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", f.kubeAPIBurst,
-		"burst of requests to the API servers above --kube-api-qps")
-	fs.StringVar(&f.shard, "shard", f.shard,
-		"reconcile only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release")
+	f.bind(fs, hostFlagHelp{
+		resync:      "informer resync period: every Release is reconciled at least this often",
+		leaderElect: "elect a leader, so that only one replica (per shard) reconciles",
+		shard:       "reconcile only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release",
+	})
 	fs.StringVar(&f.chartCacheDir, "chart-cache-dir", f.chartCacheDir,
 		"folder of the chart archive cache")
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
@@ -96,19 +64,11 @@ when a requeue that the sync policy schedules arrives.`,
 
 func runController(ctx context.Context, f controllerFlags) error {
 	ctrllog.SetLogger(klog.NewKlogr())
-	cfg, err := hostConfig(f.kubeconfig)
+	cfg, err := f.restConfig()
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
-	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
-		Resync:                  f.resync,
-		Shard:                   f.shard,
-		MetricsBindAddress:      f.metricsBindAddress,
-		HealthProbeBindAddress:  f.healthProbeBindAddress,
-		LeaderElection:          f.leaderElect,
-		LeaderElectionNamespace: f.leaderElectionNamespace,
-	})
+	mgr, err := controller.NewManager(cfg, f.manager)
 	if err != nil {
 		return err
 	}
@@ -120,19 +80,4 @@ func runController(ctx context.Context, f controllerFlags) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// hostConfig is the configuration of the host cluster: --kubeconfig, else
-// $KUBECONFIG and the default kubeconfig, else the in-cluster configuration.
-func hostConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
-		return rest.InClusterConfig()
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load the kubeconfig: %w", err)
-	}
-	return cfg, nil
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -17,27 +16,14 @@ import (
 
 // observerFlags are the flags of convoy observer.
 type observerFlags struct {
-	kubeconfig              string
-	resync                  time.Duration
-	metricsBindAddress      string
-	healthProbeBindAddress  string
-	leaderElect             bool
-	leaderElectionNamespace string
-	shard                   string
-	concurrency             int
-	kubeAPIQPS              float32
-	kubeAPIBurst            int
+	hostFlags
+	concurrency int
 }
 
 func newObserverCommand() *cobra.Command {
 	f := observerFlags{
-		resync:                  observer.DefaultResync,
-		metricsBindAddress:      ":8082",
-		healthProbeBindAddress:  ":8083",
-		leaderElectionNamespace: "convoy-system",
-		concurrency:             4,
-		kubeAPIQPS:              50,
-		kubeAPIBurst:            300,
+		hostFlags:   newHostFlags(observer.DefaultResync, ":8082", ":8083"),
+		concurrency: 4,
 	}
 	cmd := &cobra.Command{
 		Use:   "observer",
@@ -57,24 +43,11 @@ render, and when a batch of lifecycle hooks completes. It applies nothing.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.kubeconfig, "kubeconfig", f.kubeconfig,
-		"kubeconfig of the host cluster; empty: $KUBECONFIG, else the in-cluster configuration")
-	fs.DurationVar(&f.resync, "resync", f.resync,
-		"resync period of the host informers: every ReleaseInventory is assessed at least this often (no write unless something changed)")
-	fs.StringVar(&f.metricsBindAddress, "metrics-bind-address", f.metricsBindAddress,
-		"address of the Prometheus /metrics endpoint; 0 disables it")
-	fs.StringVar(&f.healthProbeBindAddress, "health-probe-bind-address", f.healthProbeBindAddress,
-		"address of the /healthz and /readyz endpoints; 0 disables them")
-	fs.BoolVar(&f.leaderElect, "leader-elect", f.leaderElect,
-		"elect a leader, so that only one replica (per shard) observes")
-	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", f.leaderElectionNamespace,
-		"namespace of the leader election's Lease")
-	fs.Float32Var(&f.kubeAPIQPS, "kube-api-qps", f.kubeAPIQPS,
-		"requests per second to the API servers (client-side rate limit)")
-	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", f.kubeAPIBurst,
-		"burst of requests to the API servers above --kube-api-qps")
-	fs.StringVar(&f.shard, "shard", f.shard,
-		"observe only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release")
+	f.bind(fs, hostFlagHelp{
+		resync:      "resync period of the host informers: every ReleaseInventory is assessed at least this often (no write unless something changed)",
+		leaderElect: "elect a leader, so that only one replica (per shard) observes",
+		shard:       "observe only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release",
+	})
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of ReleaseInventories assessed at the same time")
 	return cmd
@@ -82,19 +55,11 @@ render, and when a batch of lifecycle hooks completes. It applies nothing.`,
 
 func runObserver(ctx context.Context, f observerFlags) error {
 	ctrllog.SetLogger(klog.NewKlogr())
-	cfg, err := hostConfig(f.kubeconfig)
+	cfg, err := f.restConfig()
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
-	mgr, err := observer.NewManager(cfg, observer.ManagerOptions{
-		Resync:                  f.resync,
-		Shard:                   f.shard,
-		MetricsBindAddress:      f.metricsBindAddress,
-		HealthProbeBindAddress:  f.healthProbeBindAddress,
-		LeaderElection:          f.leaderElect,
-		LeaderElectionNamespace: f.leaderElectionNamespace,
-	})
+	mgr, err := observer.NewManager(cfg, f.manager)
 	if err != nil {
 		return err
 	}

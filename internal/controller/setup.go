@@ -8,26 +8,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
 )
 
@@ -39,93 +35,19 @@ const DefaultResync = 2 * time.Minute
 const Name = "convoy-release-controller"
 
 // Scheme returns the scheme of the controller: the core API and convoy's.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := v1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return hostmanager.Scheme() }
 
 // ManagerOptions configure the controller's manager.
-type ManagerOptions struct {
-	// Resync is the informer resync period; 0 means DefaultResync.
-	Resync time.Duration
-	// Shard, when set, limits the controller to the Releases labelled
-	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
-	Shard string
-	// MetricsBindAddress serves /metrics; "0" disables it.
-	MetricsBindAddress string
-	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
-	HealthProbeBindAddress string
-	// LeaderElection makes only one replica (per shard) reconcile at a time.
-	LeaderElection bool
-	// LeaderElectionNamespace holds the election's Lease.
-	LeaderElectionNamespace string
-	// Namespaces, when set, limits the controller to the Releases of these namespaces.
-	Namespaces []string
-}
+type ManagerOptions = hostmanager.Options
 
 // NewManager returns a manager for the release controller on the host cluster of
-// cfg: a cache that resyncs every Resync, holds the Releases of the shard, and keeps
-// Renders as metadata only.
+// cfg (hostmanager.New): Secrets are read when needed, never cached.
 func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	resync := o.Resync
-	if resync <= 0 {
-		resync = DefaultResync
-	}
-	cacheOpts := cache.Options{
-		SyncPeriod:       &resync,
-		DefaultTransform: cache.TransformStripManagedFields(),
-	}
-	if len(o.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	if o.Shard != "" {
-		cacheOpts.ByObject = map[client.Object]cache.ByObject{
-			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
-		}
-	}
-	electionID := "convoy-controller"
-	if o.Shard != "" {
-		electionID += "-" + o.Shard
-	}
-	mgr, err := manager.New(cfg, manager.Options{
-		Scheme:                  scheme,
-		Cache:                   cacheOpts,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        electionID,
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		Client: client.Options{Cache: &client.CacheOptions{
-			// Secrets are read when needed, never cached: convoy does not hold every
-			// Secret of the cluster in memory.
-			DisableFor: []client.Object{&corev1.Secret{}},
-		}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create the manager: %w", err)
-	}
-	if o.HealthProbeBindAddress != "" && o.HealthProbeBindAddress != "0" {
-		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-			return nil, err
-		}
-	}
-	return mgr, nil
+	return hostmanager.New(cfg, hostmanager.Process{
+		Name:          "convoy-controller",
+		DefaultResync: DefaultResync,
+		Uncached:      []client.Object{&corev1.Secret{}},
+	}, o)
 }
 
 // Options configure the release controller.

@@ -9,28 +9,24 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer/health"
 )
 
@@ -43,88 +39,21 @@ const Name = "convoy-observer"
 const DefaultResync = 10 * time.Minute
 
 // Scheme returns the observer's scheme: the core API and convoy's.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := v1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return hostmanager.Scheme() }
 
 // ManagerOptions configure the observer's manager.
-type ManagerOptions struct {
-	// Resync is the resync period of the host informers; 0 means DefaultResync.
-	Resync time.Duration
-	// Shard, when set, limits the observer to the Releases labelled
-	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
-	Shard string
-	// MetricsBindAddress serves /metrics; "0" disables it.
-	MetricsBindAddress string
-	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
-	HealthProbeBindAddress string
-	// LeaderElection makes only one replica (per shard) observe at a time.
-	LeaderElection bool
-	// LeaderElectionNamespace holds the election's Lease.
-	LeaderElectionNamespace string
-	// Namespaces, when set, limits the observer to these namespaces (tests).
-	Namespaces []string
-}
+type ManagerOptions = hostmanager.Options
 
-// NewManager returns a manager for the observer on the host cluster of cfg. Its cache
-// holds ReleaseInventories, the Releases of the shard, Clusters and Namespaces; Secrets
-// (kubeconfigs) and Renders (large) are read from the API server when needed.
+// NewManager returns a manager for the observer on the host cluster of cfg
+// (hostmanager.New). Its cache holds ReleaseInventories, the Releases of the shard,
+// Clusters and Namespaces; Secrets (kubeconfigs) and Renders (large) are read from the
+// API server when needed.
 func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	resync := o.Resync
-	if resync <= 0 {
-		resync = DefaultResync
-	}
-	cacheOpts := cache.Options{SyncPeriod: &resync, DefaultTransform: cache.TransformStripManagedFields()}
-	if len(o.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	if o.Shard != "" {
-		cacheOpts.ByObject = map[client.Object]cache.ByObject{
-			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
-		}
-	}
-	electionID := "convoy-observer"
-	if o.Shard != "" {
-		electionID += "-" + o.Shard
-	}
-	mgr, err := manager.New(cfg, manager.Options{
-		Scheme:                  scheme,
-		Cache:                   cacheOpts,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        electionID,
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		Client: client.Options{Cache: &client.CacheOptions{
-			DisableFor: []client.Object{&corev1.Secret{}, &v1.Render{}},
-		}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create the manager: %w", err)
-	}
-	if o.HealthProbeBindAddress != "" && o.HealthProbeBindAddress != "0" {
-		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-			return nil, err
-		}
-	}
-	return mgr, nil
+	return hostmanager.New(cfg, hostmanager.Process{
+		Name:          "convoy-observer",
+		DefaultResync: DefaultResync,
+		Uncached:      []client.Object{&corev1.Secret{}, &v1.Render{}},
+	}, o)
 }
 
 // Options configure the observer.

@@ -1,0 +1,113 @@
+// Package hostmanager builds the controller-runtime manager that convoy's controller
+// and observer each run on the host cluster: one scheme, a cache of the shard's
+// Releases that resyncs periodically, leader election per shard, metrics and probes.
+package hostmanager
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Scheme returns the scheme of convoy's host processes: the core API and convoy's.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Options configure a manager.
+type Options struct {
+	// Resync is the informer resync period; 0 means the process's default.
+	Resync time.Duration
+	// Shard, when set, limits the process to the Releases labelled
+	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
+	Shard string
+	// MetricsBindAddress serves /metrics; "0" disables it.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
+	HealthProbeBindAddress string
+	// LeaderElection makes only one replica (per shard) work at a time.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the election's Lease.
+	LeaderElectionNamespace string
+	// Namespaces, when set, limits the process to these namespaces.
+	Namespaces []string
+}
+
+// Process says what differs between the controller's manager and the observer's.
+type Process struct {
+	// Name is the leader election ID; "-<shard>" is appended for a shard.
+	Name string
+	// DefaultResync is the resync period when Options.Resync is 0.
+	DefaultResync time.Duration
+	// Uncached are the kinds the client reads from the API server, never from the
+	// cache (Secrets: convoy does not hold every Secret of the cluster in memory).
+	Uncached []client.Object
+}
+
+// New returns a manager on the host cluster of cfg: a cache that resyncs every
+// Resync, strips managed fields and holds the Releases of the shard, and /healthz and
+// /readyz ping checks when probes are served.
+func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	resync := o.Resync
+	if resync <= 0 {
+		resync = p.DefaultResync
+	}
+	cacheOpts := cache.Options{SyncPeriod: &resync, DefaultTransform: cache.TransformStripManagedFields()}
+	if len(o.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	electionID := p.Name
+	if o.Shard != "" {
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{
+			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
+		}
+		electionID += "-" + o.Shard
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        electionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: p.Uncached}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the manager: %w", err)
+	}
+	if o.HealthProbeBindAddress != "" && o.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
