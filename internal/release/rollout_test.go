@@ -119,6 +119,10 @@ func TestRolloutOutcome(t *testing.T) {
 				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
 			wantLast: refOld,
 		},
+		// seed: "POST releases/<name>/sync?force=true also writes
+		// convoy.kumodo.io/sync-force-requested-at. The next reconcile then: […] starts
+		// a new Progressing rollout, if the Release has a failurePolicy. This clears a
+		// Failed or RolledBack rollout."
 		"SP-20: a pending force starts a new rollout instead of judging or rolling back": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second),
 				healthOf(refNew, HealthDegraded), forcedSyncRequest(t1)),
