@@ -413,7 +413,7 @@ func TestSyncWaitEndsWhenHandled(t *testing.T) {
 		t.Errorf("exit %d, want 0; stderr %s", code, errOut)
 	}
 	b, _ := os.ReadFile(out.Name())
-	if !strings.Contains(string(b), "sync "+v1.FormatSyncTime(at)+" handled: render sha256:9a2b0c1d2e applied") {
+	if !strings.Contains(string(b), "sync "+v1.FormatSyncTime(at)+" handled: render 9a2b0c1d2e applied") {
 		t.Errorf("stdout %q", b)
 	}
 	if strings.ContainsAny(string(b), "\r\x1b") {

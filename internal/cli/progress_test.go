@@ -28,7 +28,7 @@ func TestSyncWaitJudge(t *testing.T) {
 		},
 		"manual, handled and applied": {
 			r:    testRelease("team-a", "podinfo", applied(v1.ReasonApplied, "ok"), lastSuccessful(refB, "6.7.1"), syncRequested(value, &same)),
-			want: Handled, msg: "sync " + value + " handled: render sha256:9a2b0c1d2e applied",
+			want: Handled, msg: "sync " + value + " handled: render 9a2b0c1d2e applied",
 		},
 		"manual, applied but an older request handled": {
 			r:    testRelease("team-a", "podinfo", applied(v1.ReasonApplied, "in sync, waits for /sync"), syncRequested(value, &before)),

@@ -17,7 +17,7 @@ func TestValidateRenderRef(t *testing.T) {
 		"uppercase":     {ref: strings.ToUpper(refA[:7]) + refA[7:], want: "does not start with sha256:"},
 		"uppercase hex": {ref: "sha256:" + strings.ToUpper(refA[7:]), want: "not lowercase hex"},
 		"not hex":       {ref: "sha256:" + strings.Repeat("g", 64), want: "not lowercase hex"},
-		"short ref":     {ref: ShortRef(refA), want: "10 hex digits"},
+		"short ref":     {ref: ShortRef(refA), want: "the short form tables show"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -39,7 +39,7 @@ func TestValidateRenderRef(t *testing.T) {
 }
 
 func TestShortRefAndRenderName(t *testing.T) {
-	if got := ShortRef(refB); got != "sha256:9a2b0c1d2e" {
+	if got := ShortRef(refB); got != "9a2b0c1d2e" {
 		t.Errorf("ShortRef = %q", got)
 	}
 	if got := ShortRef(""); got != "-" {
