@@ -57,13 +57,18 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	return reconcile.Result{}, nil
 }
 
-// deleteApplied deletes what the Release applied; done says that nothing is left.
+// deleteApplied deletes what the Release applied, and its hook Jobs; done says that
+// none of the applied objects is left (the hook Jobs are not waited for: a Job deleted
+// with background propagation is gone at once, and the garbage collector removes its
+// pods).
 func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, error) {
 	inv, err := r.currentInventory(ctx, rel)
 	if err != nil {
 		return false, err
 	}
-	if len(inv.Objects) == 0 {
+	if inv.ResourceVersion == "" {
+		// No inventory: nothing was applied, and no hook ran (the first hook Job of a
+		// Release creates its inventory).
 		return true, nil
 	}
 	target, err := r.clusters.Resolve(ctx, rel)
@@ -71,6 +76,14 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonClusterNotReady, "Delete",
 			"Cannot delete what the Release applied: %s", notReady(err).Message)
 		return false, err
+	}
+	if err := deleteHookJobs(ctx, target.Client, rel); err != nil {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
+			"Cannot delete the hook Jobs of the Release: %v", err)
+		return false, err
+	}
+	if len(inv.Objects) == 0 {
+		return true, nil
 	}
 	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(inv.Objects))
 	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx,

@@ -44,6 +44,9 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+release.RolloutProgressing, "Rollout",
 			"Rollout of render %s started; it has until %s to become Healthy.", ro.RenderRef, ro.Deadline.UTC().Format(time.RFC3339))
 	} else if p := out.Status.RolloutPhase; p != nil {
+		if f := out.Status.RolloutFailure; f != nil {
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventRollout+f.Phase, "Rollout", "%s", f.Message)
+		}
 		kind := corev1.EventTypeNormal
 		if p.Phase != release.RolloutSucceeded {
 			kind = corev1.EventTypeWarning

@@ -242,6 +242,32 @@ func (h *hookRun) cleanup(ctx context.Context) error {
 	return nil
 }
 
+// deleteHookJobs deletes every hook Job of the Release in its target namespace, of
+// any render, with background propagation (the Job's pods follow): the deletion of a
+// Release with deletionPolicy Delete leaves none of them behind.
+func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release) error {
+	ns := render.TargetNamespace(rel)
+	list := &batchv1.JobList{}
+	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{
+		v1.LabelReleaseName: rel.Name, v1.LabelReleaseNamespace: rel.Namespace,
+	}, client.HasLabels{v1.LabelHook})
+	if err != nil {
+		return fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	for i := range list.Items {
+		job := &list.Items[i]
+		if job.DeletionTimestamp != nil {
+			continue
+		}
+		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job of the deleted Release", "job", job.Name)
+		err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("delete hook Job %s/%s: %w", job.Namespace, job.Name, err)
+		}
+	}
+	return nil
+}
+
 // jobSucceeded reports whether a Job has the Complete condition.
 func jobSucceeded(job *batchv1.Job) bool {
 	return slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {

@@ -181,7 +181,7 @@ func rollout(r *v1.RolloutStatus) *release.Rollout {
 	if r == nil {
 		return nil
 	}
-	out := &release.Rollout{Phase: string(r.Phase), RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef}
+	out := &release.Rollout{Phase: string(r.Phase), RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef, Message: r.Message}
 	if r.Deadline != nil {
 		out.Deadline = r.Deadline.Time
 	}

@@ -8,11 +8,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/release"
 )
 
 // testJob is a hook Job of release; kwok's nodes complete its pod, unless opts keep it
@@ -98,4 +101,86 @@ func TestSP16_HookBatchCompletionSendsOneSync(t *testing.T) {
 	e.eventually("one /sync for the timed-out batch", func() (bool, string) {
 		return obs.hookTriggers() == 2, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
 	})
+}
+
+// hookOf is a lifecycle hook whose Job kwok's nodes complete.
+func hookOf(name string, phase v1.HookPhase, batch int32) v1.Hook {
+	return v1.Hook{Name: name, Phase: phase, Batch: batch, Job: &batchv1.JobSpec{
+		BackoffLimit: ptr.To[int32](0),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: name, Image: "registry.example/hook:1"}},
+		}},
+	}}
+}
+
+// hookJob reads the Job of hook for the render ref of the Release rel; nil when it
+// does not exist.
+func (e *env) hookJob(rel, hook, ref string) *batchv1.Job {
+	e.t.Helper()
+	job := &batchv1.Job{}
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: release.HookJobName(rel, hook, ref)}, job)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatalf("get the Job of hook %s: %v", hook, err)
+	}
+	return job
+}
+
+// Lifecycle hooks carried by the observer alone (issue 6, SP-16), with the real
+// release controller and observer and no interval: two PreApply batches run in order
+// before anything is applied, the apply follows the observer's /sync for the last
+// PreApply batch, the PostApply batch runs after it, and the observer's /sync for that
+// one ends the reconcile Applied. The test sends no /sync.
+func TestHooksCarriedByTheObserversSyncs(t *testing.T) {
+	e := newEnv(t)
+	syncs := e.watchSyncs()
+	e.startController()
+	obs := e.startObserver(observerOptions{})
+	rel := appRelease(e.ns, "app", valuesAvailable)
+	rel.Lifecycle = &v1.Lifecycle{Hooks: []v1.Hook{
+		hookOf("migrate", v1.HookPreApply, 0), hookOf("seed", v1.HookPreApply, 1), hookOf("notify", v1.HookPostApply, 0),
+	}}
+	e.create(rel)
+
+	done := e.waitCondition("app", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
+	ref := done.Status.Render.Ref
+	if ls := done.Status.LastSuccessful; ls == nil || ls.RenderRef != ref {
+		t.Errorf("lastSuccessful %+v, want the render %s", ls, ref)
+	}
+	if len(done.Status.Hooks) != 0 {
+		t.Errorf("status.hooks %+v once Applied, want none", done.Status.Hooks)
+	}
+	jobs := map[string]*batchv1.Job{}
+	for _, h := range []string{"migrate", "seed", "notify"} {
+		if jobs[h] = e.hookJob("app", h, ref); jobs[h] == nil || jobs[h].Status.CompletionTime == nil {
+			t.Fatalf("hook %s: Job %+v, want one that completed", h, jobs[h])
+		}
+	}
+	app := e.deployment(e.ns, "app")
+	// Each step starts after the one before it completed (API times are in seconds:
+	// "not before" is what they can show).
+	order := []struct {
+		what    string
+		started metav1.Time
+		after   string
+		done    metav1.Time
+	}{
+		{"PreApply batch 1 (seed)", jobs["seed"].CreationTimestamp, "batch 0 (migrate) completed", *jobs["migrate"].Status.CompletionTime},
+		{"the apply (Deployment app)", app.CreationTimestamp, "batch 1 (seed) completed", *jobs["seed"].Status.CompletionTime},
+		{"PostApply batch 0 (notify)", jobs["notify"].CreationTimestamp, "the apply", app.CreationTimestamp},
+	}
+	for _, o := range order {
+		if o.started.Before(&o.done) {
+			t.Errorf("%s started at %s, before %s at %s", o.what, o.started.UTC(), o.after, o.done.UTC())
+		}
+	}
+	if n := obs.hookTriggers(); n < 3 {
+		t.Errorf("the observer signalled %d completed hook batches, want 3", n)
+	}
+	if n := syncs.count("app"); n < 3 {
+		t.Errorf("%d /sync requests seen on Release app, want one per completed batch (3), all the observer's", n)
+	}
 }

@@ -140,14 +140,14 @@ func TestRolloutRollbackAtDeadline(t *testing.T) {
 	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
 
 	// An event at each phase change.
-	for _, reason := range []string{"RolloutProgressing", "RolloutSucceeded", "RolloutRolledBack"} {
+	for _, reason := range []string{"RolloutProgressing", "RolloutSucceeded", "RolloutFailed", "RolloutRolledBack"} {
 		e.waitEvent("app", reason)
 	}
 	tl.neverHealthy(t, bad)
 }
 
 // With action Halt a failed rollout stays Failed and its render stays applied; Healthy
-// says why.
+// says why (the rollout failed at its deadline).
 func TestRolloutHaltKeepsTheFailedRender(t *testing.T) {
 	e := newEnv(t)
 	tl := e.watchTimeline("app")
@@ -173,7 +173,8 @@ func TestRolloutHaltKeepsTheFailedRender(t *testing.T) {
 		healthy := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionHealthy)
 		ok := len(sel) != 0 && rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef == bad &&
 			rel.Status.Rollout != nil && rel.Status.Rollout.Phase == v1.RolloutFailed &&
-			healthy != nil && healthy.Status != metav1.ConditionTrue
+			healthy != nil && healthy.Status != metav1.ConditionTrue &&
+			strings.Contains(healthy.Message, "rollout of render "+bad+" failed") && strings.Contains(healthy.Message, "deadline")
 		return ok, fmt.Sprintf("nodeSelector %v, lastSuccessful %+v, rollout %+v, Healthy %+v", sel, rel.Status.LastSuccessful, rel.Status.Rollout, healthy)
 	})
 	e.waitEvent("app", "RolloutFailed")

@@ -50,6 +50,10 @@ type StatusUpdate struct {
 	// RolloutPhase, when set, is a new phase of the rollout in status.rollout (when
 	// Rollout is nil): Succeeded, Failed or RolledBack, and why.
 	RolloutPhase *RolloutChange
+	// RolloutFailure, when set, is the Failed phase this reconcile judged when the
+	// rollback in the same reconcile follows it at once: status.rollout goes straight
+	// to RolledBack (RolloutPhase), and the failure is reported by an event of its own.
+	RolloutFailure *RolloutChange
 }
 
 // RolloutStart is a new Progressing rollout.
@@ -114,6 +118,9 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 		}
 		out.Status.RolloutPhase = &RolloutChange{Phase: RolloutRolledBack, Message: fmt.Sprintf(
 			"%s; rolled back to render %s.", why, plan.Apply.RenderRef)}
+		if plan.Rollout != nil && plan.Rollout.Phase == RolloutFailed {
+			out.Status.RolloutFailure = plan.Rollout
+		}
 	case plan.Rollout != nil:
 		out.Status.RolloutPhase = plan.Rollout
 	}
@@ -122,7 +129,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 
 	out.Applied = AppliedCondition(res)
-	out.Healthy = HealthyCondition(in.Health, lastSuccessful)
+	out.Healthy = withFailedRollout(HealthyCondition(in.Health, lastSuccessful), in.Rollout, out.Status, lastSuccessful)
 	out.Ready = ReadyCondition(out.Applied, out.Healthy)
 
 	var deadline time.Time
@@ -139,6 +146,31 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 	out.Requeue = requeueFor(in, out.Kind, deadline)
 	return out
+}
+
+// withFailedRollout adds to a Healthy condition that is not True why the rollout of
+// the applied render failed, when status.rollout is Failed for it after this reconcile
+// (action Halt, or a rollback that cannot happen): the failed render stays applied,
+// and Healthy says so, so that nobody reads a Degraded or Progressing Release without
+// knowing that its rollout is over.
+func withFailedRollout(c Condition, r *Rollout, st StatusUpdate, lastSuccessful string) Condition {
+	if c.Status == StatusTrue || st.Rollout != nil || r == nil || r.RenderRef != lastSuccessful {
+		return c
+	}
+	phase, msg := r.Phase, r.Message
+	if p := st.RolloutPhase; p != nil {
+		phase, msg = p.Phase, p.Message
+	}
+	if phase != RolloutFailed {
+		return c
+	}
+	why := ""
+	if msg != "" {
+		why = ": " + strings.TrimSuffix(msg, ".")
+	}
+	c.Message = fmt.Sprintf("The rollout of render %s failed%s. It stays applied until a new render or a forced sync starts a new rollout. %s",
+		lastSuccessful, why, c.Message)
+	return c
 }
 
 // rolloutStart is the new rollout of renderRef, started now. Its previous render is the

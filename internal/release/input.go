@@ -127,6 +127,8 @@ type Rollout struct {
 	PreviousRenderRef string
 	// Deadline is when a Progressing rollout fails if it is not Healthy yet.
 	Deadline time.Time
+	// Message says why the rollout reached its phase (status.rollout.message).
+	Message string
 }
 
 // FailedHook describes a hook batch that failed or timed out for a render. The next

@@ -199,3 +199,99 @@ func TestRolloutRollbackThenHoldThenForce(t *testing.T) {
 		t.Errorf("after Healthy: %s, want Applied", out.Result.Reason)
 	}
 }
+
+// With action Halt (or a rollback that cannot happen) the failed render stays applied:
+// the Healthy condition says that its rollout failed and why, as long as it is not
+// Healthy; the conditions of other rollouts are untouched.
+func TestHealthySaysWhyTheRolloutFailed(t *testing.T) {
+	failedRollout := rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded."})
+	degradedMsg := "An object of the last applied render failed. See the ReleaseInventory for which."
+	cases := map[string]struct {
+		in         Input
+		wantStatus string
+		wantReason string
+		wantMsg    string
+	}{
+		"Halt: the reconcile that fails the rollout": {
+			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
+				progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded,
+			wantMsg: "The rollout of render " + refNew + " failed: The render became Degraded. " +
+				"It stays applied until a new render or a forced sync starts a new rollout. " + degradedMsg,
+		},
+		"Halt: the reconciles after it, at the deadline, still Progressing": {
+			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
+				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render did not become Healthy before its deadline."}),
+				healthOf(refNew, HealthProgressing)),
+			wantStatus: StatusFalse, wantReason: v1.ReasonProgressing,
+			wantMsg: "The rollout of render " + refNew + " failed: The render did not become Healthy before its deadline. " +
+				"It stays applied until a new render or a forced sync starts a new rollout. Objects of the last applied render are still progressing.",
+		},
+		"Halt: a failed render that becomes Healthy later is just Healthy": {
+			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
+				failedRollout, healthOf(refNew, HealthHealthy)),
+			wantStatus: StatusTrue, wantReason: v1.ReasonHealthy,
+			wantMsg: "Every object of the last applied render is healthy.",
+		},
+		"Rollback with nothing to roll back to: Failed, Healthy says so": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
+				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, HealthDegraded)),
+			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded,
+			wantMsg: "The rollout of render " + refNew + " failed: The render became Degraded. There is no previous render to roll back to. " +
+				"It stays applied until a new render or a forced sync starts a new rollout. " + degradedMsg,
+		},
+		"rolled back: Healthy is about the previous render, no note": {
+			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
+				progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			wantStatus: StatusUnknown, wantReason: v1.ReasonNotAssessed,
+			wantMsg: "The observer has not assessed the last applied render yet.",
+		},
+		"a forced sync starts a new rollout: no note": {
+			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
+				failedRollout, healthOf(refNew, HealthDegraded), forcedSyncRequest(t1)),
+			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded, wantMsg: degradedMsg,
+		},
+		"a new render: the failed rollout is not about what is applied": {
+			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refOld), rendered(refOld),
+				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, Message: "The render became Degraded."}), healthOf(refOld, HealthDegraded)),
+			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded, wantMsg: degradedMsg,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, out := reconcile(tc.in, Succeeded())
+			got := out.Healthy
+			if got.Status != tc.wantStatus || got.Reason != tc.wantReason || got.Message != tc.wantMsg {
+				t.Errorf("Healthy = %s/%s %q\nwant %s/%s %q", got.Status, got.Reason, got.Message, tc.wantStatus, tc.wantReason, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// A rollout that fails and is rolled back in the same reconcile goes straight to
+// RolledBack in status.rollout; its Failed phase is reported (RolloutFailure) so that
+// an event marks each phase change. A stored Failed rollout rolled back later, and a
+// rollback whose apply fails, report no second failure.
+func TestRollbackReportsTheFailureFirst(t *testing.T) {
+	_, out := reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute),
+		healthOf(refNew, HealthDegraded)), Succeeded())
+	want := &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."}
+	if diff := cmp.Diff(want, out.Status.RolloutFailure); diff != "" {
+		t.Errorf("RolloutFailure (-want +got):\n%s", diff)
+	}
+	if p := out.Status.RolloutPhase; p == nil || p.Phase != RolloutRolledBack {
+		t.Errorf("RolloutPhase %+v, want RolledBack", p)
+	}
+
+	_, out = reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
+		rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})), Succeeded())
+	if out.Status.RolloutFailure != nil {
+		t.Errorf("a stored Failed rollout rolled back: RolloutFailure %+v, want none (its event was sent when it failed)", out.Status.RolloutFailure)
+	}
+
+	_, out = reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute),
+		healthOf(refNew, HealthDegraded)), Stopped(v1.ReasonDeployFailed, "down"))
+	if out.Status.RolloutFailure != nil || out.Status.RolloutPhase == nil || out.Status.RolloutPhase.Phase != RolloutFailed {
+		t.Errorf("rollback apply failed: RolloutFailure %+v, RolloutPhase %+v; want Failed stored and no extra failure", out.Status.RolloutFailure, out.Status.RolloutPhase)
+	}
+}
