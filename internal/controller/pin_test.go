@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render"
 )
 
 // pin writes releases/<name>/pin with a merge patch: body is the pin, or nil to unpin.
@@ -133,4 +134,45 @@ func TestPinWithoutRenderFreezesLastSuccessful(t *testing.T) {
 	if cm := e.configMap("web-config"); cm == nil || cm.Data["greeting"] != "one" {
 		t.Errorf("ConfigMap %+v, want greeting one (pinned)", cm)
 	}
+}
+
+// A pin whose Render no longer exists applies nothing: Applied=False/Pinned says so,
+// the cluster keeps what was applied through the periodic reconciles, and unpinning
+// applies the current render again.
+func TestPinnedRenderGoneAppliesNothing(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic(), interval(time.Second), values(`{"greeting":"one"}`))
+	first := e.waitApplied("web", "True", v1.ReasonApplied).Status.LastSuccessful.RenderRef
+	e.update("web", values(`{"greeting":"two"}`))
+	e.waitGreeting("two")
+	e.eventually("the second render applied", func() (bool, string) {
+		ls := e.release("web").Status.LastSuccessful
+		return ls != nil && ls.RenderRef != first, fmt.Sprintf("lastSuccessful %+v", ls)
+	})
+
+	gone := &v1.Render{}
+	gone.Namespace, gone.Name = e.ns, render.RenderName("web", first)
+	if err := e.client.Delete(e.ctx, gone); err != nil {
+		t.Fatalf("delete Render %s: %v", gone.Name, err)
+	}
+	e.pin("web", map[string]any{"renderRef": first})
+	rel := e.waitApplied("web", "False", v1.ReasonPinned)
+	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); !strings.Contains(c.Message, "no longer exists") || !strings.Contains(c.Message, first) {
+		t.Errorf("Pinned message %q does not say that the Render of %s no longer exists", c.Message, first)
+	}
+	// Nothing is applied: not even a hand edit is put back.
+	cm := e.configMap("web-config")
+	cm.Data["greeting"] = "edited by hand"
+	if err := e.client.Update(e.ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	n := e.reconciles("web")
+	e.waitReconciled("web", n+2) // two periodic reconciles (interval 1s)
+	if cm := e.configMap("web-config"); cm == nil || cm.Data["greeting"] != "edited by hand" {
+		t.Errorf("ConfigMap %+v with the pinned Render gone, want the hand edit kept (nothing applied)", cm)
+	}
+
+	e.pin("web", nil)
+	e.waitApplied("web", "True", v1.ReasonApplied)
+	e.waitGreeting("two")
 }
