@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -147,7 +148,10 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 	err = builder.ControllerManagedBy(mgr).
 		Named("observer").
 		For(&v1.ReleaseInventory{}).
-		Watches(&v1.Release{}, handler.EnqueueRequestsFromMapFunc(sameName)).
+		// A Release's resync event adds nothing to its inventory's own (the same key):
+		// without this predicate every resync assessed each inventory twice.
+		Watches(&v1.Release{}, handler.EnqueueRequestsFromMapFunc(sameName),
+			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		WatchesRawSource(targets).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.Concurrency,
