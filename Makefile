@@ -75,3 +75,10 @@ bench-controller: kube
 .PHONY: bench-observer
 bench-observer: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/observer $(BENCH_FLAGS)
+
+## dist: kubectl-convoy archives for every krew platform (linux, darwin, windows; amd64, arm64; CGO_ENABLED=0) and the krew manifest with their sha256 into dist/; VERSION=v0.1.0 is required. hack/release; test/deploy's TestKrewPackage runs it for one platform
+.PHONY: dist
+dist:
+	@test -n "$(VERSION)" || { echo 'make dist needs VERSION, a semantic version with a leading v: make dist VERSION=v0.1.0'; exit 2; }
+	rm -rf dist
+	$(GO) run ./hack/release -version $(VERSION) -out dist
