@@ -67,6 +67,8 @@ type observerOptions struct {
 	syncer Syncer
 	// namespaces are more namespaces it observes, besides the test's.
 	namespaces []string
+	// idleWatchTimeout is Options.IdleWatchTimeout; 0: the default.
+	idleWatchTimeout time.Duration
 }
 
 // running is an observer started by a test.
@@ -107,7 +109,10 @@ func (e *env) startObserver(o observerOptions) *running {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	obs, err := Setup(mgr, Options{Drift: o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true})
+	obs, err := Setup(mgr, Options{
+		Drift: o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
+		IdleWatchTimeout: o.idleWatchTimeout,
+	})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -76,6 +78,7 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	w.retain(key, kindsUsed(target.Name, rel, inv))
 	drift, driftRecheck := o.driftStatus(ctx, target, rel, inv, now)
 
 	a := health.Assess(health.AssessInput{Inventory: inv, Results: results, Hooks: hooks, Drift: drift, Now: now})
@@ -110,6 +113,19 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		requeue = earliest(requeue, unsyncedRecheck)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// kindsUsed is what objectResults and hookStatus look up on the cluster: the kinds of
+// the inventory's objects, and Jobs while a hook batch runs.
+func kindsUsed(cluster string, rel *v1.Release, inv *v1.ReleaseInventory) map[kindKey]struct{} {
+	used := make(map[kindKey]struct{}, 2)
+	for _, obj := range inv.Objects {
+		used[kindKey{cluster: cluster, gvk: schema.GroupVersionKind{Group: obj.Group, Version: obj.Version, Kind: obj.Kind}}] = struct{}{}
+	}
+	if len(rel.Status.Hooks) > 0 {
+		used[kindKey{cluster: cluster, gvk: batchv1.SchemeGroupVersion.WithKind("Job")}] = struct{}{}
+	}
+	return used
 }
 
 // objectResults is the health of each inventory object the informers know; synced is

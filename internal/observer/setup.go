@@ -74,6 +74,10 @@ type Options struct {
 	Metrics prometheus.Registerer
 	// SkipNameValidation allows several observers in one process (tests).
 	SkipNameValidation bool
+	// IdleWatchTimeout is how long the informer of a kind on a target cluster keeps
+	// running once no inventory lists that kind (default DefaultIdleWatchTimeout;
+	// negative: stop at once).
+	IdleWatchTimeout time.Duration
 }
 
 // Observer assesses ReleaseInventories. Setup makes one and registers it.
@@ -101,6 +105,12 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
+	}
+	switch {
+	case o.IdleWatchTimeout == 0:
+		o.IdleWatchTimeout = DefaultIdleWatchTimeout
+	case o.IdleWatchTimeout < 0:
+		o.IdleWatchTimeout = 0
 	}
 	if o.Metrics == nil {
 		o.Metrics = ctrlmetrics.Registry
@@ -142,7 +152,7 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 	targets := source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		obs.watches.Store(newWatches(ctx, log, func(key types.NamespacedName) {
 			q.Add(reconcile.Request{NamespacedName: key})
-		}))
+		}, o.IdleWatchTimeout, o.Clock.Now))
 		return nil
 	})
 	err = builder.ControllerManagedBy(mgr).

@@ -25,11 +25,17 @@ import (
 // lists and watches only the objects that carry convoy's label
 // convoy.kumodo.io/release-name, and its events enqueue the inventory named by the
 // object's labels. Nothing polls: an inventory is assessed from the informers' caches.
+// An informer that no inventory has used for idleAfter is stopped (retain, forget), so
+// that the kinds a fleet stopped deploying do not stay cached for ever.
 type watches struct {
 	// ctx bounds every informer; it ends with the observer.
 	ctx     context.Context
 	log     logr.Logger
 	enqueue func(types.NamespacedName)
+	// idleAfter is how long an informer without users keeps running; now reads the
+	// clock.
+	idleAfter time.Duration
+	now       func() time.Time
 
 	mu       sync.Mutex
 	clusters map[string]*clusterWatch // by Cluster name; "" is the host
@@ -47,10 +53,25 @@ type clusterWatch struct {
 type kindWatch struct {
 	informer cache.SharedIndexInformer
 	users    map[types.NamespacedName]struct{}
+	// ctx runs the informer; cancel stops it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// idleSince is when the last user left; zero while it has users.
+	idleSince time.Time
 }
 
-func newWatches(ctx context.Context, log logr.Logger, enqueue func(types.NamespacedName)) *watches {
-	return &watches{ctx: ctx, log: log, enqueue: enqueue, clusters: map[string]*clusterWatch{}}
+// kindKey names the informer of a kind on a cluster.
+type kindKey struct {
+	cluster string
+	gvk     schema.GroupVersionKind
+}
+
+// DefaultIdleWatchTimeout is how long the informer of a kind that no inventory lists
+// any more keeps running before it is stopped.
+const DefaultIdleWatchTimeout = 10 * time.Minute
+
+func newWatches(ctx context.Context, log logr.Logger, enqueue func(types.NamespacedName), idleAfter time.Duration, now func() time.Time) *watches {
+	return &watches{ctx: ctx, log: log, enqueue: enqueue, idleAfter: idleAfter, now: now, clusters: map[string]*clusterWatch{}}
 }
 
 // lookup is what the informer of ref's kind on target knows of the object: the
@@ -104,7 +125,7 @@ func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, use
 		return nil, false, err
 	}
 	if kw, ok := cw.kinds[gvk]; ok { // started meanwhile
-		kw.users[user] = struct{}{}
+		kw.use(user)
 		return kw, true, nil
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(cw.dynamic, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
@@ -119,12 +140,30 @@ func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, use
 	}); err != nil {
 		return nil, false, err
 	}
-	kw := &kindWatch{informer: inf, users: map[types.NamespacedName]struct{}{user: {}}}
+	ctx, cancel := context.WithCancel(w.ctxFor(cw))
+	kw := &kindWatch{informer: inf, users: map[types.NamespacedName]struct{}{user: {}}, ctx: ctx, cancel: cancel}
 	cw.kinds[gvk] = kw
 	w.log.V(1).Info("Watching a kind", "cluster", target.Name, "kind", gvk.String())
-	go inf.RunWithContext(w.ctxFor(cw))
-	go w.enqueueWhenSynced(cw, kw)
+	go inf.RunWithContext(ctx)
+	go w.enqueueWhenSynced(kw)
 	return kw, true, nil
+}
+
+// use records user as one of kw's inventories. w.mu is held.
+func (kw *kindWatch) use(user types.NamespacedName) {
+	kw.users[user] = struct{}{}
+	kw.idleSince = time.Time{}
+}
+
+// drop removes user from kw's inventories, noting when the last one left. w.mu is held.
+func (kw *kindWatch) drop(user types.NamespacedName, now time.Time) {
+	if _, ok := kw.users[user]; !ok {
+		return
+	}
+	delete(kw.users, user)
+	if len(kw.users) == 0 {
+		kw.idleSince = now
+	}
 }
 
 // existing returns the running informer of gvk on target's connection, recording
@@ -140,7 +179,7 @@ func (w *watches) existing(target *clusters.Target, gvk schema.GroupVersionKind,
 	if !ok {
 		return nil
 	}
-	kw.users[user] = struct{}{}
+	kw.use(user)
 	return kw
 }
 
@@ -151,8 +190,7 @@ func (w *watches) cluster(target *clusters.Target) (*clusterWatch, error) {
 		if cw.target == target {
 			return cw, nil
 		}
-		close(cw.stop)
-		delete(w.clusters, target.Name)
+		w.stopCluster(target.Name, cw)
 	}
 	dc, err := dynamic.NewForConfig(target.Config)
 	if err != nil {
@@ -176,11 +214,19 @@ func (w *watches) ctxFor(cw *clusterWatch) context.Context {
 	return ctx
 }
 
+// stopCluster stops every informer of cw, the connection to cluster. w.mu is held.
+func (w *watches) stopCluster(cluster string, cw *clusterWatch) {
+	for _, kw := range cw.kinds {
+		kw.cancel()
+	}
+	close(cw.stop)
+	delete(w.clusters, cluster)
+}
+
 // enqueueWhenSynced enqueues the users of kw once its informer has listed the kind:
 // an object that is not there sends no event, yet its inventory now has a result.
-func (w *watches) enqueueWhenSynced(cw *clusterWatch, kw *kindWatch) {
-	ctx := w.ctxFor(cw)
-	if !cache.WaitForCacheSync(ctx.Done(), kw.informer.HasSynced) {
+func (w *watches) enqueueWhenSynced(kw *kindWatch) {
+	if !cache.WaitForCacheSync(kw.ctx.Done(), kw.informer.HasSynced) {
 		return
 	}
 	w.mu.Lock()
@@ -196,11 +242,29 @@ func (w *watches) enqueueWhenSynced(cw *clusterWatch, kw *kindWatch) {
 
 // forget drops an inventory from every informer's users.
 func (w *watches) forget(user types.NamespacedName) {
+	w.retain(user, nil)
+}
+
+// retain keeps user only among the users of the informers in used (the kinds its last
+// assessment looked up, on the clusters it looked them up on), then stops the
+// informers that have had no user for idleAfter.
+func (w *watches) retain(user types.NamespacedName, used map[kindKey]struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, cw := range w.clusters {
-		for _, kw := range cw.kinds {
-			delete(kw.users, user)
+	now := w.now()
+	for cluster, cw := range w.clusters {
+		for gvk, kw := range cw.kinds {
+			if _, ok := used[kindKey{cluster: cluster, gvk: gvk}]; !ok {
+				kw.drop(user, now)
+			}
+			if len(kw.users) == 0 && now.Sub(kw.idleSince) >= w.idleAfter {
+				w.log.V(1).Info("No inventory lists a kind any more: no longer watching it", "cluster", cluster, "kind", gvk.String())
+				kw.cancel()
+				delete(cw.kinds, gvk)
+			}
+		}
+		if len(cw.kinds) == 0 {
+			w.stopCluster(cluster, cw)
 		}
 	}
 }
