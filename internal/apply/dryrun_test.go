@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 func TestDryRunRejectsAsUnappliable(t *testing.T) {
@@ -46,7 +47,7 @@ func TestDryRunRejectsAsUnappliable(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			good := configMap(e.ns, "good-"+dnsName(name), map[string]string{"k": "v"})
+			good := configMap(e.ns, "good-"+testenv.DNSName(name), map[string]string{"k": "v"})
 			_, err := e.applier.DryRun(e.ctx, []Object{{Wave: 0, Object: good}, {Wave: 1, Object: tc.bad}})
 			if got := Reason(err); got != v1alpha1.ReasonUnappliable {
 				t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonUnappliable)
@@ -89,7 +90,7 @@ func TestDryRunTransientFailureIsDeployFailed(t *testing.T) {
 
 func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 	e := integration(t)
-	group := dnsName(t.Name()) + ".example.com"
+	group := testenv.DNSName(t.Name()) + ".example.com"
 	definition := crd(group, "Widget")
 	widget := obj(group+"/v1", "Widget", e.ns, "w")
 	widget.Object["spec"] = map[string]any{"size": int64(3)}

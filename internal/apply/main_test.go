@@ -3,14 +3,10 @@ package apply
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,31 +14,20 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // cluster is the package's local control plane; nil with -short.
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	c, err := localcluster.Start(context.Background(), localcluster.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the local control plane: %v\n", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop the local control plane: %v\n", err)
-	}
-	os.Exit(code)
+	testenv.Main(m, func(s *testenv.Setup) (err error) {
+		cluster, err = s.Cluster("the local control plane", localcluster.Options{})
+		return err
+	})
 }
 
 // env is what an integration test works with: a namespace of its own and an
@@ -57,48 +42,17 @@ type env struct {
 // integration skips the test with -short; otherwise it makes the test's namespace.
 func integration(t *testing.T) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs the local control plane (run without -short)")
-	}
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	c := newClient(t, cluster.RestConfig())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "apply-" + dnsName(t.Name()) + "-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return &env{ctx: ctx, ns: ns.Name, client: c, applier: New(c, Options{WaitTimeout: 30 * time.Second, WaitInterval: 100 * time.Millisecond})}
+	ns := testenv.Namespace(t, ctx, c, "apply", nil)
+	return &env{ctx: ctx, ns: ns, client: c, applier: New(c, Options{WaitTimeout: 30 * time.Second, WaitInterval: 100 * time.Millisecond})}
 }
 
 func newClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func dnsName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '-'
-	}, s)
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	return strings.Trim(s, "-")
+	return testenv.Client(t, cfg, clientgoscheme.Scheme)
 }
 
 // The Release the test objects belong to.

@@ -11,11 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 func TestPruneDeletesWhatTheRenderDropped(t *testing.T) {
 	e := integration(t)
-	group := dnsName(t.Name()) + ".example.com"
+	group := testenv.DNSName(t.Name()) + ".example.com"
 	kept := configMap(e.ns, "kept", nil)
 	dropped := configMap(e.ns, "dropped", nil)
 	droppedLater := configMap(e.ns, "dropped-later", nil)

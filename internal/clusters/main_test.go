@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // host is the cluster convoy would run in; remote is a second cluster that a
@@ -28,37 +28,18 @@ import (
 var host, remote *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	var err error
-	if host, err = localcluster.Start(ctx, localcluster.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "start the host control plane: %v\n", err)
-		return 1
-	}
-	defer stop(host)
-	if remote, err = localcluster.Start(ctx, localcluster.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "start the remote control plane: %v\n", err)
-		return 1
-	}
-	defer stop(remote)
-	if err := installClusterCRD(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "install the Cluster CRD: %v\n", err)
-		return 1
-	}
-	return m.Run()
-}
-
-func stop(c *localcluster.Cluster) {
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop a control plane: %v\n", err)
-	}
+	testenv.Main(m, func(s *testenv.Setup) (err error) {
+		if host, err = s.Cluster("the host control plane", localcluster.Options{}); err != nil {
+			return err
+		}
+		if remote, err = s.Cluster("the remote control plane", localcluster.Options{}); err != nil {
+			return err
+		}
+		if err := installClusterCRD(s.Context()); err != nil {
+			return fmt.Errorf("install the Cluster CRD: %w", err)
+		}
+		return nil
+	})
 }
 
 // hostClient reads and writes convoy's API and the core API on the host.
@@ -116,24 +97,19 @@ type env struct {
 
 func integration(t *testing.T, nsLabels map[string]string) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs two local control planes (run without -short)")
-	}
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	c, err := hostClient()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "clusters-", Labels: nsLabels}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ns := testenv.Namespace(t, ctx, c, "clusters", nsLabels)
 	cache, err := New(Options{Host: host.RestConfig(), Reader: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{ctx: ctx, ns: ns.Name, client: c, cache: cache}
+	return &env{ctx: ctx, ns: ns, client: c, cache: cache}
 }
 
 // clusterFor creates a Cluster named after the test whose kubeconfig Secret

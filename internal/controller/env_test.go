@@ -2,11 +2,9 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -24,6 +20,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // env is what an integration test works with: a namespace of its own, an admin
@@ -75,9 +72,7 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // newEnv makes the test's namespace and starts a controller on it.
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs the local control plane (run without -short)")
-	}
+	testenv.Integration(t)
 	if o.resync == 0 {
 		o.resync = 10 * time.Minute
 	}
@@ -91,11 +86,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctrl-" + dnsName(t.Name()) + "-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, ctx: ctx, ns: ns.Name, client: c, calls: &calls{}}
+	ns := testenv.Namespace(t, ctx, c, "ctrl", nil)
+	e := &env{t: t, ctx: ctx, ns: ns, client: c, calls: &calls{}}
 
 	mgrConfig := hostConfig()
 	if o.requests != nil {
@@ -228,36 +220,14 @@ func (e *env) update(name string, opts ...releaseOption) *v1.Release {
 // eventually polls cond until it holds; it fails the test with what cond last said.
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		ok, msg := cond()
-		last = msg
-		return ok, nil
-	})
-	if err != nil {
-		e.t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
-	}
+	testenv.Eventually(e.t, e.ctx, what, 90*time.Second, cond)
 }
 
 // consistently checks that cond holds for the whole of d, polling; it fails the test
 // as soon as it does not. It proves that something does not happen.
 func (e *env) consistently(what string, d time.Duration, cond func() (bool, string)) {
 	e.t.Helper()
-	var broke string
-	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, d, true, func(context.Context) (bool, error) {
-		ok, msg := cond()
-		if !ok {
-			broke = msg
-			return false, errors.New(msg)
-		}
-		return false, nil
-	})
-	if broke != "" {
-		e.t.Fatalf("%s: %s", what, broke)
-	}
-	if err != nil && !wait.Interrupted(err) {
-		e.t.Fatalf("%s: %v", what, err)
-	}
+	testenv.Consistently(e.t, e.ctx, what, d, cond)
 }
 
 // waitApplied waits until the Applied condition of name has status and reason, and
@@ -340,18 +310,4 @@ func (e *env) configMap(name string) *corev1.ConfigMap {
 		e.t.Fatalf("get ConfigMap %s: %v", name, err)
 	}
 	return cm
-}
-
-func dnsName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '-'
-	}, s)
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	return strings.Trim(s, "-")
 }

@@ -2,25 +2,22 @@ package observer
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // identity is the user the tests' observers run as, with the rules convoy dev grants.
@@ -37,9 +34,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs the local control plane (run without -short)")
-	}
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	scheme, err := Scheme()
@@ -50,11 +45,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "obs-" + dnsName(t.Name()) + "-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, ctx: ctx, ns: ns.Name, client: c}
+	ns := testenv.Namespace(t, ctx, c, "obs", nil)
+	return &env{t: t, ctx: ctx, ns: ns, client: c}
 }
 
 // observerOptions configure a test's observer.
@@ -201,11 +193,7 @@ func (e *env) releaseIn(ns, name string) *v1.Release {
 // newNamespace creates another namespace for the test, beside its own.
 func (e *env) newNamespace() string {
 	e.t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "obs-" + dnsName(e.t.Name()) + "-"}}
-	if err := e.client.Create(e.ctx, ns); err != nil {
-		e.t.Fatal(err)
-	}
-	return ns.Name
+	return testenv.Namespace(e.t, e.ctx, e.client, "obs", nil)
 }
 
 // waitHealth waits until the inventory name's status says health for renderRef and
@@ -225,35 +213,14 @@ func (e *env) waitHealth(name, renderRef string, want v1.HealthStatus) *v1.Relea
 // eventually polls cond until it holds; it fails the test with what cond last said.
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		ok, msg := cond()
-		last = msg
-		return ok, nil
-	})
-	if err != nil {
-		e.t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
-	}
+	testenv.Eventually(e.t, e.ctx, what, 2*time.Minute, cond)
 }
 
 // consistently checks that cond holds for the whole of d; it proves that something
 // does not happen.
 func (e *env) consistently(what string, d time.Duration, cond func() (bool, string)) {
 	e.t.Helper()
-	var broke string
-	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, d, true, func(context.Context) (bool, error) {
-		if ok, msg := cond(); !ok {
-			broke = msg
-			return false, errors.New(msg)
-		}
-		return false, nil
-	})
-	if broke != "" {
-		e.t.Fatalf("%s: %s", what, broke)
-	}
-	if err != nil && !wait.Interrupted(err) {
-		e.t.Fatalf("%s: %v", what, err)
-	}
+	testenv.Consistently(e.t, e.ctx, what, d, cond)
 }
 
 // syncWatch counts the /sync requests that reach the Releases of the test's namespace:
@@ -295,18 +262,4 @@ func (s *syncWatch) count(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.values[name])
-}
-
-func dnsName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '-'
-	}, s)
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	return strings.Trim(s, "-")
 }

@@ -2,26 +2,20 @@ package drift
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // cluster is the package's local control plane (no workloads: nothing here
@@ -29,21 +23,10 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	c, err := localcluster.Start(context.Background(), localcluster.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start the local control plane: %v\n", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop the local control plane: %v\n", err)
-	}
-	os.Exit(code)
+	testenv.Main(m, func(s *testenv.Setup) (err error) {
+		cluster, err = s.Cluster("the local control plane", localcluster.Options{})
+		return err
+	})
 }
 
 // env is what a test works with: a namespace of its own, an admin client of
@@ -58,51 +41,20 @@ type env struct {
 // integration skips the test with -short; otherwise it makes the test's namespace.
 func integration(t *testing.T) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs the local control plane (run without -short)")
-	}
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	counter := &requestCounter{counts: map[string]int{}}
 	cfg := cluster.RestConfig()
 	cfg.WrapTransport = counter.wrap
 	c := newClient(t, cfg)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-" + dnsName(t.Name()) + "-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return &env{ctx: ctx, ns: ns.Name, client: c, counter: counter}
+	ns := testenv.Namespace(t, ctx, c, "drift", nil)
+	return &env{ctx: ctx, ns: ns, client: c, counter: counter}
 }
 
 func newClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func dnsName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '-'
-	}, s)
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	return strings.Trim(s, "-")
+	return testenv.Client(t, cfg, clientgoscheme.Scheme)
 }
 
 // applyAsConvoy applies objs as convoy's controller does (internal/apply: dry
