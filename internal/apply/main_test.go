@@ -9,7 +9,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -177,17 +176,7 @@ func (e *env) applyAll(t *testing.T, objs ...Object) *Plan {
 // userApplier returns an Applier that acts as user, granted rules in the test's namespace.
 func (e *env) userApplier(t *testing.T, user string, rules ...rbacv1.PolicyRule) *Applier {
 	t.Helper()
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: e.ns}, Rules: rules}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: e.ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	for _, o := range []client.Object{role, binding} {
-		if err := e.client.Create(e.ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.Grant(t, e.ctx, e.client, e.ns, user, rules...)
 	cfg, err := cluster.UserConfig(user)
 	if err != nil {
 		t.Fatal(err)

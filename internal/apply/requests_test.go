@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,49 +9,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
-
-// requestCounter counts the requests that pass through a client, by kind.
-type requestCounter struct {
-	mu     sync.Mutex
-	counts map[string]int // "read", "dry-run", "write"
-}
-
-func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-		kind := "write"
-		switch {
-		case r.Method == http.MethodGet:
-			kind = "read"
-		case r.URL.Query().Get("dryRun") == "All":
-			kind = "dry-run"
-		}
-		c.mu.Lock()
-		c.counts[kind]++
-		c.mu.Unlock()
-		return rt.RoundTrip(r)
-	})
-}
-
-func (c *requestCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.counts
-	c.counts = map[string]int{}
-	return out
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // The performance goal of issue 4: at most 12 API requests for the first
 // apply of a 4-object Release, and no write when nothing changed.
 func TestRequestsPerApply(t *testing.T) {
 	e := integration(t)
-	counter := &requestCounter{counts: map[string]int{}}
+	counter := &testenv.RequestCounter{}
 	cfg := cluster.RestConfig()
-	cfg.WrapTransport = counter.wrap
+	cfg.WrapTransport = counter.Wrap
 	c := newClient(t, cfg)
 	applier := New(c, Options{})
 	// A long-lived target client has discovered these kinds already.
@@ -91,16 +56,16 @@ func TestRequestsPerApply(t *testing.T) {
 		}
 		return res.Changes
 	}
-	counter.take()
+	counter.Take()
 
 	// The first apply: nothing in the inventory, so no GET.
 	applyOnce(nil)
-	if diff := cmp.Diff(map[string]int{"dry-run": 4, "write": 4}, counter.take()); diff != "" {
+	if diff := cmp.Diff(map[string]int{"dry-run": 4, "write": 4}, counter.Take()); diff != "" {
 		t.Errorf("requests of the first apply (-want +got):\n%s", diff)
 	}
 	// The next apply knows the objects: a GET and a dry run each, no write.
 	changes := applyOnce(Entries(render))
-	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 4}, counter.take()); diff != "" {
+	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 4}, counter.Take()); diff != "" {
 		t.Errorf("requests of an unchanged apply (-want +got):\n%s", diff)
 	}
 	for _, c := range changes {

@@ -234,10 +234,10 @@ func TestCheckRequestsAndNoWrites(t *testing.T) {
 		}
 		versions[o.GetKind()] = live.GetResourceVersion()
 	}
-	e.counter.take()
+	e.counter.Take()
 
 	got := e.check(t, render...)
-	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 3}, e.counter.take()); diff != "" {
+	if diff := cmp.Diff(map[string]int{"read": 4, "dry-run": 3}, e.counter.Take()); diff != "" {
 		t.Errorf("requests of a check of 3 objects and a missing one (-want +got):\n%s", diff)
 	}
 	if len(got) != 2 {
@@ -265,11 +265,11 @@ func TestConcurrencyIsBounded(t *testing.T) {
 	e.applyAsConvoy(t, render...)
 	e.warm(t, render...)
 	for _, limit := range []int{1, 3} {
-		e.counter.takeMaxInFlight()
+		e.counter.TakeMaxInFlight()
 		if _, err := New(Options{Concurrency: limit}).Check(e.ctx, e.client, render); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.counter.takeMaxInFlight(); got > limit || got < 1 {
+		if got := e.counter.TakeMaxInFlight(); got > limit || got < 1 {
 			t.Errorf("Concurrency %d: %d requests in flight at most, want 1 to %d", limit, got, limit)
 		}
 	}

@@ -2,8 +2,6 @@ package drift
 
 import (
 	"context"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +33,7 @@ type env struct {
 	ctx     context.Context
 	ns      string
 	client  client.Client
-	counter *requestCounter
+	counter *testenv.RequestCounter
 }
 
 // integration skips the test with -short; otherwise it makes the test's namespace.
@@ -44,9 +42,9 @@ func integration(t *testing.T) *env {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	counter := &requestCounter{counts: map[string]int{}}
+	counter := &testenv.RequestCounter{}
 	cfg := cluster.RestConfig()
-	cfg.WrapTransport = counter.wrap
+	cfg.WrapTransport = counter.Wrap
 	c := newClient(t, cfg)
 	ns := testenv.Namespace(t, ctx, c, "drift", nil)
 	return &env{ctx: ctx, ns: ns, client: c, counter: counter}
@@ -117,59 +115,6 @@ func (e *env) warm(t *testing.T, objs ...*unstructured.Unstructured) {
 		}
 	}
 }
-
-// requestCounter counts the requests that pass through a client: "read"
-// (GET), "dry-run" (dryRun=All) and "write" (anything else).
-type requestCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-	// inFlight and maxInFlight count the requests being served.
-	inFlight, maxInFlight int
-}
-
-func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-		kind := "write"
-		switch {
-		case r.Method == http.MethodGet:
-			kind = "read"
-		case r.URL.Query().Get("dryRun") == "All":
-			kind = "dry-run"
-		}
-		c.mu.Lock()
-		c.counts[kind]++
-		c.inFlight++
-		c.maxInFlight = max(c.maxInFlight, c.inFlight)
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			c.inFlight--
-			c.mu.Unlock()
-		}()
-		return rt.RoundTrip(r)
-	})
-}
-
-// takeMaxInFlight returns the most requests served at once since the last call.
-func (c *requestCounter) takeMaxInFlight() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.maxInFlight
-	c.maxInFlight = c.inFlight
-	return n
-}
-
-func (c *requestCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.counts
-	c.counts = map[string]int{}
-	return out
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Builders of rendered objects, labelled as convoy's render labels them.
 

@@ -6,11 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // An identity with get and patch (no create, update or delete) can check drift,
@@ -25,20 +24,10 @@ func TestCheckNeedsGetAndPatchOnly(t *testing.T) {
 	})
 
 	const user = "drift-observer"
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: e.ns}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"}},
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}},
-	}}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: e.ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	for _, o := range []client.Object{role, binding} {
-		if err := e.client.Create(e.ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.Grant(t, e.ctx, e.client, e.ns, user,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}},
+	)
 	cfg, err := cluster.UserConfig(user)
 	if err != nil {
 		t.Fatal(err)

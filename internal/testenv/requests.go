@@ -1,0 +1,91 @@
+package testenv
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// RequestCounter counts the requests that pass through a client (set Wrap as its
+// rest.Config's WrapTransport): "read" (GET), "dry-run" (dryRun=All) and "write"
+// (anything else), and the most served at once.
+type RequestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	// inFlight and maxInFlight count the requests being served.
+	inFlight, maxInFlight int
+}
+
+// Wrap is a rest.Config WrapTransport that counts.
+func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		kind := "write"
+		switch {
+		case r.Method == http.MethodGet:
+			kind = "read"
+		case r.URL.Query().Get("dryRun") == "All":
+			kind = "dry-run"
+		}
+		c.mu.Lock()
+		if c.counts == nil {
+			c.counts = map[string]int{}
+		}
+		c.counts[kind]++
+		c.inFlight++
+		c.maxInFlight = max(c.maxInFlight, c.inFlight)
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.inFlight--
+			c.mu.Unlock()
+		}()
+		return rt.RoundTrip(r)
+	})
+}
+
+// Take returns the counts since the last call, by kind.
+func (c *RequestCounter) Take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.counts
+	if out == nil {
+		out = map[string]int{}
+	}
+	c.counts = map[string]int{}
+	return out
+}
+
+// TakeMaxInFlight returns the most requests served at once since the last call.
+func (c *RequestCounter) TakeMaxInFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.maxInFlight
+	c.maxInFlight = c.inFlight
+	return n
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Grant gives user the rules in the namespace ns: a Role and a RoleBinding named after
+// the user.
+func Grant(t testing.TB, ctx context.Context, c client.Client, ns, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns}, Rules: rules}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("grant %s in %s: %v", user, ns, err)
+		}
+	}
+}
