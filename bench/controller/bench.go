@@ -188,15 +188,10 @@ type result struct {
 	kubeSeesReleases bool
 }
 
-func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error) {
-	e, err := startEnv(ctx, cfg, bin, n)
-	if err != nil {
-		return nil, err
-	}
-	defer e.Stop()
-	if err := e.EnsureNamespace(ctx, namespace); err != nil {
-		return nil, err
-	}
+// runOne measures n Releases on be, a fresh environment with the namespace
+// (benchenv.Bench.Measure).
+func (cfg *config) runOne(ctx context.Context, be *benchenv.Env, _ string, n int) (*result, error) {
+	e := &env{be}
 	res := &result{n: n, loadBefore: benchenv.LoadAvg(), steadyEvents: map[string]map[string]float64{}}
 
 	wctx, wcancel := context.WithCancel(ctx)
@@ -217,13 +212,13 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	p0 := e.Snapshot()
 
 	// Create N Releases from createConcurrency clients.
-	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients...\n", n, cfg.createConcurrency)
+	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients...\n", n, cfg.CreateConcurrency)
 	name := func(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
 	created := make([]time.Time, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range cfg.createConcurrency {
+	for range cfg.CreateConcurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -253,7 +248,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 
 	// Wait for every Applied=True.
 	rl := logs["releases"]
-	deadline := time.Now().Add(cfg.timeout)
+	deadline := time.Now().Add(cfg.Timeout)
 	lastPrint := time.Now()
 	for rl.appliedCount() < n && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)
@@ -284,28 +279,25 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	m1 := e.metricsNow(ctx)
 	p1 := e.Snapshot()
 	res.apply = diff(m0, m1)
-	res.cpuApply = map[string]float64{}
-	for k, v := range p1 {
-		res.cpuApply[k] = v.CPUSeconds - p0[k].CPUSeconds
-	}
+	res.cpuApply = benchenv.CPUDelta(p0, p1)
 	res.ctlRSSApplied = p1["convoy-controller"]
 	res.kubeSeesReleases = benchenv.SumWhere(res.apply.kube, func(k string) bool { return strings.Contains(k, " releases") }) > 0
 	fmt.Fprintf(os.Stderr, "  %d/%d Applied after %s\n", res.applied, n, res.toApplied.Round(time.Millisecond))
 	if res.applied < n {
 		res.loadAfter = benchenv.LoadAvg()
 		res.procsEnd = p1
-		return res, fmt.Errorf("only %d of %d Releases Applied within %s (controller log: %s/convoy-controller.log)", res.applied, n, cfg.timeout, e.Cluster.LogDir())
+		return res, fmt.Errorf("only %d of %d Releases Applied within %s (controller log: %s/convoy-controller.log)", res.applied, n, cfg.Timeout, e.Cluster.LogDir())
 	}
 
 	// The steady window: nothing changes; the informer resyncs at least once.
-	fmt.Fprintf(os.Stderr, "Steady window of %s (controller --resync=%s)...\n", cfg.steady, cfg.resync)
+	fmt.Fprintf(os.Stderr, "Steady window of %s (controller --resync=%s)...\n", cfg.Steady, cfg.Resync)
 	time.Sleep(2 * time.Second) // the last status writes of the apply phase land
 	t0 := time.Now()
 	m2 := e.metricsNow(ctx)
 	select {
 	case <-ctx.Done():
 		return res, ctx.Err()
-	case <-time.After(cfg.steady):
+	case <-time.After(cfg.Steady):
 	}
 	m3 := e.metricsNow(ctx)
 	res.steadyDur = time.Since(t0)

@@ -21,97 +21,41 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 type config struct {
-	releases          []int
-	timeout           time.Duration
-	steady            time.Duration
-	resync            time.Duration
-	concurrency       int
-	createConcurrency int
-	nodes             int
-	convoyBin         string
-	stateDir          string
+	benchenv.Flags
 }
 
 func main() {
-	var cfg config
-	var releases string
-	flag.StringVar(&releases, "releases", "100,1000", "comma-separated numbers of Releases; each runs on a fresh environment")
-	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "upper bound of the wait for every Release to be Applied, per N")
-	flag.DurationVar(&cfg.steady, "steady", 60*time.Second, "the steady window after every Release is Applied, in which writes are counted")
-	flag.DurationVar(&cfg.resync, "resync", 30*time.Second, "convoy controller --resync (the steady window should hold at least one)")
-	flag.IntVar(&cfg.concurrency, "concurrency", 4, "convoy controller --concurrency")
-	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent creates of the Releases")
-	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
-	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
-	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
+	cfg := config{Flags: benchenv.Flags{
+		Timeout: 10 * time.Minute,
+		Steady:  60 * time.Second,
+		Nodes:   1,
+	}}
+	cfg.Register(flag.CommandLine, "100,1000", benchenv.FlagHelp{
+		Timeout:           "upper bound of the wait for every Release to be Applied, per N",
+		Steady:            "the steady window after every Release is Applied, in which writes are counted",
+		Resync:            "convoy controller --resync (the steady window should hold at least one)",
+		Concurrency:       "convoy controller --concurrency",
+		CreateConcurrency: "concurrent creates of the Releases",
+		Nodes:             "simulated nodes",
+	})
 	flag.Parse()
-	for _, s := range strings.Split(releases, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "-releases: %q is not a positive number\n", s)
-			os.Exit(2)
-		}
-		cfg.releases = append(cfg.releases, n)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// Bounded: start-up, the wait and the steady window of every N, plus slack.
-	bound := time.Duration(len(cfg.releases))*(cfg.timeout+cfg.steady+8*time.Minute) + 5*time.Minute
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	err := run(ctx, cfg)
-	cancel()
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench-controller:", err)
-		os.Exit(1)
-	}
+	benchenv.Bench[result]{
+		Name:      "controller",
+		Flags:     &cfg.Flags,
+		Namespace: namespace,
+		Slack:     8 * time.Minute, // start-up
+		Measure:   cfg.runOne,
+		Print:     (*result).print,
+		Summary:   cfg.printSummary,
+	}.Main()
 }
 
 // command is the command line that reproduces this run.
-func command() string {
-	args := []string{"go run ./bench/controller"}
-	flag.Visit(func(f *flag.Flag) { args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value)) })
-	return strings.Join(args, " ")
-}
-
-func run(ctx context.Context, cfg config) error {
-	bin := cfg.convoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-controller-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
-	}
-	var results []*result
-	for _, n := range cfg.releases {
-		r, err := runOne(ctx, cfg, bin, n)
-		if r != nil {
-			results = append(results, r)
-			r.print(os.Stdout)
-		}
-		if err != nil {
-			printSummary(os.Stdout, cfg, results)
-			return fmt.Errorf("with %d Releases: %w", n, err)
-		}
-	}
-	printSummary(os.Stdout, cfg, results)
-	return nil
-}
+func command() string { return benchenv.Command("controller") }

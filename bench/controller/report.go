@@ -78,7 +78,7 @@ func (r *result) print(w io.Writer) {
 	}
 }
 
-func printSummary(w io.Writer, cfg config, rs []*result) {
+func (cfg *config) printSummary(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n## Summary\n\n")
 	fmt.Fprintf(w, "| Releases | first create → all Applied | controller RSS (peak) | controller requests / Release | kube-apiserver requests / Release | convoy apiserver requests / Release | 409s | steady writes (Release / Inventory events) |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -91,6 +91,6 @@ func printSummary(w io.Writer, cfg config, rs []*result) {
 			benchenv.Total(r.steadyEvents["releases"]), benchenv.Total(r.steadyEvents["releaseinventories"]))
 	}
 	fmt.Fprintf(w, "\nController --concurrency=%d --resync=%s; steady window %s; %d simulated node(s); %d CPUs; %s\n",
-		cfg.concurrency, cfg.resync, cfg.steady, cfg.nodes, runtime.NumCPU(), runtime.Version())
+		cfg.Concurrency, cfg.Resync, cfg.Steady, cfg.Nodes, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(w, "Command: %s\n", command())
 }

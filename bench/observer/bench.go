@@ -67,13 +67,11 @@ type result struct {
 	watchRestarts int64
 }
 
-func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error) {
-	e, err := startEnv(ctx, cfg, bin, n)
+// runOne starts convoy observer from bin in be, a fresh environment with the
+// namespace, and measures n Releases (benchenv.Bench.Measure).
+func (cfg *config) runOne(ctx context.Context, be *benchenv.Env, bin string, n int) (*result, error) {
+	e, err := startObserver(ctx, cfg, be, bin)
 	if err != nil {
-		return nil, err
-	}
-	defer e.Stop()
-	if err := e.EnsureNamespace(ctx, namespace); err != nil {
 		return nil, err
 	}
 	res := &result{n: n, loadBefore: benchenv.LoadAvg()}
@@ -127,11 +125,11 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	p0 := e.Snapshot()
 
 	// Create the N Releases and send each one person's /sync, from createConcurrency clients.
-	logf("Creating %d Releases and sending one /sync each, from %d clients...", n, cfg.createConcurrency)
+	logf("Creating %d Releases and sending one /sync each, from %d clients...", n, cfg.CreateConcurrency)
 	var next, failed atomic.Int64
 	var cg sync.WaitGroup
 	start := time.Now()
-	for range cfg.createConcurrency {
+	for range cfg.CreateConcurrency {
 		cg.Add(1)
 		go func() {
 			defer cg.Done()
@@ -152,7 +150,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 
 	// Wait for every Release Ready (Applied and Healthy), sampling the observer's RSS.
 	obsPID := e.PID("convoy-observer")
-	deadline := time.Now().Add(cfg.timeout)
+	deadline := time.Now().Add(cfg.Timeout)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastPrint := time.Now()
@@ -169,14 +167,14 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	p1 := e.Snapshot()
 	res.lat = tr.latencies()
 	res.obsReady = p1["convoy-observer"]
-	res.cpuAssess = cpuDelta(p0, p1)
+	res.cpuAssess = benchenv.CPUDelta(p0, p1)
 	res.assess = observerCounters(m1.obs).sub(observerCounters(m0.obs))
 	res.convoyAssess = convoyRequests(m0.convoy, m1.convoy)
 	res.ctlAssess = controllerFigures(m0.ctl, m1.ctl)
 	logf("  %d/%d Ready after %s", res.ready, n, res.lat.lastReady.Sub(res.lat.firstSync).Round(time.Millisecond))
 	if res.ready < n {
 		res.loadAfter = benchenv.LoadAvg()
-		return res, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", res.ready, n, cfg.timeout, e.Cluster.LogDir())
+		return res, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", res.ready, n, cfg.Timeout, e.Cluster.LogDir())
 	}
 
 	// Until the observer has sent nothing for `quiet`: the last status writes of the
@@ -188,12 +186,12 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	res.quietAfter = time.Since(allReady)
 
 	// The steady window: nothing changes; the observer and the controller resync.
-	logf("Steady window of %s (observer and controller --resync=%s)...", cfg.steady, cfg.resync)
+	logf("Steady window of %s (observer and controller --resync=%s)...", cfg.Steady, cfg.Resync)
 	t0 := time.Now()
 	m2 := e.metricsNow(ctx)
 	p2 := e.Snapshot()
 	// The window's length is the measurement; the observer's RSS every 10 s meanwhile.
-	end := t0.Add(cfg.steady)
+	end := t0.Add(cfg.Steady)
 	sample := time.NewTicker(10 * time.Second)
 	defer sample.Stop()
 	for time.Now().Before(end) {
@@ -211,7 +209,7 @@ func runOne(ctx context.Context, cfg config, bin string, n int) (*result, error)
 	res.steady = observerCounters(m3.obs).sub(observerCounters(m2.obs))
 	res.convoySteady = convoyRequests(m2.convoy, m3.convoy)
 	res.ctlSteady = controllerFigures(m2.ctl, m3.ctl)
-	res.cpuSteady = cpuDelta(p2, p3)
+	res.cpuSteady = benchenv.CPUDelta(p2, p3)
 	res.obsEnd = p3["convoy-observer"]
 	res.steadyEvents = map[string]int{"releases": tr.since("releases", t0), "releaseinventories": tr.since("releaseinventories", t0)}
 	res.loadAfter = benchenv.LoadAvg()
@@ -317,14 +315,6 @@ func sumMeans(m map[string]benchenv.Mean) benchenv.Mean {
 	for _, v := range m {
 		out.Count += v.Count
 		out.Sum += v.Sum
-	}
-	return out
-}
-
-func cpuDelta(a, b map[string]benchenv.ProcStat) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range b {
-		out[k] = v.CPUSeconds - a[k].CPUSeconds
 	}
 	return out
 }

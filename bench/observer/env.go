@@ -5,61 +5,32 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"kumodo.io/convoy/bench/internal/benchenv"
-	"kumodo.io/convoy/internal/localcluster"
 )
 
 // env is benchenv's control plane, convoy apiserver and chart repository, with convoy
 // controller and convoy observer beside them.
 type env struct {
 	*benchenv.Env
-	ctlMetricsURL string
 	obsMetricsURL string
 }
 
-func startEnv(ctx context.Context, cfg config, convoyBin string, n int) (_ *env, err error) {
-	dir := ""
-	if cfg.stateDir != "" {
-		if dir, err = filepath.Abs(filepath.Join(cfg.stateDir, strconv.Itoa(n))); err != nil {
-			return nil, err
-		}
-	}
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	be, err := benchenv.Start(ctx, convoyBin, benchenv.Options{Dir: dir, Nodes: cfg.nodes, Charts: filepath.Join(root, "bench", "observer", "testdata")})
-	if err != nil {
-		return nil, err
-	}
+// startObserver starts convoy observer from convoyBin beside the controller of be
+// (which stops it).
+func startObserver(ctx context.Context, cfg *config, be *benchenv.Env, convoyBin string) (*env, error) {
 	e := &env{Env: be}
-	defer func() {
-		if err != nil {
-			e.Stop()
-		}
-	}()
-	c := e.Cluster
-	if e.ctlMetricsURL, err = e.StartComponent(ctx, "convoy-controller", convoyBin, "controller", []string{
-		"--kubeconfig=" + c.KubeconfigPath(),
-		"--chart-cache-dir=" + filepath.Join(c.Dir(), "charts"),
-		"--resync=" + cfg.resync.String(),
-		"--concurrency=" + strconv.Itoa(cfg.concurrency),
-	}); err != nil {
-		return nil, err
-	}
 	// The observer's own identity, an admin: its least-privilege RBAC is tested elsewhere.
-	kubeconfig, err := c.UserKubeconfig("convoy-observer", "system:masters")
+	kubeconfig, err := e.Cluster.UserKubeconfig("convoy-observer", "system:masters")
 	if err != nil {
 		return nil, err
 	}
 	if e.obsMetricsURL, err = e.StartComponent(ctx, "convoy-observer", convoyBin, "observer", []string{
 		"--kubeconfig=" + kubeconfig,
-		"--resync=" + cfg.resync.String(),
-		"--concurrency=" + strconv.Itoa(cfg.concurrency),
+		"--resync=" + cfg.Resync.String(),
+		"--concurrency=" + strconv.Itoa(cfg.Concurrency),
 	}); err != nil {
 		return nil, err
 	}
@@ -74,7 +45,7 @@ type metricsSnap struct {
 func (e *env) metricsNow(ctx context.Context) metricsSnap {
 	return metricsSnap{
 		convoy: e.ConvoyMetrics(ctx),
-		ctl:    benchenv.HTTPGet(ctx, http.DefaultClient, e.ctlMetricsURL),
+		ctl:    e.ControllerMetrics(ctx),
 		obs:    benchenv.HTTPGet(ctx, http.DefaultClient, e.obsMetricsURL),
 	}
 }

@@ -33,99 +33,43 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 type config struct {
-	releases          []int
-	timeout           time.Duration
-	steady            time.Duration
-	resync            time.Duration
-	concurrency       int
-	createConcurrency int
-	nodes             int
-	replicas          int
-	convoyBin         string
-	stateDir          string
+	benchenv.Flags
+	replicas int
 }
 
 func main() {
-	var cfg config
-	var releases string
-	flag.StringVar(&releases, "releases", "1000", "comma-separated numbers of Releases; each runs on a fresh environment")
-	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "upper bound of the wait for every Release to be Ready, per N")
-	flag.DurationVar(&cfg.steady, "steady", 70*time.Second, "the steady window after every Release is Ready, in which writes are counted")
-	flag.DurationVar(&cfg.resync, "resync", 30*time.Second, "convoy observer --resync and convoy controller --resync (the steady window should hold at least two)")
-	flag.IntVar(&cfg.concurrency, "concurrency", 4, "convoy observer --concurrency and convoy controller --concurrency")
-	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent clients creating the Releases and sending the person's /sync")
-	flag.IntVar(&cfg.nodes, "nodes", 2, "simulated nodes (1,000 Pods each at most)")
+	cfg := config{Flags: benchenv.Flags{
+		Timeout: 15 * time.Minute,
+		Steady:  70 * time.Second,
+		Nodes:   2,
+	}}
+	cfg.Register(flag.CommandLine, "1000", benchenv.FlagHelp{
+		Timeout:           "upper bound of the wait for every Release to be Ready, per N",
+		Steady:            "the steady window after every Release is Ready, in which writes are counted",
+		Resync:            "convoy observer --resync and convoy controller --resync (the steady window should hold at least two)",
+		Concurrency:       "convoy observer --concurrency and convoy controller --concurrency",
+		CreateConcurrency: "concurrent clients creating the Releases and sending the person's /sync",
+		Nodes:             "simulated nodes (1,000 Pods each at most)",
+	})
 	flag.IntVar(&cfg.replicas, "replicas", 1, "replicas of each wave-0 Deployment (0: Available without Pods)")
-	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
-	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
 	flag.Parse()
-	for _, s := range strings.Split(releases, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "-releases: %q is not a positive number\n", s)
-			os.Exit(2)
-		}
-		cfg.releases = append(cfg.releases, n)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// Bounded: start-up, the wait, the quiet wait and the steady window of every N, plus slack.
-	bound := time.Duration(len(cfg.releases))*(cfg.timeout+cfg.steady+10*time.Minute) + 5*time.Minute
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	err := run(ctx, cfg)
-	cancel()
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench-observer:", err)
-		os.Exit(1)
-	}
+	benchenv.Bench[result]{
+		Name:      "observer",
+		Flags:     &cfg.Flags,
+		Namespace: namespace,
+		Slack:     10 * time.Minute, // start-up and the quiet wait
+		Measure:   cfg.runOne,
+		Print:     (*result).print,
+		Summary:   cfg.printSummary,
+	}.Main()
 }
 
 // command is the command line that reproduces this run.
-func command() string {
-	args := []string{"go run ./bench/observer"}
-	flag.Visit(func(f *flag.Flag) { args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value)) })
-	return strings.Join(args, " ")
-}
-
-func run(ctx context.Context, cfg config) error {
-	bin := cfg.convoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-observer-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
-	}
-	var results []*result
-	for _, n := range cfg.releases {
-		r, err := runOne(ctx, cfg, bin, n)
-		if r != nil {
-			results = append(results, r)
-			r.print(os.Stdout)
-		}
-		if err != nil {
-			printSummary(os.Stdout, cfg, results)
-			return fmt.Errorf("with %d Releases: %w", n, err)
-		}
-	}
-	printSummary(os.Stdout, cfg, results)
-	return nil
-}
+func command() string { return benchenv.Command("observer") }

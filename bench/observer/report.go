@@ -114,7 +114,7 @@ func fmtInts(m map[int]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func printSummary(w io.Writer, cfg config, rs []*result) {
+func (cfg *config) printSummary(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n## Summary\n\n")
 	fmt.Fprintf(w, "| Releases | /sync → all Ready | observer RSS all Ready / steady (peak) | observer CPU s: assessing / steady per min | wave Healthy → /sync p50 / p99 | steady writes/min: inventory status / observer /sync / convoy apiserver |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---:|---:|---:|\n")
@@ -128,6 +128,6 @@ func printSummary(w io.Writer, cfg config, rs []*result) {
 			perMinute(r.steady.statusWrites, d), perMinute(r.steady.syncRequests, d), perMinute(benchenv.SumWhere(r.convoySteady, benchenv.IsWrite), d))
 	}
 	fmt.Fprintf(w, "\nobserver and controller --concurrency=%d --resync=%s; steady window %s; %d simulated node(s); wave-0 replicas %d; %d CPUs; %s\n",
-		cfg.concurrency, cfg.resync, cfg.steady, cfg.nodes, cfg.replicas, runtime.NumCPU(), runtime.Version())
+		cfg.Concurrency, cfg.Resync, cfg.Steady, cfg.Nodes, cfg.replicas, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(w, "Command: %s\n", command())
 }

@@ -1,8 +1,10 @@
 // Package benchenv is what the benchmarks under bench/ share to run convoy's
-// processes on a local control plane and read what they cost: a control plane with
-// simulated (kwok) nodes, convoy apiserver registered through an APIService, a Helm
-// chart repository, convoy's other processes started from a built binary, their
-// /metrics and /proc figures. It decides nothing about what a benchmark measures.
+// processes on a local control plane and read what they cost: a control plane (with
+// simulated kwok nodes, or only etcd and kube-apiserver), convoy apiserver
+// registered through an APIService, a Helm chart repository, convoy's other
+// processes started from a built binary, their /metrics and /proc figures; and the
+// flags and run loop of the benchmarks that measure N Releases on a fresh
+// environment per N (run.go). It decides nothing about what a benchmark measures.
 package benchenv
 
 import (
@@ -46,14 +48,25 @@ var Scheme = func() *runtime.Scheme {
 type Options struct {
 	// Dir keeps the control plane's state and logs; empty: a temporary folder, removed.
 	Dir string
+	// Workloads also starts kube-controller-manager, kube-scheduler and kwok with
+	// Nodes simulated nodes, so that workloads become ready.
+	Workloads bool
 	// Nodes is the number of simulated nodes.
 	Nodes int
-	// Charts is a folder of charts served as a Helm repository.
+	// Charts is a folder of charts served as a Helm repository; empty: no repository.
 	Charts string
+	// QPS and Burst are Admin's client-side limits (default 2,000 and 4,000).
+	QPS   float32
+	Burst int
 }
 
-// Env is one running control plane (with kwok nodes), convoy apiserver, the chart
-// repository, and the convoy processes started with StartComponent.
+// APIServerCommand is the first argument of convoy apiserver: Start runs
+// `<convoyBin> apiserver <flags>`.
+const APIServerCommand = "apiserver"
+
+// Env is one running control plane (with kwok nodes when Workloads), convoy
+// apiserver, the chart repository, and the convoy processes started with
+// StartComponent.
 type Env struct {
 	Cluster *localcluster.Cluster
 	// Admin is the control plane's admin, without client-side throttling to speak of.
@@ -65,6 +78,8 @@ type Env struct {
 	// convoy apiserver's /metrics, straight to its port.
 	apiMetrics    *http.Client
 	apiMetricsURL string
+	// convoy controller's /metrics (plain HTTP on loopback), once StartController ran.
+	ctlMetricsURL string
 
 	procs []NamedPID
 }
@@ -91,11 +106,18 @@ func BuildConvoy(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// Start starts the control plane with workloads, convoy apiserver from convoyBin
-// (registered with an APIService, as convoy dev does) and the chart repository.
+// Start starts the control plane (with workloads when o.Workloads), convoy apiserver
+// from convoyBin (registered with an APIService, as convoy dev does) and the chart
+// repository.
 func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error) {
-	fmt.Fprintln(os.Stderr, "Starting the local control plane with simulated nodes...")
-	c, err := localcluster.Start(ctx, localcluster.Options{Dir: o.Dir, Workloads: true, Nodes: o.Nodes, Progress: os.Stderr, StartTimeout: 5 * time.Minute})
+	lo := localcluster.Options{Dir: o.Dir, Progress: os.Stderr}
+	if o.Workloads {
+		fmt.Fprintln(os.Stderr, "Starting the local control plane with simulated nodes...")
+		lo.Workloads, lo.Nodes, lo.StartTimeout = true, o.Nodes, 5*time.Minute // more processes to start than localcluster's default allows for
+	} else {
+		fmt.Fprintln(os.Stderr, "Starting the local control plane...")
+	}
+	c, err := localcluster.Start(ctx, lo)
 	if err != nil {
 		return nil, fmt.Errorf("starting the local control plane: %w", err)
 	}
@@ -125,7 +147,7 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	}
 	certDir := filepath.Join(c.Dir(), "convoy-apiserver-certs")
 	reg := apiserver.Registration{Namespace: "convoy-bench", ServiceName: "convoy-apiserver", Port: port, Timeout: 3 * time.Minute}
-	args := []string{"apiserver",
+	args := []string{APIServerCommand,
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
 		"--etcd-servers=" + c.EtcdURL(),
@@ -153,6 +175,12 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 
 	e.Admin = c.RestConfig()
 	e.Admin.QPS, e.Admin.Burst = 2000, 4000
+	if o.QPS != 0 {
+		e.Admin.QPS = o.QPS
+	}
+	if o.Burst != 0 {
+		e.Admin.Burst = o.Burst
+	}
 	if e.Kube, err = kubernetes.NewForConfig(e.Admin); err != nil {
 		return nil, err
 	}
@@ -172,6 +200,9 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	}
 	e.apiMetricsURL = mc.Host + "/metrics"
 
+	if o.Charts == "" {
+		return e, nil
+	}
 	repo, err := chartrepo.Build(o.Charts)
 	if err != nil {
 		return nil, err
@@ -217,6 +248,19 @@ func (e *Env) StartComponent(ctx context.Context, name, convoyBin, command strin
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", mport), nil
 }
 
+// StartController starts convoy controller from convoyBin with the admin kubeconfig,
+// its chart cache in the control plane's folder, --resync and --concurrency.
+func (e *Env) StartController(ctx context.Context, convoyBin string, resync time.Duration, concurrency int) (err error) {
+	c := e.Cluster
+	e.ctlMetricsURL, err = e.StartComponent(ctx, "convoy-controller", convoyBin, "controller", []string{
+		"--kubeconfig=" + c.KubeconfigPath(),
+		"--chart-cache-dir=" + filepath.Join(c.Dir(), "charts"),
+		"--resync=" + resync.String(),
+		"--concurrency=" + strconv.Itoa(concurrency),
+	})
+	return err
+}
+
 // Run starts one of convoy's processes beside the control plane and records its pid.
 func (e *Env) Run(ctx context.Context, name, bin string, args []string, ready func(context.Context) bool) error {
 	before := e.Cluster.PIDs()
@@ -228,8 +272,13 @@ func (e *Env) Run(ctx context.Context, name, bin string, args []string, ready fu
 	if len(after) != len(before)+1 {
 		return fmt.Errorf("unexpected processes after starting %s: %v", name, after)
 	}
-	e.procs = append(e.procs, NamedPID{name, after[len(after)-1]})
+	e.Track(name, after[len(after)-1])
 	return nil
+}
+
+// Track adds process pid, as name, to what Snapshot reads.
+func (e *Env) Track(name string, pid int) {
+	e.procs = append(e.procs, NamedPID{name, pid})
 }
 
 // Stop stops the chart repository and every process.
@@ -253,6 +302,16 @@ func (e *Env) KubeMetrics(ctx context.Context) (string, error) {
 // ConvoyMetrics is convoy apiserver's /metrics; "" when it does not answer.
 func (e *Env) ConvoyMetrics(ctx context.Context) string {
 	return HTTPGet(ctx, e.apiMetrics, e.apiMetricsURL)
+}
+
+// ScrapeConvoy is convoy apiserver's /metrics, or why it could not be read.
+func (e *Env) ScrapeConvoy(ctx context.Context) (string, error) {
+	return Fetch(ctx, e.apiMetrics, e.apiMetricsURL)
+}
+
+// ControllerMetrics is convoy controller's /metrics; "" when it does not answer.
+func (e *Env) ControllerMetrics(ctx context.Context) string {
+	return HTTPGet(ctx, http.DefaultClient, e.ctlMetricsURL)
 }
 
 // EnsureNamespace creates namespace ns unless it exists.

@@ -13,26 +13,38 @@ import (
 	"time"
 )
 
-// HTTPGet is the body of GET url; "" when it does not answer 200.
+// HTTPGet is the body of GET url, within 30 s; "" when it does not answer 200 (why is
+// printed on stderr).
 func HTTPGet(ctx context.Context, c *http.Client, url string) string {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	b, err := Fetch(ctx, c, url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return ""
+	}
+	return b
+}
+
+// Fetch is the body of GET url, or an error when it does not answer 200.
+func Fetch(ctx context.Context, c *http.Client, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "GET %s: %v\n", url, err)
-		return ""
+		return "", err // names the method and the URL
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(os.Stderr, "GET %s: %s %v\n", url, resp.Status, err)
-		return ""
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", url, err)
 	}
-	return string(b)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s: %.200s", url, resp.Status, b)
+	}
+	return string(b), nil
 }
 
 // Sample is one line of a Prometheus text exposition.

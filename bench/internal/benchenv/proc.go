@@ -27,6 +27,15 @@ func (e *Env) Snapshot() map[string]ProcStat {
 	return out
 }
 
+// CPUDelta is the CPU seconds each process of after used since before.
+func CPUDelta(before, after map[string]ProcStat) map[string]float64 {
+	d := map[string]float64{}
+	for k, a := range after {
+		d[k] = a.CPUSeconds - before[k].CPUSeconds
+	}
+	return d
+}
+
 // PID is the pid of the process named name; 0 when there is none.
 func (e *Env) PID(name string) int {
 	for _, p := range e.procs {
