@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 const listNamespace = "bench-list"
@@ -39,19 +40,19 @@ type listWatch struct {
 	createFailures   map[int]int
 	createFirstErr   map[int]string
 	createCPU        map[string]float64
-	rssBefore        map[string]procStat // before creating
-	rssAfterCreate   map[string]procStat
-	rssAfterListings map[string]procStat
+	rssBefore        map[string]benchenv.ProcStat // before creating
+	rssAfterCreate   map[string]benchenv.ProcStat
+	rssAfterListings map[string]benchenv.ProcStat
 	timings          []*timing
 }
 
 func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error {
-	if err := e.ensureNamespace(ctx, listNamespace); err != nil {
+	if err := e.EnsureNamespace(ctx, listNamespace); err != nil {
 		return err
 	}
 	lw := &listWatch{n: cfg.listReleases, createFailures: map[int]int{}, createFirstErr: map[int]string{}}
 	rep.lw = lw
-	lw.rssBefore = e.snapshot()
+	lw.rssBefore = e.Snapshot()
 
 	// Create, counting failures; a failed create is retried afterwards so that the
 	// listings see all n.
@@ -91,7 +92,7 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 	}
 	wg.Wait()
 	lw.createElapsed = time.Since(start)
-	lw.createCPU = cpuDelta(lw.rssBefore, e.snapshot())
+	lw.createCPU = benchenv.CPUDelta(lw.rssBefore, e.Snapshot())
 	fmt.Fprintf(os.Stderr, "  %s (%.0f/s), failures %v\n", lw.createElapsed.Round(time.Millisecond), float64(cfg.listReleases)/lw.createElapsed.Seconds(), lw.createFailures)
 	for _, i := range failed {
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -104,12 +105,12 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	lw.rssAfterCreate = e.snapshot()
+	lw.rssAfterCreate = e.Snapshot()
 
-	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	decoder := serializer.NewCodecFactory(benchenv.Scheme).UniversalDeserializer()
 	measure := func(what string, f func(ctx context.Context) (int, error)) error {
 		t := &timing{what: what}
-		before := e.snapshot()
+		before := e.Snapshot()
 		for r := range cfg.repeats {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			t0 := time.Now()
@@ -122,13 +123,13 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 			t.runs, t.bytes = append(t.runs, d), b
 			fmt.Fprintf(os.Stderr, "  %s, run %d: %s\n", what, r+1, d.Round(time.Millisecond))
 		}
-		t.cpu = cpuDelta(before, e.snapshot())
+		t.cpu = benchenv.CPUDelta(before, e.Snapshot())
 		lw.timings = append(lw.timings, t)
 		return nil
 	}
 	list := func(rv string) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
-			req := e.convoy.Get().Namespace(listNamespace).Resource("releases")
+			req := e.Convoy.Get().Namespace(listNamespace).Resource("releases")
 			if rv != "" {
 				req = req.Param("resourceVersion", rv)
 			}
@@ -158,7 +159,7 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 		cont, items, bytes := "", 0, 0
 		pages = 0
 		for {
-			req := e.convoy.Get().Namespace(listNamespace).Resource("releases").Param("limit", fmt.Sprint(cfg.pageSize))
+			req := e.Convoy.Get().Namespace(listNamespace).Resource("releases").Param("limit", fmt.Sprint(cfg.pageSize))
 			if cont != "" {
 				req = req.Param("continue", cont)
 			}
@@ -193,7 +194,7 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 	var firstEvent []time.Duration
 	err = measure("WATCH resourceVersion=0 until all initial events", func(ctx context.Context) (int, error) {
 		t0 := time.Now()
-		w, err := e.convoy.Get().Namespace(listNamespace).Resource("releases").
+		w, err := e.Convoy.Get().Namespace(listNamespace).Resource("releases").
 			Param("watch", "true").Param("resourceVersion", "0").Watch(ctx)
 		if err != nil {
 			return 0, err
@@ -226,6 +227,6 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 	}
 	slices.Sort(firstEvent)
 	lw.timings[len(lw.timings)-1].note = fmt.Sprintf("first event after %s (median)", ms(firstEvent[len(firstEvent)/2]))
-	lw.rssAfterListings = e.snapshot()
+	lw.rssAfterListings = e.Snapshot()
 	return nil
 }

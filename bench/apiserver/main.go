@@ -25,13 +25,10 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
+
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 type config struct {
@@ -76,45 +73,23 @@ func main() {
 	flag.BoolVar(&cfg.skipSync, "skip-sync", false, "skip the /sync measurements")
 	flag.BoolVar(&cfg.skipList, "skip-list", false, "skip the list and watch measurements")
 	flag.Parse()
-	for _, s := range strings.Split(levels, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "-concurrency: %q is not a positive number\n", s)
-			os.Exit(2)
-		}
-		cfg.concurrency = append(cfg.concurrency, n)
-	}
+	cfg.concurrency = benchenv.PositiveInts("concurrency", levels)
 
-	if err := runBounded(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench-apiserver:", err)
-		os.Exit(1)
-	}
-}
-
-// runBounded runs the benchmark for at most 45 minutes; Ctrl-C stops it cleanly.
-func runBounded(cfg config) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 45*time.Minute)
-	defer cancel()
-	return run(ctx, cfg)
+	// At most 45 minutes; Ctrl-C stops it cleanly.
+	benchenv.Exit("apiserver", 45*time.Minute, func(ctx context.Context) error { return run(ctx, cfg) })
 }
 
 // command is the command line that reproduces this run.
-func command() string {
-	args := []string{"go run ./bench/apiserver"}
-	flag.Visit(func(f *flag.Flag) { args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value)) })
-	return strings.Join(args, " ")
-}
+func command() string { return benchenv.Command("apiserver") }
 
 func run(ctx context.Context, cfg config) error {
 	env, err := startEnv(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer env.stop()
+	defer env.Stop()
 
-	rep := &report{cfg: cfg, started: time.Now(), loadBefore: loadAvg()}
+	rep := &report{cfg: cfg, started: time.Now(), loadBefore: benchenv.LoadAvg()}
 	if !cfg.skipSync {
 		if err := benchSync(ctx, env, cfg, rep); err != nil {
 			return err
@@ -125,8 +100,8 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 	}
-	rep.loadAfter = loadAvg()
-	rep.final = env.snapshot()
+	rep.loadAfter = benchenv.LoadAvg()
+	rep.final = env.Snapshot()
 	rep.print(os.Stdout, env)
 	return nil
 }

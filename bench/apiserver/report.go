@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 type report struct {
@@ -14,7 +16,7 @@ type report struct {
 	loadBefore, loadAfter string
 	sync                  []*syncLevel
 	lw                    *listWatch
-	final                 map[string]procStat
+	final                 map[string]benchenv.ProcStat
 }
 
 // cpuOrder is the order of the processes in CPU columns.
@@ -27,7 +29,7 @@ func (r *report) print(w io.Writer, e *env) {
 	p("- Load average (1, 5, 15 min): %s at the start, %s at the end\n", r.loadBefore, r.loadAfter)
 	p("- Command: `%s`\n", command())
 	p("- Path: client (HTTP/2, one connection, QPS %.0f/burst %d) → kube-apiserver (aggregator) → convoy apiserver (separate process, pid %d) → etcd; loopback only\n\n",
-		r.cfg.qps, r.cfg.burst, e.procs[0].pid)
+		r.cfg.qps, r.cfg.burst, e.PID("convoy-apiserver"))
 
 	if len(r.sync) > 0 {
 		p("### POST releases/<name>/sync\n\n")
@@ -116,8 +118,8 @@ func (r *report) print(w io.Writer, e *env) {
 		p("| process | before creating | after creating %d | after the listings and watches | peak |\n", lw.n)
 		p("|---|---:|---:|---:|---:|\n")
 		for _, k := range cpuOrder {
-			p("| %s | %s | %s | %s | %s |\n", k, mib(lw.rssBefore[k].rssKiB), mib(lw.rssAfterCreate[k].rssKiB),
-				mib(lw.rssAfterListings[k].rssKiB), mib(r.final[k].hwmKiB))
+			p("| %s | %s | %s | %s | %s |\n", k, mib(lw.rssBefore[k].RSSKiB), mib(lw.rssAfterCreate[k].RSSKiB),
+				mib(lw.rssAfterListings[k].RSSKiB), mib(r.final[k].HWMKiB))
 		}
 		p("\n")
 	}

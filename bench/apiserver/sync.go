@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/bench/internal/benchenv"
 )
 
 const syncNamespace = "bench-sync"
@@ -62,11 +63,11 @@ func (l *syncLevel) percentile(p float64) time.Duration {
 
 func (e *env) postSync(ctx context.Context, ns, name string) (*convoyv1alpha1.Release, error) {
 	out := &convoyv1alpha1.Release{}
-	return out, e.convoy.Post().Namespace(ns).Resource("releases").Name(name).SubResource("sync").Do(ctx).Into(out)
+	return out, e.Convoy.Post().Namespace(ns).Resource("releases").Name(name).SubResource("sync").Do(ctx).Into(out)
 }
 
 func benchSync(ctx context.Context, e *env, cfg config, rep *report) error {
-	if err := e.ensureNamespace(ctx, syncNamespace); err != nil {
+	if err := e.EnsureNamespace(ctx, syncNamespace); err != nil {
 		return err
 	}
 	// Warm up: connections, the delegated authorization cache, the watch cache.
@@ -114,11 +115,11 @@ func (e *env) syncLevel(ctx context.Context, cfg config, mode string, names []st
 	var mu sync.Mutex
 	var next atomic.Int64
 
-	metricsBefore, err := e.scrape(ctx)
+	metricsBefore, err := e.ScrapeConvoy(ctx)
 	if err != nil {
 		return nil, err
 	}
-	procBefore := e.snapshot()
+	procBefore := e.Snapshot()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
 	var wg sync.WaitGroup
@@ -153,8 +154,8 @@ func (e *env) syncLevel(ctx context.Context, cfg config, mode string, names []st
 	wg.Wait()
 	l.elapsed = time.Since(start)
 	end := time.Now()
-	l.cpu = cpuDelta(procBefore, e.snapshot())
-	metricsAfter, err := e.scrape(ctx)
+	l.cpu = benchenv.CPUDelta(procBefore, e.Snapshot())
+	metricsAfter, err := e.ScrapeConvoy(ctx)
 	if err != nil {
 		return nil, err
 	}
