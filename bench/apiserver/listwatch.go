@@ -127,24 +127,35 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 		lw.timings = append(lw.timings, t)
 		return nil
 	}
+	// get LISTs the Releases of the namespace with the query parameters params (name,
+	// value, …; an empty value is left out) and decodes them; size is the response's.
+	get := func(ctx context.Context, params ...string) (l *convoyv1alpha1.ReleaseList, size int, err error) {
+		req := e.Convoy.Get().Namespace(listNamespace).Resource("releases")
+		for i := 0; i+1 < len(params); i += 2 {
+			if params[i+1] != "" {
+				req = req.Param(params[i], params[i+1])
+			}
+		}
+		raw, err := req.Do(ctx).Raw()
+		if err != nil {
+			return nil, 0, err
+		}
+		l = &convoyv1alpha1.ReleaseList{}
+		if _, _, err := decoder.Decode(raw, nil, l); err != nil {
+			return nil, 0, err
+		}
+		return l, len(raw), nil
+	}
 	list := func(rv string) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
-			req := e.Convoy.Get().Namespace(listNamespace).Resource("releases")
-			if rv != "" {
-				req = req.Param("resourceVersion", rv)
-			}
-			raw, err := req.Do(ctx).Raw()
+			l, size, err := get(ctx, "resourceVersion", rv)
 			if err != nil {
-				return 0, err
-			}
-			var l convoyv1alpha1.ReleaseList
-			if _, _, err := decoder.Decode(raw, nil, &l); err != nil {
 				return 0, err
 			}
 			if len(l.Items) != cfg.listReleases {
 				return 0, fmt.Errorf("got %d Releases, want %d", len(l.Items), cfg.listReleases)
 			}
-			return len(raw), nil
+			return size, nil
 		}
 	}
 	fmt.Fprintln(os.Stderr, "LIST and WATCH...")
@@ -159,21 +170,13 @@ func benchListWatch(ctx context.Context, e *env, cfg config, rep *report) error 
 		cont, items, bytes := "", 0, 0
 		pages = 0
 		for {
-			req := e.Convoy.Get().Namespace(listNamespace).Resource("releases").Param("limit", fmt.Sprint(cfg.pageSize))
-			if cont != "" {
-				req = req.Param("continue", cont)
-			}
-			raw, err := req.Do(ctx).Raw()
+			l, size, err := get(ctx, "limit", fmt.Sprint(cfg.pageSize), "continue", cont)
 			if err != nil {
-				return 0, err
-			}
-			var l convoyv1alpha1.ReleaseList
-			if _, _, err := decoder.Decode(raw, nil, &l); err != nil {
 				return 0, err
 			}
 			pages++
 			items += len(l.Items)
-			bytes += len(raw)
+			bytes += size
 			if cont = l.Continue; cont == "" {
 				break
 			}
