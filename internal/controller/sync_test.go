@@ -212,3 +212,42 @@ func (e *env) returned(name, reason string) bool {
 	}
 	return false
 }
+
+// SP-09 through the controller: after a handled /sync, a sync-requested-at later within
+// the same second is not a new request (nothing is applied), one a second later is.
+func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
+	// seed: "In manual mode, a request is pending when the annotation time is later
+	// than status.lastHandledSyncAt. convoy compares the times to the second."
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", values(`{"greeting":"one"}`))
+	e.waitApplied("web", "False", v1.ReasonWaitingForSync)
+	e.sync("web", false)
+	handled := e.waitApplied("web", "True", v1.ReasonApplied).Status.LastHandledSyncAt.Time.UTC()
+	// A new render waits for the next request.
+	e.update("web", values(`{"greeting":"two"}`))
+	e.waitApplied("web", "False", v1.ReasonWaitingForSync)
+	n := e.settle("web")
+
+	// Later within the same second: not later, to the second.
+	sameSecond := handled.Truncate(time.Second).Add(900 * time.Millisecond).Format(time.RFC3339Nano)
+	e.update("web", annotation(v1.AnnotationSyncRequestedAt, sameSecond))
+	e.waitReconciled("web", n)
+	n = e.settle("web")
+	rel := e.waitApplied("web", "False", v1.ReasonWaitingForSync)
+	if cm := e.configMap("web-config"); cm == nil || cm.Data["greeting"] != "one" {
+		t.Errorf("ConfigMap %+v after a request in the second of the handled one (%s), want greeting one: nothing applied", cm, sameSecond)
+	}
+	if got := rel.Status.LastHandledSyncAt.Time.UTC(); !got.Equal(handled) {
+		t.Errorf("lastHandledSyncAt %s, want it unchanged at %s", got, handled)
+	}
+
+	// A second later: pending, applied and handled.
+	next := handled.Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	e.update("web", annotation(v1.AnnotationSyncRequestedAt, next))
+	e.waitReconciled("web", n)
+	rel = e.waitApplied("web", "True", v1.ReasonApplied)
+	e.waitGreeting("two")
+	if got := rel.Status.LastHandledSyncAt.Time.UTC().Format(time.RFC3339); got != next {
+		t.Errorf("lastHandledSyncAt %s, want the request %s", got, next)
+	}
+}
