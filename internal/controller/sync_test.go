@@ -222,7 +222,7 @@ func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
 	e.createRelease("web", values(`{"greeting":"one"}`))
 	e.waitApplied("web", "False", v1.ReasonWaitingForSync)
 	e.sync("web", false)
-	handled := e.waitApplied("web", "True", v1.ReasonApplied).Status.LastHandledSyncAt.Time.UTC()
+	handled := e.waitApplied("web", "True", v1.ReasonApplied).Status.LastHandledSyncAt.UTC()
 	// A new render waits for the next request.
 	e.update("web", values(`{"greeting":"two"}`))
 	e.waitApplied("web", "False", v1.ReasonWaitingForSync)
@@ -237,7 +237,7 @@ func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
 	if cm := e.configMap("web-config"); cm == nil || cm.Data["greeting"] != "one" {
 		t.Errorf("ConfigMap %+v after a request in the second of the handled one (%s), want greeting one: nothing applied", cm, sameSecond)
 	}
-	if got := rel.Status.LastHandledSyncAt.Time.UTC(); !got.Equal(handled) {
+	if got := rel.Status.LastHandledSyncAt.UTC(); !got.Equal(handled) {
 		t.Errorf("lastHandledSyncAt %s, want it unchanged at %s", got, handled)
 	}
 
@@ -247,7 +247,7 @@ func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
 	e.waitReconciled("web", n)
 	rel = e.waitApplied("web", "True", v1.ReasonApplied)
 	e.waitGreeting("two")
-	if got := rel.Status.LastHandledSyncAt.Time.UTC().Format(time.RFC3339); got != next {
+	if got := rel.Status.LastHandledSyncAt.UTC().Format(time.RFC3339); got != next {
 		t.Errorf("lastHandledSyncAt %s, want the request %s", got, next)
 	}
 }
