@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // createCluster creates a Cluster through convoy apiserver and deletes it after the
@@ -32,7 +33,7 @@ func createCluster(t *testing.T, c *v1.Cluster) *v1.Cluster {
 // the Clusters' creation.
 func TestClusterListAndStatusFromAPIServer(t *testing.T) {
 	needCluster(t)
-	suffix := randomSuffix()
+	suffix := testenv.RandomSuffix()
 	ready, down := "golden-prod-"+suffix, "golden-staging-"+suffix
 	created := createCluster(t, &v1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: ready},

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // The integration tests run the plugin in process against the local control plane
@@ -88,7 +89,7 @@ func namespace(t *testing.T) string {
 	if len(name) > 40 {
 		name = name[:40]
 	}
-	name = strings.Trim(name, "-") + "-" + randomSuffix()
+	name = strings.Trim(name, "-") + "-" + testenv.RandomSuffix()
 	if _, err := kube.CoreV1().Namespaces().Create(testCtx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -15,6 +11,7 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // env is the local control plane with convoy apiserver that the integration tests
@@ -27,44 +24,32 @@ var env *struct {
 }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if testing.Short() {
-		return m.Run()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{Progress: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the local control plane:", err)
-		return 1
-	}
-	defer func() { _ = c.Stop() }()
-	dir, err := os.MkdirTemp("", "kubectl-convoy-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
-		Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli",
-		// The controller of TestSyncWaitWithController maps convoy's kinds at start.
-		WaitForDiscovery: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
-		return 1
-	}
-	defer stop()
-	env = &struct {
-		cluster    *localcluster.Cluster
-		admin      *rest.Config
-		kubeconfig string
-		dir        string
-	}{cluster: c, admin: c.RestConfig(), kubeconfig: c.KubeconfigPath(), dir: dir}
-	return m.Run()
+	testenv.Main(m, func(s *testenv.Setup) error {
+		c, err := s.Cluster("the local control plane", localcluster.Options{Progress: os.Stderr})
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "kubectl-convoy-test-")
+		if err != nil {
+			return err
+		}
+		s.Cleanup(func() { _ = os.RemoveAll(dir) })
+		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
+			Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli",
+			// The controller of TestSyncWaitWithController maps convoy's kinds at start.
+			WaitForDiscovery: true})
+		if err != nil {
+			return fmt.Errorf("start convoy apiserver: %w", err)
+		}
+		s.Cleanup(stop)
+		env = &struct {
+			cluster    *localcluster.Cluster
+			admin      *rest.Config
+			kubeconfig string
+			dir        string
+		}{cluster: c, admin: c.RestConfig(), kubeconfig: c.KubeconfigPath(), dir: dir}
+		return nil
+	})
 }
 
 // writeKubeconfig writes a kubeconfig of cfg (client certificates) to path.
@@ -75,10 +60,4 @@ func writeKubeconfig(path string, cfg *rest.Config) error {
 	kc.Contexts["default"] = &clientcmdapi.Context{Cluster: "host", AuthInfo: "user"}
 	kc.CurrentContext = "default"
 	return clientcmd.WriteToFile(*kc, path)
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

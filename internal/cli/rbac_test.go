@@ -18,6 +18,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // A user bound only to the convoy-sync ClusterRole of deploy/rbac can request a
@@ -28,7 +29,7 @@ func TestConvoySyncRoleWithThePlugin(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
 	createRelease(t, ns, "podinfo")
-	kubeconfig := bindToClusterRole(t, ns, "oncall-"+randomSuffix(), deployClusterRole(t, "convoy-sync.yaml"))
+	kubeconfig := bindToClusterRole(t, ns, "oncall-"+testenv.RandomSuffix(), deployClusterRole(t, "convoy-sync.yaml"))
 	as := func(args ...string) result {
 		return plugin(t, nil, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
 	}

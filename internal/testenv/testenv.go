@@ -6,6 +6,8 @@ package testenv
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,6 +147,13 @@ func Consistently(t testing.TB, ctx context.Context, what string, d time.Duratio
 	if err != nil && !wait.Interrupted(err) {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// RandomSuffix is 8 random hex digits, for names that must not repeat across runs.
+func RandomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // DNSName makes s (a test name) fit into a Kubernetes name: lowercase, [a-z0-9-], at

@@ -28,6 +28,7 @@ import (
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // runKubectl runs kubectl as the cluster's admin and fails the test on an error.
@@ -155,7 +156,7 @@ func TestSyncAndViewRolesOnConvoyAPI(t *testing.T) {
 		t.Fatalf("creating the Release: %v", err)
 	}
 
-	oncall := bindUser(t, ns, "oncall-"+randomSuffix(), "convoy-sync")
+	oncall := bindUser(t, ns, "oncall-"+testenv.RandomSuffix(), "convoy-sync")
 	synced := &convoyv1alpha1.Release{}
 	if err := oncall.Post().Namespace(ns).Resource("releases").Name("podinfo").SubResource("sync").Param("force", "true").Do(ctx(t)).Into(synced); err != nil {
 		t.Fatalf("POST /sync?force=true with convoy-sync: %v", err)
@@ -187,7 +188,7 @@ func TestSyncAndViewRolesOnConvoyAPI(t *testing.T) {
 		t.Errorf("the spec changed: clusterWave %d, generation %d (was %d)", stored.Spec.ClusterWave, stored.Generation, created.Generation)
 	}
 
-	viewer := bindUser(t, ns, "viewer-"+randomSuffix(), "convoy-view")
+	viewer := bindUser(t, ns, "viewer-"+testenv.RandomSuffix(), "convoy-view")
 	for _, res := range []string{"releases", "renders", "releaseinventories"} {
 		if err := viewer.Get().Namespace(ns).Resource(res).Do(ctx(t)).Error(); err != nil {
 			t.Errorf("LIST %s with convoy-view: %v", res, err)
@@ -310,7 +311,7 @@ func mergePatch(c *rest.RESTClient, ctx context.Context, ns, name, subresource s
 func testNamespace(t *testing.T) string {
 	t.Helper()
 	kube := kubernetes.NewForConfigOrDie(env.admin)
-	name := "deploy-test-" + randomSuffix()
+	name := "deploy-test-" + testenv.RandomSuffix()
 	_, err := kube.CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)

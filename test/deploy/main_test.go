@@ -9,9 +9,6 @@ package deploy_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +24,7 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // env is the package's control plane with convoy apiserver; nil with -short.
@@ -44,43 +42,26 @@ type dryRun struct {
 }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if testing.Short() {
-		return m.Run()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{Progress: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the local control plane:", err)
-		return 1
-	}
-	defer func() { _ = c.Stop() }()
-	fresh := freshInstallDryRun(ctx, c)
-	dir, err := os.MkdirTemp("", "convoy-deploy-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	// Not convoy-system/convoy-apiserver, which the dry run of deploy/ must find free.
-	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
-		Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
-		return 1
-	}
-	defer stop()
-	env = &struct {
-		cluster      *localcluster.Cluster
-		admin        *rest.Config
-		freshInstall dryRun
-	}{cluster: c, admin: c.RestConfig(), freshInstall: fresh}
-	return m.Run()
+	testenv.Main(m, func(s *testenv.Setup) error {
+		c, err := s.Cluster("the local control plane", localcluster.Options{Progress: os.Stderr})
+		if err != nil {
+			return err
+		}
+		fresh := freshInstallDryRun(s.Context(), c)
+		// Not convoy-system/convoy-apiserver, which the dry run of deploy/ must find free.
+		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
+			Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"})
+		if err != nil {
+			return fmt.Errorf("start convoy apiserver: %w", err)
+		}
+		s.Cleanup(stop)
+		env = &struct {
+			cluster      *localcluster.Cluster
+			admin        *rest.Config
+			freshInstall dryRun
+		}{cluster: c, admin: c.RestConfig(), freshInstall: fresh}
+		return nil
+	})
 }
 
 // freshInstallDryRun runs the install command of deploy/README.md as a server-side
@@ -111,12 +92,6 @@ func needCluster(t *testing.T) {
 	if env == nil {
 		t.Skip("needs the local control plane (not with -short)")
 	}
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func ctx(t *testing.T) context.Context {
