@@ -117,7 +117,7 @@ func (cfg *config) runOne(ctx context.Context, be *benchenv.Env, bin string, n i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			restarts.Add(int64(keepWatching(wctx, w.what, w.open, wi, w.handle)))
+			keepWatching(wctx, w.what, w.open, wi, w.handle, &restarts)
 		}()
 	}
 

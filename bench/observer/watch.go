@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,11 +23,13 @@ type opener func(ctx context.Context, rv string) (watch.Interface, error)
 
 // keepWatching hands every event of wi to handle with the time it arrived, and
 // reopens the watch from the last resourceVersion seen when it closes (at most 1,000
-// times, a second apart after an error), until ctx ends. It returns the reopenings.
-func keepWatching(ctx context.Context, what string, open opener, wi watch.Interface, handle func(time.Time, watch.EventType, runtime.Object)) int {
-	rv, restarts := "", 0
-	for ; restarts < 1000 && ctx.Err() == nil; restarts++ {
+// times, a second apart after an error), until ctx ends. It counts each reopening in
+// reopened as it happens, so that the bench can read the count while it still watches.
+func keepWatching(ctx context.Context, what string, open opener, wi watch.Interface, handle func(time.Time, watch.EventType, runtime.Object), reopened *atomic.Int64) {
+	rv := ""
+	for restarts := 0; restarts < 1000 && ctx.Err() == nil; restarts++ {
 		if wi == nil {
+			reopened.Add(1)
 			var err error
 			if wi, err = open(ctx, rv); err != nil {
 				fmt.Fprintf(os.Stderr, "watch %s: %v\n", what, err)
@@ -58,7 +61,6 @@ func keepWatching(ctx context.Context, what string, open opener, wi watch.Interf
 		wi.Stop()
 		wi = nil
 	}
-	return restarts
 }
 
 // syncChange is a value of sync-requested-at and when the bench first saw it.
