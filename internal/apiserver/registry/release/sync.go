@@ -28,8 +28,12 @@ type SyncREST struct {
 var _ rest.Connecter = &SyncREST{}
 var _ rest.Storage = &SyncREST{}
 
-// New returns an empty Release, the type /sync answers with.
-func (r *SyncREST) New() runtime.Object { return &convoyv1alpha1.Release{} }
+// New returns empty SyncOptions: the kind of the subresource is the kind of its
+// options, as pods/exec's is PodExecOptions. The API server gives admission the
+// options of a /sync as its object, with this kind; a ValidatingAdmissionPolicy or a
+// webhook matching CONNECT converts the object to the kind, which fails when the kind
+// is another (Release). /sync still answers with the Release (Connect).
+func (r *SyncREST) New() runtime.Object { return &convoyv1alpha1.SyncOptions{} }
 
 // Destroy does nothing: the main resource's storage owns the store.
 func (r *SyncREST) Destroy() {}
