@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -43,6 +44,25 @@ func TestValidatingAdmissionPolicyMatchingConnectOnEveryResource(t *testing.T) {
 	if a := forced.Annotations; a[convoyv1alpha1.AnnotationSyncForceRequestedAt] == "" ||
 		a[convoyv1alpha1.AnnotationSyncForceRequestedAt] != a[convoyv1alpha1.AnnotationSyncRequestedAt] {
 		t.Errorf("POST /sync?force=true: annotations = %v, want both sync times equal", a)
+	}
+
+	// The admission kind of /sync is the kind of its options, in discovery too.
+	raw, err := c.Get().AbsPath("/apis", convoyv1alpha1.SchemeGroupVersion.String()).DoRaw(ctx(t))
+	if err != nil {
+		t.Fatalf("discovery of %s: %v", convoyv1alpha1.SchemeGroupVersion, err)
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	kind := "(not listed)"
+	for _, res := range list.APIResources {
+		if res.Name == "releases/sync" {
+			kind = res.Kind
+		}
+	}
+	if kind != "SyncOptions" {
+		t.Errorf("discovery: releases/sync has kind %s, want SyncOptions", kind)
 	}
 
 	// The policy sees force: it denies a forced sync of "no-force", before any write.
