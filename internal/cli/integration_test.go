@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/testenv"
@@ -255,6 +256,12 @@ func TestSyncWithoutPermissionNamesTheRBACRule(t *testing.T) {
 	if _, err := kube.RbacV1().RoleBindings(ns).Create(testCtx(t), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Before the binding is in force convoy apiserver would be told no, and cache it.
+	admin, err := client.New(env.admin, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitAllowed(t, testCtx(t), admin, ns, "dev", role.Rules...)
 	cfg, err := env.cluster.UserConfig("dev")
 	if err != nil {
 		t.Fatal(err)

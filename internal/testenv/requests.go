@@ -2,10 +2,14 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,7 +78,7 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Grant gives user the rules in the namespace ns: a Role and a RoleBinding named after
-// the user.
+// the user, and waits until they are in force (WaitAllowed).
 func Grant(t testing.TB, ctx context.Context, c client.Client, ns, user string, rules ...rbacv1.PolicyRule) {
 	t.Helper()
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns}, Rules: rules}
@@ -87,5 +91,31 @@ func Grant(t testing.TB, ctx context.Context, c client.Client, ns, user string, 
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatalf("grant %s in %s: %v", user, ns, err)
 		}
+	}
+	WaitAllowed(t, ctx, c, ns, user, rules...)
+}
+
+// WaitAllowed waits until the control plane of c authorizes user for the first verb
+// of every rule in the namespace ns, as a SubjectAccessReview says. A new RoleBinding
+// takes effect when kube-apiserver's RBAC informers see it; a request made earlier is
+// denied, and an aggregated API server (convoy apiserver) caches that denial for
+// seconds.
+func WaitAllowed(t testing.TB, ctx context.Context, c client.Client, ns, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	for _, r := range rules {
+		if len(r.APIGroups) == 0 || len(r.Resources) == 0 || len(r.Verbs) == 0 {
+			continue
+		}
+		resource, sub, _ := strings.Cut(r.Resources[0], "/")
+		attrs := &authorizationv1.ResourceAttributes{
+			Namespace: ns, Group: r.APIGroups[0], Resource: resource, Subresource: sub, Verb: r.Verbs[0],
+		}
+		Eventually(t, ctx, fmt.Sprintf("%s allowed to %s %s", user, r.Verbs[0], r.Resources[0]), 30*time.Second, func() (bool, string) {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
+			if err := c.Create(ctx, sar); err != nil {
+				return false, err.Error()
+			}
+			return sar.Status.Allowed, fmt.Sprintf("not allowed yet: %s", sar.Status.Reason)
+		})
 	}
 }

@@ -8,8 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // grant gives user the rules in namespace ns and returns a convoy client as user.
@@ -28,6 +30,12 @@ func grant(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) *rest.REST
 	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx(t), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Before the binding is in force convoy apiserver would be told no, and cache it.
+	admin, err := client.New(env.admin, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitAllowed(t, ctx(t), admin, ns, user, rules...)
 	cfg, err := env.cluster.UserConfig(user)
 	if err != nil {
 		t.Fatal(err)
