@@ -208,13 +208,9 @@ func (h *hookRun) cleanup(ctx context.Context) error {
 	if len(h.hooks) == 0 {
 		return nil
 	}
-	rel := h.st.rel
-	list := &batchv1.JobList{}
-	err := h.st.target.Client.List(ctx, list, client.InNamespace(h.namespace), client.MatchingLabels{
-		v1.LabelReleaseName: rel.Name, v1.LabelReleaseNamespace: rel.Namespace,
-	}, client.HasLabels{v1.LabelHook})
+	list, err := listHookJobs(ctx, h.st.target.Client, h.st.rel, h.namespace)
 	if err != nil {
-		return fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+		return err
 	}
 	var old []*batchv1.Job
 	var keep *batchv1.Job
@@ -233,26 +229,33 @@ func (h *hookRun) cleanup(ctx context.Context) error {
 			continue
 		}
 		logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an older render", "job", job.Name)
-		err := h.st.target.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: &job.UID})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("delete hook Job %s/%s: %w", job.Namespace, job.Name, err)
+		if err := deleteListedJob(ctx, h.st.target.Client, job); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// listHookJobs lists the hook Jobs of rel, of every render, in the namespace ns of
+// the target cluster c: by the convoy labels that name rel and the hook label.
+func listHookJobs(ctx context.Context, c client.Client, rel *v1.Release, ns string) (*batchv1.JobList, error) {
+	list := &batchv1.JobList{}
+	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{
+		v1.LabelReleaseName: rel.Name, v1.LabelReleaseNamespace: rel.Namespace,
+	}, client.HasLabels{v1.LabelHook})
+	if err != nil {
+		return nil, fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return list, nil
 }
 
 // deleteHookJobs deletes every hook Job of the Release in its target namespace, of
 // any render, with background propagation (the Job's pods follow): the deletion of a
 // Release with deletionPolicy Delete leaves none of them behind.
 func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release) error {
-	ns := render.TargetNamespace(rel)
-	list := &batchv1.JobList{}
-	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{
-		v1.LabelReleaseName: rel.Name, v1.LabelReleaseNamespace: rel.Namespace,
-	}, client.HasLabels{v1.LabelHook})
+	list, err := listHookJobs(ctx, c, rel, render.TargetNamespace(rel))
 	if err != nil {
-		return fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+		return err
 	}
 	for i := range list.Items {
 		job := &list.Items[i]
@@ -260,10 +263,19 @@ func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release) error
 			continue
 		}
 		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job of the deleted Release", "job", job.Name)
-		err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("delete hook Job %s/%s: %w", job.Namespace, job.Name, err)
+		if err := deleteListedJob(ctx, c, job); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// deleteListedJob deletes a Job as listed, with its pods (propagation Background).
+// A Job that is gone, or was replaced since the list (another UID), is left as it is.
+func deleteListedJob(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete hook Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	return nil
 }
