@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -273,28 +271,7 @@ func (e *env) settle(name string) int {
 // Release as the server answered.
 func (e *env) sync(name string, force bool) *v1.Release {
 	e.t.Helper()
-	cfg := hostConfig()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, e.ns, name)
-	if force {
-		url += "?force=true"
-	}
-	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, url, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		e.t.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("POST %s: %s: %s", url, resp.Status, body)
-	}
+	testenv.PostSync(e.t, e.ctx, hostConfig(), e.ns, name, force)
 	return e.release(name)
 }
 

@@ -3,8 +3,6 @@ package observer
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -29,6 +26,7 @@ import (
 	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // End to end with the release controller: the observer's /syncs carry a sync that a
@@ -86,37 +84,15 @@ func (e *env) startControllerWith(o controllerOptions) {
 // sync POSTs releases/<name>/sync as the admin (a person) and returns the time written.
 func (e *env) sync(name string) string {
 	e.t.Helper()
-	return e.postSync(name, "")
+	testenv.PostSync(e.t, e.ctx, controlPlane.RestConfig(), e.ns, name, false)
+	return e.release(name).Annotations[v1.AnnotationSyncRequestedAt]
 }
 
 // forceSync POSTs releases/<name>/sync?force=true as the admin and returns the time
 // written.
 func (e *env) forceSync(name string) string {
 	e.t.Helper()
-	return e.postSync(name, "?force=true")
-}
-
-func (e *env) postSync(name, query string) string {
-	e.t.Helper()
-	cfg := controlPlane.RestConfig()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync%s", cfg.Host, v1.SchemeGroupVersion, e.ns, name, query)
-	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, url, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		e.t.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("POST %s: %s: %s", url, resp.Status, body)
-	}
+	testenv.PostSync(e.t, e.ctx, controlPlane.RestConfig(), e.ns, name, true)
 	return e.release(name).Annotations[v1.AnnotationSyncRequestedAt]
 }
 
