@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -151,15 +152,41 @@ func TestKustomizationIncludesEveryManifest(t *testing.T) {
 // the health port, a metrics port behind a Service, non-root with a read-only root
 // file system, and its chart cache on an emptyDir.
 func TestControllerDeployment(t *testing.T) {
-	objs := readObjects(t, filepath.Join(deployDir(t), "controller", "deployment.yaml"))
+	d, args := checkProcessDeployment(t, "controller", 8080, 8081)
+	pod, c := d.Spec.Template.Spec, d.Spec.Template.Spec.Containers[0]
+	cacheDir := args["--chart-cache-dir"]
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if cacheDir == m.MountPath || strings.HasPrefix(cacheDir, m.MountPath+"/") {
+			i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+			mounted = i >= 0 && pod.Volumes[i].EmptyDir != nil
+		}
+	}
+	if !mounted {
+		t.Errorf("--chart-cache-dir=%s is not on an emptyDir volume", cacheDir)
+	}
+}
+
+// checkProcessDeployment checks what the Deployment convoy-<process> of
+// deploy/<process>/ shares with the other processes: in convoy-system, two replicas
+// electing a leader under the ServiceAccount convoy-<process>, non-root with a
+// read-only root file system, the image ghcr.io/kumodo/convoy running the subcommand
+// process, metrics on metricsPort behind the Service convoy-<process>-metrics, probes
+// on healthPort. It returns the Deployment and its container's flags (--name: value).
+func checkProcessDeployment(t *testing.T, process string, metricsPort, healthPort int32) (appsv1.Deployment, map[string]string) {
+	t.Helper()
+	name := "convoy-" + process
 	var d appsv1.Deployment
-	typed(t, find(t, objs, "Deployment", "convoy-controller"), &d)
+	typed(t, find(t, readObjects(t, filepath.Join(deployDir(t), process, "deployment.yaml")), "Deployment", name), &d)
+	if d.Namespace != "convoy-system" {
+		t.Errorf("namespace %q, want convoy-system", d.Namespace)
+	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 		t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
 	}
 	pod := d.Spec.Template.Spec
-	if pod.ServiceAccountName != "convoy-controller" {
-		t.Errorf("serviceAccountName = %q", pod.ServiceAccountName)
+	if pod.ServiceAccountName != name {
+		t.Errorf("serviceAccountName = %q, want %s", pod.ServiceAccountName, name)
 	}
 	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
 		t.Errorf("the pod does not require a non-root user")
@@ -174,13 +201,13 @@ func TestControllerDeployment(t *testing.T) {
 	if !strings.HasPrefix(c.Image, "ghcr.io/kumodo/convoy:") {
 		t.Errorf("image %q, want ghcr.io/kumodo/convoy:<version>", c.Image)
 	}
+	if len(c.Args) == 0 || c.Args[0] != process {
+		t.Fatalf("args %v do not start with the subcommand %s", c.Args, process)
+	}
 	args := map[string]string{}
 	for _, a := range c.Args[1:] {
 		k, v, _ := strings.Cut(a, "=")
 		args[k] = v
-	}
-	if len(c.Args) == 0 || c.Args[0] != "controller" {
-		t.Fatalf("args %v do not start with the subcommand controller", c.Args)
 	}
 	if _, ok := args["--leader-elect"]; !ok {
 		t.Errorf("no --leader-elect in %v", c.Args)
@@ -189,11 +216,11 @@ func TestControllerDeployment(t *testing.T) {
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	if args["--health-probe-bind-address"] != ":8081" || ports["health"] != 8081 {
-		t.Errorf("health probe address %q, port %d; want :8081 on the port health", args["--health-probe-bind-address"], ports["health"])
+	if want := fmt.Sprintf(":%d", metricsPort); args["--metrics-bind-address"] != want || ports["metrics"] != metricsPort {
+		t.Errorf("metrics address %q, port %d; want %s on the port metrics", args["--metrics-bind-address"], ports["metrics"], want)
 	}
-	if args["--metrics-bind-address"] != ":8080" || ports["metrics"] != 8080 {
-		t.Errorf("metrics address %q, port %d; want :8080 on the port metrics", args["--metrics-bind-address"], ports["metrics"])
+	if want := fmt.Sprintf(":%d", healthPort); args["--health-probe-bind-address"] != want || ports["health"] != healthPort {
+		t.Errorf("health probe address %q, port %d; want %s on the port health", args["--health-probe-bind-address"], ports["health"], want)
 	}
 	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Port.String() != "health" || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 		t.Errorf("readiness probe %+v, want GET /readyz on health", c.ReadinessProbe)
@@ -201,22 +228,16 @@ func TestControllerDeployment(t *testing.T) {
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Port.String() != "health" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("liveness probe %+v, want GET /healthz on health", c.LivenessProbe)
 	}
-	cacheDir := args["--chart-cache-dir"]
-	mounted := false
-	for _, m := range c.VolumeMounts {
-		if cacheDir == m.MountPath || strings.HasPrefix(cacheDir, m.MountPath+"/") {
-			i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
-			mounted = i >= 0 && pod.Volumes[i].EmptyDir != nil
-		}
-	}
-	if !mounted {
-		t.Errorf("--chart-cache-dir=%s is not on an emptyDir volume", cacheDir)
-	}
-	svc := find(t, readObjects(t, filepath.Join(deployDir(t), "controller", "service.yaml")), "Service", "convoy-controller-metrics")
+	svc := find(t, readObjects(t, filepath.Join(deployDir(t), process, "service.yaml")), "Service", name+"-metrics")
 	sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
 	if sel["app.kubernetes.io/name"] != d.Spec.Template.Labels["app.kubernetes.io/name"] {
-		t.Errorf("the metrics Service selects %v, not the controller's pods", sel)
+		t.Errorf("the metrics Service selects %v, not the pods of %s", sel, name)
 	}
+	svcPorts, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(svcPorts) != 1 || svcPorts[0].(map[string]any)["targetPort"] != "metrics" {
+		t.Errorf("the metrics Service ports %v, want one with targetPort metrics", svcPorts)
+	}
+	return d, args
 }
 
 // grants reports whether rules allow verb on group/resource (cluster-wide rules; no

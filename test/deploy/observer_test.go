@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -32,68 +30,7 @@ var observerGroups = []string{"system:serviceaccounts", "system:serviceaccounts:
 // the ServiceAccount convoy-observer, metrics on :8082 behind a Service, probes on
 // :8083, non-root with a read-only root file system.
 func TestObserverDeployment(t *testing.T) {
-	objs := readObjects(t, filepath.Join(deployDir(t), "observer", "deployment.yaml"))
-	var d appsv1.Deployment
-	typed(t, find(t, objs, "Deployment", "convoy-observer"), &d)
-	if d.Namespace != "convoy-system" {
-		t.Errorf("namespace %q, want convoy-system", d.Namespace)
-	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
-		t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
-	}
-	pod := d.Spec.Template.Spec
-	if pod.ServiceAccountName != "convoy-observer" {
-		t.Errorf("serviceAccountName = %q, want convoy-observer", pod.ServiceAccountName)
-	}
-	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
-		t.Errorf("the pod does not require a non-root user")
-	}
-	if len(pod.Containers) != 1 {
-		t.Fatalf("%d containers, want 1", len(pod.Containers))
-	}
-	c := pod.Containers[0]
-	if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
-		t.Errorf("the root file system is not read-only")
-	}
-	if !strings.HasPrefix(c.Image, "ghcr.io/kumodo/convoy:") {
-		t.Errorf("image %q, want ghcr.io/kumodo/convoy:<version>", c.Image)
-	}
-	if len(c.Args) == 0 || c.Args[0] != "observer" {
-		t.Fatalf("args %v do not start with the subcommand observer", c.Args)
-	}
-	args := map[string]string{}
-	for _, a := range c.Args[1:] {
-		k, v, _ := strings.Cut(a, "=")
-		args[k] = v
-	}
-	if _, ok := args["--leader-elect"]; !ok {
-		t.Errorf("no --leader-elect in %v", c.Args)
-	}
-	ports := map[string]int32{}
-	for _, p := range c.Ports {
-		ports[p.Name] = p.ContainerPort
-	}
-	if args["--metrics-bind-address"] != ":8082" || ports["metrics"] != 8082 {
-		t.Errorf("metrics address %q, port %d; want :8082 on the port metrics", args["--metrics-bind-address"], ports["metrics"])
-	}
-	if args["--health-probe-bind-address"] != ":8083" || ports["health"] != 8083 {
-		t.Errorf("health probe address %q, port %d; want :8083 on the port health", args["--health-probe-bind-address"], ports["health"])
-	}
-	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Port.String() != "health" || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
-		t.Errorf("readiness probe %+v, want GET /readyz on health", c.ReadinessProbe)
-	}
-	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Port.String() != "health" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
-		t.Errorf("liveness probe %+v, want GET /healthz on health", c.LivenessProbe)
-	}
-	svc := find(t, readObjects(t, filepath.Join(deployDir(t), "observer", "service.yaml")), "Service", "convoy-observer-metrics")
-	sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
-	if sel["app.kubernetes.io/name"] != d.Spec.Template.Labels["app.kubernetes.io/name"] {
-		t.Errorf("the metrics Service selects %v, not the observer's pods", sel)
-	}
-	svcPorts, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
-	if len(svcPorts) != 1 || svcPorts[0].(map[string]any)["targetPort"] != "metrics" {
-		t.Errorf("the metrics Service ports %v, want one with targetPort metrics", svcPorts)
-	}
+	checkProcessDeployment(t, "observer", 8082, 8083)
 }
 
 // Each of the observer's roles is bound to its ServiceAccount, and to nothing else.
