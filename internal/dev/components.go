@@ -91,33 +91,42 @@ const controllerReadyTimeout = 2 * time.Minute
 // /readyz as soon as it starts, but reconciles nothing before its informers
 // have synced.
 func startController(ctx context.Context, env *Env) error {
-	const identity = "convoy-controller"
-	if err := grantController(ctx, env.Cluster.RestConfig(), identity); err != nil {
-		return err
-	}
-	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
-	if err != nil {
-		return err
-	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz/" + controller.ReadyzInformers
 	waitCtx, cancel := context.WithTimeout(ctx, controllerReadyTimeout)
 	defer cancel()
-	err = env.RunConvoy(waitCtx, identity, []string{
-		"controller",
-		"--kubeconfig=" + kubeconfig,
-		"--chart-cache-dir=" + filepath.Join(env.StateDir, "charts"),
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
-	}, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
+	readyz, err := runHostProcess(waitCtx, env, "convoy-controller", grantController, "controller",
+		"/readyz/"+controller.ReadyzInformers, "--chart-cache-dir="+filepath.Join(env.StateDir, "charts"))
 	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
 		return fmt.Errorf("convoy controller is not ready after %s: its informers have not synced (%s); see its log in %s: %w",
 			controllerReadyTimeout, readyz, env.Cluster.LogDir(), err)
 	}
 	return err
+}
+
+// runHostProcess runs `convoy <subcommand>` on the host as the user identity, first
+// granted its rules by grant, with the identity's kubeconfig, no metrics endpoint, a
+// health probe on a free loopback port and the flags extra. It is ready when GET
+// readyPath on the probe port answers 200; readyz is that URL.
+func runHostProcess(ctx context.Context, env *Env, identity string, grant func(context.Context, *rest.Config, string) error,
+	subcommand, readyPath string, extra ...string) (readyz string, err error) {
+	if err := grant(ctx, env.Cluster.RestConfig(), identity); err != nil {
+		return "", err
+	}
+	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
+	if err != nil {
+		return "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	readyz = "http://127.0.0.1:" + strconv.Itoa(port) + readyPath
+	args := append([]string{
+		subcommand,
+		"--kubeconfig=" + kubeconfig,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
+	}, extra...)
+	return readyz, env.RunConvoy(ctx, identity, args, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
 }
 
 // httpOK reports whether a GET of url answers 200.

@@ -3,7 +3,6 @@ package dev
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,25 +18,8 @@ import (
 // metrics endpoint, and a health probe on a free loopback port; it is ready when
 // /readyz answers.
 func startObserver(ctx context.Context, env *Env) error {
-	const identity = "convoy-observer"
-	if err := grantObserver(ctx, env.Cluster.RestConfig(), identity); err != nil {
-		return err
-	}
-	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
-	if err != nil {
-		return err
-	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	readyz := "http://127.0.0.1:" + strconv.Itoa(port) + "/readyz"
-	return env.RunConvoy(ctx, identity, []string{
-		"observer",
-		"--kubeconfig=" + kubeconfig,
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
-	}, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
+	_, err := runHostProcess(ctx, env, "convoy-observer", grantObserver, "observer", "/readyz")
+	return err
 }
 
 // ObserverRules are what convoy observer needs of the host cluster besides reading
