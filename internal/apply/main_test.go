@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -184,22 +185,13 @@ func (e *env) userApplier(t *testing.T, user string, rules ...rbacv1.PolicyRule)
 	return New(newClient(t, cfg), Options{})
 }
 
-// eventually polls f until it returns nil or the deadline passes.
+// eventually polls f until it returns nil or the deadline passes (testenv.Eventually).
 func eventually(t *testing.T, timeout time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testenv.Eventually(t, context.Background(), "no error", timeout, func() (bool, string) {
 		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after %s: %v", timeout, err)
-		}
-		<-tick.C
-	}
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
