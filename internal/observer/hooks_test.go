@@ -135,6 +135,9 @@ func (e *env) hookJob(rel, hook, ref string) *batchv1.Job {
 // PreApply batch, the PostApply batch runs after it, and the observer's /sync for that
 // one ends the reconcile Applied. The test sends no /sync.
 func TestHooksCarriedByTheObserversSyncs(t *testing.T) {
+	// seed: "a /sync request from the observer health loop. The observer sends one
+	// when a sync wave completes, when health assessment reaches a new render, or when
+	// a batch of lifecycle hooks completes."
 	e := newEnv(t)
 	syncs := e.watchSyncs()
 	e.startController()
