@@ -47,3 +47,22 @@ func init() {
 	utilruntime.Must(convoyv1alpha1.AddToScheme(namerScheme))
 	metav1.AddToGroupVersion(namerScheme, schema.GroupVersion{Version: "v1"})
 }
+
+// withoutProtobuf is a NegotiatedSerializer that does not offer protobuf. It serves
+// the convoy resources, whose types have no protobuf encoding (as CRDs have none): a
+// client that asks for protobuf first and JSON after, as kube-controller-manager's
+// do, gets JSON instead of a failed encoding; one that accepts protobuf only gets
+// 406 Not Acceptable.
+type withoutProtobuf struct {
+	runtime.NegotiatedSerializer
+}
+
+func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
+	var infos []runtime.SerializerInfo
+	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
+		if info.MediaType != runtime.ContentTypeProtobuf {
+			infos = append(infos, info)
+		}
+	}
+	return infos
+}

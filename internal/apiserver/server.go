@@ -56,6 +56,7 @@ func (o *Options) NewServer() (*Server, error) {
 
 func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapiserver.RecommendedConfig, o *Options) error {
 	group := genericapiserver.NewDefaultAPIGroupInfo(convoyv1alpha1.GroupName, Scheme, ParameterCodec, Codecs)
+	group.NegotiatedSerializer = withoutProtobuf{group.NegotiatedSerializer}
 	storage := map[string]rest.Storage{}
 	getter := cfg.RESTOptionsGetter
 

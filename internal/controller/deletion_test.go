@@ -1,9 +1,13 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -62,6 +66,44 @@ func TestDeletionPolicy(t *testing.T) {
 				t.Errorf("the ReleaseInventory is left (err %v)", err)
 			}
 		})
+	}
+}
+
+// Deleting a Release's namespace deletes the Release like a direct delete: the
+// namespace controller finds the convoy resources through the metadata client (which
+// asks for protobuf first), the controller deletes what the Release applied elsewhere
+// and lets go of its finalizer, and the namespace goes away.
+func TestNamespaceDeletionDeletesItsReleases(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other-" + e.ns}}
+	if err := e.client.Create(e.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), other) })
+	e.createRelease("web", automatic(), values(fmt.Sprintf(`{"extraNamespace":%q}`, other.Name)))
+	e.waitApplied("web", "True", v1.ReasonApplied)
+	elsewhere := client.ObjectKey{Namespace: other.Name, Name: "web-elsewhere"}
+	if err := e.client.Get(e.ctx, elsewhere, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("web-elsewhere not applied: %v", err)
+	}
+
+	if err := e.client.Delete(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
+		ns := &corev1.Namespace{}
+		err := e.client.Get(e.ctx, client.ObjectKey{Name: e.ns}, ns)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("phase %s, conditions %+v", ns.Status.Phase, ns.Status.Conditions)
+	})
+	err := e.client.Get(e.ctx, elsewhere, &corev1.ConfigMap{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("web-elsewhere in namespace %s after the Release's namespace was deleted: err %v, want NotFound", other.Name, err)
 	}
 }
 

@@ -110,13 +110,15 @@ func TestPruneRemovesWhatANewRenderDropped(t *testing.T) {
 		err := e.client.Get(e.ctx, elsewhere, &corev1.ConfigMap{})
 		return client.IgnoreNotFound(err) == nil && err != nil, fmt.Sprintf("get: %v", err)
 	})
-	inv := &v1.ReleaseInventory{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, inv); err != nil {
-		t.Fatal(err)
-	}
-	if len(inv.Objects) != 1 || inv.Objects[0].Name != "web-config" {
-		t.Errorf("inventory objects %+v, want exactly the render (web-config)", inv.Objects)
-	}
+	// The controller deletes first and writes the inventory after, so that a failed
+	// prune keeps what it could not delete listed: wait for that write.
+	e.eventually("the inventory lists exactly the render (web-config)", func() (bool, string) {
+		inv := &v1.ReleaseInventory{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, inv); err != nil {
+			return false, err.Error()
+		}
+		return len(inv.Objects) == 1 && inv.Objects[0].Name == "web-config", fmt.Sprintf("inventory objects %+v", inv.Objects)
+	})
 	if e.configMap("web-config") == nil {
 		t.Error("web-config was pruned")
 	}
