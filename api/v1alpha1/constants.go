@@ -98,7 +98,8 @@ const (
 	LabelShard = "convoy.kumodo.io/shard"
 )
 
-// Finalizer is set on every Release so that convoy can delete what it applied.
+// Finalizer is set on every Release and on its ReleaseInventory so that convoy can
+// delete what it applied, also when the Release's namespace is deleted.
 const Finalizer = "convoy.kumodo.io/finalizer"
 
 // FieldManager is the server-side apply field manager of everything convoy applies.

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
@@ -250,7 +251,8 @@ func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1
 }
 
 // writeInventory records objects as the inventory's list, creating the inventory
-// (owned by the Release) when it does not exist. Nothing is written when nothing
+// (owned by the Release, with the finalizer that reconcileDelete removes) when it does
+// not exist. Nothing is written when nothing
 // changes. It returns the inventory as written.
 func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if inv.ResourceVersion == "" {
@@ -259,6 +261,7 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 				Namespace:       rel.Namespace,
 				Name:            rel.Name,
 				OwnerReferences: []metav1.OwnerReference{ownerReference(rel)},
+				Finalizers:      []string{v1.Finalizer},
 			},
 			Cluster:   rel.Spec.Cluster,
 			RenderRef: renderRef,
@@ -269,11 +272,17 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 		}
 		return created, nil
 	}
-	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && slices.Equal(inv.Objects, objects) {
+	// An inventory written before it carried the finalizer gets it now; one being
+	// deleted cannot (the API server refuses new finalizers then), and keeps its own.
+	addFinalizer := inv.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(inv, v1.Finalizer)
+	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && slices.Equal(inv.Objects, objects) && !addFinalizer {
 		return inv, nil
 	}
 	updated := inv.DeepCopy()
 	updated.Cluster, updated.RenderRef, updated.Objects = rel.Spec.Cluster, renderRef, objects
+	if addFinalizer {
+		controllerutil.AddFinalizer(updated, v1.Finalizer)
+	}
 	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
 		return inv, fmt.Errorf("cannot write the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
 	}

@@ -22,7 +22,12 @@ const deletionPoll = 2 * time.Second
 
 // reconcileDelete is step 1: with deletionPolicy Delete, delete what the inventory
 // lists (highest sync wave first) and wait until it is gone; then delete the Renders and
-// the ReleaseInventory and drop the finalizer. With Orphan, the objects stay.
+// the ReleaseInventory and drop the finalizers. With Orphan, the objects stay.
+//
+// The ReleaseInventory carries the finalizer too, so that it outlives the Release's
+// deletion even when something else deletes it first: the namespace controller, when
+// the Release's namespace is deleted, deletes every object in it at once, and without
+// its inventory the Release would not know what it applied elsewhere.
 func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reconcile.Result, error) {
 	key := release.Key{Namespace: rel.Namespace, Name: rel.Name}
 	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
@@ -45,10 +50,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 		client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
-	inv := &v1.ReleaseInventory{}
-	inv.Namespace, inv.Name = rel.Namespace, rel.Name
-	if err := r.client.Delete(ctx, inv); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("delete the ReleaseInventory of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	if err := r.deleteInventory(ctx, client.ObjectKeyFromObject(rel)); err != nil {
+		return reconcile.Result{}, err
 	}
 	if err := r.patchFinalizer(ctx, rel, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("remove the finalizer of Release %s/%s: %w", rel.Namespace, rel.Name, err)
@@ -102,4 +105,56 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			len(res.Remaining))
 	}
 	return false, nil
+}
+
+// deleteInventory removes the finalizer of the ReleaseInventory key and deletes it.
+func (r *Reconciler) deleteInventory(ctx context.Context, key client.ObjectKey) error {
+	inv := &v1.ReleaseInventory{}
+	err := r.apiReader.Get(ctx, key, inv)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the ReleaseInventory %s: %w", key, err)
+	}
+	if err := r.patchFinalizer(ctx, inv, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove the finalizer of ReleaseInventory %s: %w", key, err)
+	}
+	if inv.DeletionTimestamp != nil {
+		return nil
+	}
+	if err := r.client.Delete(ctx, inv); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete the ReleaseInventory %s: %w", key, err)
+	}
+	return nil
+}
+
+// releaseOrphanedInventory lets go of the ReleaseInventory of a Release that is gone
+// without the controller's deletion (its finalizer was removed by hand): the garbage
+// collector deletes it then, as its owner is gone. The Release is read from the API
+// server first, so that a Release the cache has not seen yet keeps its inventory.
+func (r *Reconciler) releaseOrphanedInventory(ctx context.Context, key client.ObjectKey) error {
+	inv := &v1.ReleaseInventory{}
+	err := r.apiReader.Get(ctx, key, inv)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the ReleaseInventory %s: %w", key, err)
+	}
+	if !controllerutil.ContainsFinalizer(inv, v1.Finalizer) {
+		return nil
+	}
+	err = r.apiReader.Get(ctx, key, &v1.Release{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("read the Release %s: %w", key, err)
+	}
+	logr.FromContextOrDiscard(ctx).Info("The Release is gone without its deletion: removing the finalizer of its ReleaseInventory", "release", key)
+	if err := r.patchFinalizer(ctx, inv, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove the finalizer of ReleaseInventory %s: %w", key, err)
+	}
+	return nil
 }

@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"testing"
 
+	"encoding/json"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -69,11 +75,15 @@ func TestDeletionPolicy(t *testing.T) {
 	}
 }
 
-// Deleting a Release's namespace deletes the Release like a direct delete: the
-// namespace controller finds the convoy resources through the metadata client (which
-// asks for protobuf first), the controller deletes what the Release applied elsewhere
-// and lets go of its finalizer, and the namespace goes away.
+// Deleting a Release's namespace deletes the Release like a direct delete, although
+// the namespace controller deletes everything in it at once, the ReleaseInventory
+// too: the inventory's finalizer keeps it until the controller has deleted what the
+// Release applied elsewhere. A finalizer of the test's holds web-elsewhere (in another
+// namespace) while it is deleted, so that the namespace controller has certainly
+// reached the inventory while the Release still needs it. The namespace controller
+// finds the convoy resources through the metadata client, which asks for protobuf first.
 func TestNamespaceDeletionDeletesItsReleases(t *testing.T) {
+	const hold = "test.convoy.kumodo.io/hold"
 	e := newEnv(t, envOptions{})
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other-" + e.ns}}
 	if err := e.client.Create(e.ctx, other); err != nil {
@@ -82,14 +92,43 @@ func TestNamespaceDeletionDeletesItsReleases(t *testing.T) {
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), other) })
 	e.createRelease("web", automatic(), values(fmt.Sprintf(`{"extraNamespace":%q}`, other.Name)))
 	e.waitApplied("web", "True", v1.ReasonApplied)
-	elsewhere := client.ObjectKey{Namespace: other.Name, Name: "web-elsewhere"}
-	if err := e.client.Get(e.ctx, elsewhere, &corev1.ConfigMap{}); err != nil {
+	elsewhere := &corev1.ConfigMap{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: other.Name, Name: "web-elsewhere"}, elsewhere); err != nil {
 		t.Fatalf("web-elsewhere not applied: %v", err)
 	}
+	setFinalizers(t, e, elsewhere, hold)
+	t.Cleanup(func() {
+		_ = e.client.Patch(context.Background(), elsewhere, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+	})
 
 	if err := e.client.Delete(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
 		t.Fatal(err)
 	}
+	invKey := client.ObjectKey{Namespace: e.ns, Name: "web"}
+	e.eventually("the namespace controller deletes the ReleaseInventory, the controller web-elsewhere", func() (bool, string) {
+		inv := &v1.ReleaseInventory{}
+		if err := e.client.Get(e.ctx, invKey, inv); err != nil {
+			return false, fmt.Sprintf("the ReleaseInventory: %v", err)
+		}
+		if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(elsewhere), elsewhere); err != nil {
+			return false, fmt.Sprintf("web-elsewhere: %v", err)
+		}
+		return inv.DeletionTimestamp != nil && elsewhere.DeletionTimestamp != nil,
+			fmt.Sprintf("inventory deletionTimestamp %v, web-elsewhere deletionTimestamp %v", inv.DeletionTimestamp, elsewhere.DeletionTimestamp)
+	})
+	// The Release waits for web-elsewhere (the controller looks every two seconds).
+	e.consistently("the Release and its ReleaseInventory wait for web-elsewhere", 5*time.Second, func() (bool, string) {
+		rel := &v1.Release{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, rel); err != nil {
+			return false, fmt.Sprintf("the Release: %v", err)
+		}
+		if err := e.client.Get(e.ctx, invKey, &v1.ReleaseInventory{}); err != nil {
+			return false, fmt.Sprintf("the ReleaseInventory: %v", err)
+		}
+		return true, ""
+	})
+
+	setFinalizers(t, e, elsewhere)
 	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
 		ns := &corev1.Namespace{}
 		err := e.client.Get(e.ctx, client.ObjectKey{Name: e.ns}, ns)
@@ -101,9 +140,67 @@ func TestNamespaceDeletionDeletesItsReleases(t *testing.T) {
 		}
 		return false, fmt.Sprintf("phase %s, conditions %+v", ns.Status.Phase, ns.Status.Conditions)
 	})
-	err := e.client.Get(e.ctx, elsewhere, &corev1.ConfigMap{})
+	err := e.client.Get(e.ctx, client.ObjectKeyFromObject(elsewhere), &corev1.ConfigMap{})
 	if !apierrors.IsNotFound(err) {
-		t.Errorf("web-elsewhere in namespace %s after the Release's namespace was deleted: err %v, want NotFound", other.Name, err)
+		t.Errorf("web-elsewhere after the namespace was deleted: err %v, want NotFound", err)
+	}
+}
+
+// A ReleaseInventory whose Release is gone without the controller's deletion (its
+// finalizer removed by hand) loses its finalizer, and the garbage collector deletes it.
+func TestInventoryOfAGoneReleaseIsLetGo(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	yes := true
+	inv := &v1.ReleaseInventory{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "gone", Finalizers: []string{v1.Finalizer},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Release",
+				Name: "gone", UID: uuid.NewUUID(), Controller: &yes}}},
+	}
+	if err := e.client.Create(e.ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the ReleaseInventory gone", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(inv), inv)
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v, finalizers %v", err, inv.Finalizers)
+	})
+}
+
+// An inventory without the finalizer (written by a convoy before it set one) gets it at
+// its Release's next apply, even when the list of objects stays the same.
+func TestInventoryWithoutTheFinalizerGetsItAtTheNextApply(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic())
+	rel := e.waitApplied("web", "True", v1.ReasonApplied)
+	inv := &v1.ReleaseInventory{}
+	if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(rel), inv); err != nil {
+		t.Fatal(err)
+	}
+	if !containsString(inv.Finalizers, v1.Finalizer) {
+		t.Fatalf("a new ReleaseInventory has finalizers %v, want %s", inv.Finalizers, v1.Finalizer)
+	}
+	objects := inv.Objects
+	setFinalizers(t, e, inv)
+	e.sync("web", false)
+	e.eventually("the finalizer back on the ReleaseInventory", func() (bool, string) {
+		if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(rel), inv); err != nil {
+			return false, err.Error()
+		}
+		return containsString(inv.Finalizers, v1.Finalizer), fmt.Sprintf("finalizers %v", inv.Finalizers)
+	})
+	if diff := cmp.Diff(objects, inv.Objects); diff != "" {
+		t.Errorf("the objects changed (-before +after):\n%s", diff)
+	}
+}
+
+// setFinalizers sets obj's finalizers to exactly finalizers.
+func setFinalizers(t *testing.T, e *env, obj client.Object, finalizers ...string) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": finalizers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Patch(e.ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("setting the finalizers of %s to %v: %v", obj.GetName(), finalizers, err)
 	}
 }
 

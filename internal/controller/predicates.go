@@ -58,17 +58,25 @@ func releasePredicate() predicate.Predicate {
 	}
 }
 
-// inventoryStatusChanged says whether an update of a ReleaseInventory brings new
-// health data from the observer: its status changed (SP-29). The controller's own
-// writes of the object list, and resyncs, change no status.
-func inventoryStatusChanged(old, new *v1.ReleaseInventory) bool {
+// inventoryUpdateTriggers says whether an update of a ReleaseInventory starts a
+// reconcile of its Release:
+//
+//   - its status changed: new health data from the observer (SP-29);
+//   - its deletion started: if the Release is gone, the reconcile lets go of the
+//     inventory's finalizer.
+//
+// The controller's own writes of the object list, and resyncs, pass neither.
+func inventoryUpdateTriggers(old, new *v1.ReleaseInventory) bool {
 	if old == nil || new == nil {
 		return false
+	}
+	if old.DeletionTimestamp == nil && new.DeletionTimestamp != nil {
+		return true
 	}
 	return !equality.Semantic.DeepEqual(old.Status, new.Status)
 }
 
-// inventoryPredicate lets through the updates of inventoryStatusChanged only: the
+// inventoryPredicate lets through the updates of inventoryUpdateTriggers only: the
 // controller creates and deletes inventories itself.
 func inventoryPredicate() predicate.Predicate {
 	return predicate.Funcs{
@@ -76,7 +84,7 @@ func inventoryPredicate() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.ReleaseInventory)
 			new, _ := e.ObjectNew.(*v1.ReleaseInventory)
-			return inventoryStatusChanged(old, new)
+			return inventoryUpdateTriggers(old, new)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

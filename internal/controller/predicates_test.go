@@ -2,6 +2,7 @@ package controller
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,6 +139,19 @@ func TestSP29_InventoryStatusChangeTriggers(t *testing.T) {
 			want: false,
 		},
 		"a resync": {old: inv("1", nil), new: inv("1", nil), want: false},
+		"its deletion started": {
+			old:  inv("1", nil),
+			new:  inv("2", func(i *v1.ReleaseInventory) { i.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} }),
+			want: true,
+		},
+		"a write while it is being deleted": {
+			old: inv("2", func(i *v1.ReleaseInventory) { i.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} }),
+			new: inv("3", func(i *v1.ReleaseInventory) {
+				i.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+				i.Objects = []v1.InventoryObject{{ObjectReference: v1.ObjectReference{Version: "v1", Kind: "ConfigMap", Name: "a"}}}
+			}),
+			want: false,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -59,7 +59,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, rel); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(key)
-			return reconcile.Result{}, nil
+			return reconcile.Result{}, r.releaseOrphanedInventory(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
@@ -144,14 +144,18 @@ func (r *Reconciler) patchStatus(ctx context.Context, rel *v1.Release, status v1
 	return nil
 }
 
-// patchFinalizer adds or removes the finalizer in one merge patch, which fails on a
-// conflict rather than overwrite another writer's finalizers.
-func (r *Reconciler) patchFinalizer(ctx context.Context, rel *v1.Release, change func(client.Object, string) bool) error {
-	orig := rel.DeepCopy()
-	if !change(rel, v1.Finalizer) {
+// patchFinalizer adds or removes the finalizer of obj (a Release or its
+// ReleaseInventory) in one merge patch, which fails on a conflict rather than
+// overwrite another writer's finalizers; nothing is written when nothing changes.
+func (r *Reconciler) patchFinalizer(ctx context.Context, obj client.Object, change func(client.Object, string) bool) error {
+	orig, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("cannot copy %T", obj)
+	}
+	if !change(obj, v1.Finalizer) {
 		return nil
 	}
-	return r.client.Patch(ctx, rel, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	return r.client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
 // forget drops the in-memory state of a Release that is gone.

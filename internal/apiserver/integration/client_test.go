@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // clientScheme decodes what the server sends, without defaulting, so tests see the
@@ -34,6 +35,7 @@ var clientScheme = func() *runtime.Scheme {
 // convoyClient returns a REST client of convoy.kumodo.io/v1alpha1 for cfg.
 func convoyClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
 	t.Helper()
+	testenv.Integration(t)
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
 	cfg.APIPath = "/apis"
@@ -52,12 +54,13 @@ func admin(t *testing.T) *rest.RESTClient { return convoyClient(t, env.admin) }
 // testNamespace creates a namespace for one test and deletes it afterwards.
 func testNamespace(t *testing.T) string {
 	t.Helper()
+	testenv.Integration(t)
 	kube := kubernetes.NewForConfigOrDie(env.admin)
 	name := strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
 	}
-	name = strings.Trim(name, "-") + "-" + randomSuffix()
+	name = strings.Trim(name, "-") + "-" + testenv.RandomSuffix()
 	_, err := kube.CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kumodo.io/convoy/internal/testenv"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,7 @@ import (
 
 // The manifests of deploy/apiserver pass a server-side dry run on the control plane.
 func TestDeployManifestsPassServerSideDryRun(t *testing.T) {
+	testenv.Integration(t)
 	kubectl := filepath.Join(env.cluster.BinDir(), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Skipf("kubectl is not built (%v): run hack/kube/build.sh kubectl", err)

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // The controller's object list and the observer's status of a ReleaseInventory
@@ -54,7 +55,7 @@ func TestReleaseInventoryMainAndStatusAreSeparate(t *testing.T) {
 // Clusters are cluster-scoped and validated.
 func TestClusterCreateAndValidation(t *testing.T) {
 	c := admin(t)
-	name := "prod-" + randomSuffix()
+	name := "prod-" + testenv.RandomSuffix()
 	cluster := &convoyv1alpha1.Cluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Cluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},

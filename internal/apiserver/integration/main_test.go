@@ -1,54 +1,38 @@
 package integration_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"os"
 	"testing"
 
 	"k8s.io/client-go/rest"
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
-// env is the package's control plane and convoy apiserver.
+// env is the package's control plane and convoy apiserver; unset with -short, when the
+// tests skip themselves.
 var env struct {
 	cluster *localcluster.Cluster
 	admin   *rest.Config
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{Progress: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the local control plane:", err)
-		return 1
-	}
-	defer func() { _ = c.Stop() }()
-	env.cluster, env.admin = c, c.RestConfig()
-
-	// Not convoy-system/convoy-apiserver: deploy/apiserver's manifests are dry-run
-	// against this cluster and must not collide with the local registration.
-	stop, err := apiservertest.Start(ctx, c, apiservertest.Options{
-		Namespace: "convoy-local", ServiceName: "convoy-apiserver-local", EtcdPrefix: "/convoy"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting convoy apiserver:", err)
-		return 1
-	}
-	defer stop()
-	return m.Run()
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	testenv.QuietLogs()
+	testenv.Main(m, func(s *testenv.Setup) error {
+		c, err := s.Cluster("the local control plane", localcluster.Options{})
+		if err != nil {
+			return err
+		}
+		env.cluster, env.admin = c, c.RestConfig()
+		// Not convoy-system/convoy-apiserver: deploy/apiserver's manifests are dry-run
+		// against this cluster and must not collide with the local registration.
+		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
+			Namespace: "convoy-local", ServiceName: "convoy-apiserver-local", EtcdPrefix: "/convoy"})
+		if err != nil {
+			return err
+		}
+		s.Cleanup(stop)
+		return nil
+	})
 }

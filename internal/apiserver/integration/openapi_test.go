@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"kumodo.io/convoy/internal/testenv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -20,6 +22,7 @@ import (
 
 // The OpenAPI v3 document describes retryBackoff's fields, factor as a number.
 func TestOpenAPIV3DescribesRetryBackoff(t *testing.T) {
+	testenv.Integration(t)
 	// The aggregator fetches the document from convoy apiserver a little after the
 	// APIService became Available.
 	var raw []byte
@@ -61,6 +64,7 @@ func TestOpenAPIV3DescribesRetryBackoff(t *testing.T) {
 
 // kubectl explain release.spec.syncPolicy.retryBackoff describes the fields.
 func TestKubectlExplainRetryBackoff(t *testing.T) {
+	testenv.Integration(t)
 	kubectl := filepath.Join(env.cluster.BinDir(), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Skipf("kubectl is not built (%v): run hack/kube/build.sh kubectl", err)

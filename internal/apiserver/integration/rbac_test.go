@@ -51,7 +51,7 @@ func rule(resource string, verbs ...string) rbacv1.PolicyRule {
 func TestRBAC_UpdateWithoutSyncIsForbidden(t *testing.T) {
 	ns := testNamespace(t)
 	create(t, release(ns, "podinfo"))
-	editor := grant(t, ns, "editor-"+randomSuffix(), rule("releases", "get", "list", "update", "patch"))
+	editor := grant(t, ns, "editor-"+testenv.RandomSuffix(), rule("releases", "get", "list", "update", "patch"))
 
 	if _, err := mergePatch(editor, ctx(t), ns, "podinfo", "", map[string]interface{}{"spec": map[string]interface{}{"clusterWave": 2}}); err != nil {
 		t.Fatalf("the editor cannot patch the spec: %v", err)
@@ -72,7 +72,7 @@ func TestRBAC_UpdateWithoutSyncIsForbidden(t *testing.T) {
 func TestRBAC_SyncOnlyCannotChangeSpec(t *testing.T) {
 	ns := testNamespace(t)
 	create(t, release(ns, "podinfo"))
-	oncall := grant(t, ns, "oncall-"+randomSuffix(), rule("releases/sync", "create"))
+	oncall := grant(t, ns, "oncall-"+testenv.RandomSuffix(), rule("releases/sync", "create"))
 
 	got, err := postSync(oncall, ctx(t), ns, "podinfo", "true")
 	if err != nil {
