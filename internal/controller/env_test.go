@@ -267,6 +267,21 @@ func (e *env) settle(name string) int {
 	return last
 }
 
+// requestsSettled waits until counter has counted no request for 1.5 s and returns
+// its total.
+func (e *env) requestsSettled(counter *requestCounter) int {
+	e.t.Helper()
+	last, _ := counter.snapshot()
+	since := time.Now()
+	e.eventually("the controller's requests to settle", func() (bool, string) {
+		if n, _ := counter.snapshot(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > 1500*time.Millisecond, fmt.Sprintf("%d requests", last)
+	})
+	return last
+}
+
 // sync POSTs releases/<name>/sync (with ?force=true when force) and returns the
 // Release as the server answered.
 func (e *env) sync(name string, force bool) *v1.Release {

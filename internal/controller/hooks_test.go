@@ -208,11 +208,16 @@ func TestHookFailedHoldsTheRenderUntilAForcedSync(t *testing.T) {
 		t.Fatal("web-config applied at a periodic reconcile after HookFailed")
 	}
 
-	// A forced sync runs it again: a new Job, which fails again.
-	e.sync("web", true)
+	// A forced sync runs it again: a new Job, which fails again. (HookFailed is still
+	// the status from before: wait for the forced reconcile to be handled first.)
+	forceAt := e.sync("web", true).Annotations[v1.AnnotationSyncForceRequestedAt]
 	e.eventually("a new Job of the failed hook", func() (bool, string) {
 		j := e.hookJob("web", "migrate", ref)
 		return j != nil && j.UID != first.UID, fmt.Sprintf("Job %v", j != nil)
+	})
+	e.eventually("the forced sync handled", func() (bool, string) {
+		got := e.release("web").Status.LastHandledForceSyncAt
+		return got != nil && got.UTC().Format(time.RFC3339) == forceAt, fmt.Sprintf("lastHandledForceSyncAt %v, force requested at %s", got, forceAt)
 	})
 	e.waitApplied("web", "False", v1.ReasonHookFailed)
 

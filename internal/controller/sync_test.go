@@ -184,9 +184,10 @@ func TestSP19_SP21_SP22_ForceSkipsTheDryRunForOneReconcile(t *testing.T) {
 		t.Fatal("SP-19 ConfigMap web-config was not applied: the forced reconcile did not skip the dry run")
 	}
 	// SP-22: written although that reconcile failed: its apply failed with DeployFailed.
-	if !e.returned("web", v1.ReasonDeployFailed) {
-		t.Error("SP-22 no reconcile ended with DeployFailed: the forced reconcile was expected to fail")
-	}
+	// The middleware records a reconcile's result after its status write: poll.
+	e.eventually("SP-22 a reconcile ended with DeployFailed (the forced reconcile was expected to fail)", func() (bool, string) {
+		return e.returned("web", v1.ReasonDeployFailed), "no reconcile returned DeployFailed"
+	})
 	if rel.Status.LastSuccessful != nil {
 		t.Errorf("lastSuccessful = %+v after a failed forced apply, want unset", rel.Status.LastSuccessful)
 	}

@@ -262,28 +262,21 @@ func TestSteadyReleaseCausesNoWrites(t *testing.T) {
 	n := e.reconciles("web")
 	e.waitReconciled("web", n+2)
 
+	// A watch from the resourceVersion of a list sees only what changes after it.
 	watch := func(list client.ObjectList) <-chan struct{} {
-		w, err := e.client.Watch(e.ctx, list, client.InNamespace(e.ns))
+		if err := e.client.List(e.ctx, list, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		w, err := e.client.Watch(e.ctx, list, client.InNamespace(e.ns),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(w.Stop)
 		events := make(chan struct{}, 100)
 		go func() {
-			initial := true // a watch without a resourceVersion starts with ADDED events
-			timer := time.NewTimer(500 * time.Millisecond)
-			for {
-				select {
-				case <-timer.C:
-					initial = false
-				case ev, ok := <-w.ResultChan():
-					if !ok {
-						return
-					}
-					if !initial || ev.Type != "ADDED" {
-						events <- struct{}{}
-					}
-				}
+			for range w.ResultChan() {
+				events <- struct{}{}
 			}
 		}()
 		return events
@@ -311,12 +304,14 @@ func TestFirstApplyAPIRequests(t *testing.T) {
 	e.createRelease("warm", automatic())
 	e.waitApplied("warm", "True", v1.ReasonApplied)
 	e.settle("warm")
-
-	before, _ := counter.snapshot()
+	// The events go out after the reconcile, from the broadcaster's goroutine: wait
+	// for the requests, not only the reconciles, to stop.
+	before := e.requestsSettled(counter)
 	e.createRelease("web", automatic())
 	e.waitApplied("web", "True", v1.ReasonApplied)
 	e.settle("web")
-	after, log := counter.snapshot()
+	after := e.requestsSettled(counter)
+	_, log := counter.snapshot()
 	n := after - before
 	t.Logf("%d API requests for the first apply of a one-object Release:\n%s", n, strings.Join(log[before:], "\n"))
 	// The finalizer, the Render, the inventory, the status and one event: 5; and the

@@ -150,9 +150,6 @@ func Run(ctx context.Context, opts Options) error {
 			fmt.Fprintf(out, "Applied %s (Release %s/%s)\n", filepath.Join(opts.ExamplesDir, ExampleFile), example.Namespace, example.Name)
 		}
 	}
-	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return err
-	}
 	path := binDir
 	if root, err := localcluster.RepoRoot(); err == nil {
 		// `make dev` builds the kubectl-convoy plugin into <repo>/bin.
@@ -170,6 +167,10 @@ convoy dev is ready (%s). Use it with:
 %sLogs: %s
 Press Ctrl-C to stop.
 `, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
+	// The ready file comes last: whoever waits for it can also read the notes above.
+	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return err
+	}
 
 	<-ctx.Done()
 	return nil

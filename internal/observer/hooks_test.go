@@ -180,10 +180,15 @@ func TestHooksCarriedByTheObserversSyncs(t *testing.T) {
 			t.Errorf("%s started at %s, before %s at %s", o.what, o.started.UTC(), o.after, o.done.UTC())
 		}
 	}
-	if n := obs.hookTriggers(); n < 3 {
-		t.Errorf("the observer signalled %d completed hook batches, want 3", n)
-	}
-	if n := syncs.count("app"); n < 3 {
-		t.Errorf("%d /sync requests seen on Release app, want one per completed batch (3), all the observer's", n)
-	}
+	// Each batch is carried by the first reconcile that finds its Jobs complete: most
+	// often the observer's /sync, but a reconcile that the observer's previous status
+	// write started may read a Job (directly) just after it completed, before the
+	// observer's informer sees it, and then the observer has no batch left to signal.
+	// So not every batch needs the observer's signal; at least one does, and the
+	// counters (the test's watch and the observer's metric) may lag the status.
+	e.eventually("the observer signalled a completed hook batch with a /sync", func() (bool, string) {
+		return obs.hookTriggers() >= 1 && syncs.count("app") >= 1,
+			fmt.Sprintf("%d hook-batch triggers, %d /sync requests seen on Release app", obs.hookTriggers(), syncs.count("app"))
+	})
+	t.Logf("%d of the 3 batches signalled by the observer", obs.hookTriggers())
 }

@@ -231,6 +231,16 @@ func bindUser(t *testing.T, ns, user, role string) *rest.RESTClient {
 	if reason := waitAllowed(t, kube, sar); reason != "" {
 		t.Fatalf("%s bound to %s cannot get releases: %s", user, role, reason)
 	}
+	if role == "convoy-view" {
+		// The ClusterRoleBinding reaches the authorizer on its own (another informer).
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               user,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: convoyv1alpha1.GroupName, Resource: "clusters", Verb: "list"},
+		}}
+		if reason := waitAllowed(t, kube, sar); reason != "" {
+			t.Fatalf("%s bound cluster-wide to %s cannot list clusters: %s", user, role, reason)
+		}
+	}
 	cfg, err := env.cluster.UserConfig(user)
 	if err != nil {
 		t.Fatal(err)

@@ -264,7 +264,16 @@ func TestObserverWritesOnlyDryRunsToTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a patch of a Release as the observer: %v, want a denial by convoy-observer-dry-run-only (%v)", denial, err)
 	}
-	// Its own writes go through.
+	// Its own writes go through, once its RBAC (applied above) reaches the authorizer.
+	kube := kubernetes.NewForConfigOrDie(env.admin)
+	for _, a := range []access{
+		{convoyv1alpha1.GroupName, "releases/sync", "create", ns},
+		{convoyv1alpha1.GroupName, "releaseinventories/status", "update", ns},
+	} {
+		if reason := waitAllowed(t, kube, a.review()); reason != "" {
+			t.Fatalf("%s cannot %s: %s", observerSA, a, reason)
+		}
+	}
 	synced := &convoyv1alpha1.Release{}
 	if err := convoyObserver.Post().Namespace(ns).Resource(convoyv1alpha1.ResourceReleases).Name("podinfo").
 		SubResource(convoyv1alpha1.SubresourceSync).Do(ctx(t)).Into(synced); err != nil {
