@@ -239,13 +239,23 @@ func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef str
 // cache: the list it is about to grow must include the last write, or an object could
 // be lost track of. A missing inventory is an empty one.
 func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
+	inv, err := r.readInventory(ctx, client.ObjectKeyFromObject(rel))
+	if inv == nil && err == nil {
+		return &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: rel.Name}}, nil
+	}
+	return inv, err
+}
+
+// readInventory reads the ReleaseInventory key from the API server; nil when there is
+// none.
+func (r *Reconciler) readInventory(ctx context.Context, key client.ObjectKey) (*v1.ReleaseInventory, error) {
 	inv := &v1.ReleaseInventory{}
-	err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(rel), inv)
+	err := r.apiReader.Get(ctx, key, inv)
 	switch {
 	case apierrors.IsNotFound(err):
-		return &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: rel.Name}}, nil
+		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("cannot read the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
+		return nil, fmt.Errorf("cannot read the ReleaseInventory %s: %w", key, err)
 	}
 	return inv, nil
 }

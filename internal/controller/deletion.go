@@ -109,13 +109,9 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 
 // deleteInventory removes the finalizer of the ReleaseInventory key and deletes it.
 func (r *Reconciler) deleteInventory(ctx context.Context, key client.ObjectKey) error {
-	inv := &v1.ReleaseInventory{}
-	err := r.apiReader.Get(ctx, key, inv)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read the ReleaseInventory %s: %w", key, err)
+	inv, err := r.readInventory(ctx, key)
+	if inv == nil || err != nil {
+		return err
 	}
 	if err := r.patchFinalizer(ctx, inv, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove the finalizer of ReleaseInventory %s: %w", key, err)
@@ -134,16 +130,9 @@ func (r *Reconciler) deleteInventory(ctx context.Context, key client.ObjectKey) 
 // collector deletes it then, as its owner is gone. The Release is read from the API
 // server first, so that a Release the cache has not seen yet keeps its inventory.
 func (r *Reconciler) releaseOrphanedInventory(ctx context.Context, key client.ObjectKey) error {
-	inv := &v1.ReleaseInventory{}
-	err := r.apiReader.Get(ctx, key, inv)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read the ReleaseInventory %s: %w", key, err)
-	}
-	if !controllerutil.ContainsFinalizer(inv, v1.Finalizer) {
-		return nil
+	inv, err := r.readInventory(ctx, key)
+	if inv == nil || err != nil || !controllerutil.ContainsFinalizer(inv, v1.Finalizer) {
+		return err
 	}
 	err = r.apiReader.Get(ctx, key, &v1.Release{})
 	if err == nil {
