@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/client-go/discovery"
+
 	"kumodo.io/convoy/internal/testenv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,5 +180,36 @@ func TestTableAndSelectors(t *testing.T) {
 	err = admin(t).Get().Namespace(ns).Resource("releases").Param("fieldSelector", "spec.chart.name=x").Do(ctx(t)).Error()
 	if statusCode(err) != http.StatusBadRequest {
 		t.Errorf("an unsupported field selector: %v, want 400", err)
+	}
+}
+
+// Discovery names the short names and the category of every kind, as kubectl uses
+// them: `kubectl get rel`, `kubectl get rinv`, `kubectl get convoy`.
+func TestDiscoveryShortNamesAndCategories(t *testing.T) {
+	testenv.Integration(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(env.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := dc.ServerResourcesForGroupVersion(convoyv1alpha1.SchemeGroupVersion.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type names struct{ Short, Categories []string }
+	got := map[string]names{}
+	for _, r := range list.APIResources {
+		if !strings.Contains(r.Name, "/") {
+			got[r.Name] = names{r.ShortNames, r.Categories}
+		}
+	}
+	convoy := []string{"convoy"}
+	want := map[string]names{
+		"releases":           {Short: []string{"rel"}, Categories: convoy},
+		"releaseinventories": {Short: []string{"rinv"}, Categories: convoy},
+		"renders":            {Categories: convoy},
+		"clusters":           {Categories: convoy},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("short names and categories (-want +got):\n%s", diff)
 	}
 }

@@ -13,10 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
@@ -28,38 +25,26 @@ const resource = convoyv1alpha1.ResourceClusters
 
 // NewStorage builds the storage of Clusters and their /status.
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	s := strategy{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator}
-	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &convoyv1alpha1.Cluster{} },
-		NewListFunc:               func() runtime.Object { return &convoyv1alpha1.ClusterList{} },
-		PredicateFunc:             matcher,
-		DefaultQualifiedResource:  convoyv1alpha1.Resource(resource),
-		SingularQualifiedResource: convoyv1alpha1.Resource("cluster"),
-		CreateStrategy:            s,
-		UpdateStrategy:            s,
-		DeleteStrategy:            s,
-		ResetFieldsStrategy:       s,
-		TableConvertor:            tableConvertor,
+	s := strategy{registry.NewStrategy(scheme)}
+	store, err := registry.NewStore(registry.Kind{
+		New:         func() runtime.Object { return &convoyv1alpha1.Cluster{} },
+		NewList:     func() runtime.Object { return &convoyv1alpha1.ClusterList{} },
+		Resource:    resource,
+		Singular:    "cluster",
+		Strategy:    s,
+		ResetFields: s,
+		Attrs:       getAttrs,
+		Table:       tableConvertor,
+	}, optsGetter)
+	if err != nil {
+		return nil, err
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: getAttrs}); err != nil {
-		return nil, fmt.Errorf("building the storage of clusters: %w", err)
-	}
-	statusStore := *store
-	statusStore.UpdateStrategy = statusStrategy{s}
-	statusStore.ResetFieldsStrategy = statusStrategy{s}
+	status := statusStrategy{s}
 	return map[string]rest.Storage{
-		resource:             &REST{store},
-		resource + "/status": &registry.SubresourceREST{Store: &statusStore},
+		resource:             &registry.REST{Store: store},
+		resource + "/status": &registry.SubresourceREST{Store: registry.WithUpdate(store, status, status)},
 	}, nil
 }
-
-// REST is the storage of Clusters.
-type REST struct {
-	*genericregistry.Store
-}
-
-// Categories puts Clusters in `kubectl get convoy`.
-func (r *REST) Categories() []string { return []string{"convoy"} }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	c, ok := obj.(*convoyv1alpha1.Cluster)
@@ -69,21 +54,14 @@ func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return labels.Set(c.Labels), generic.ObjectMetaFieldsSet(&c.ObjectMeta, false), nil
 }
 
-func matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: getAttrs}
-}
-
 type strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	registry.Strategy
 }
 
 func (strategy) NamespaceScoped() bool { return false }
 
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return registry.ResetFields("status")
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
@@ -108,27 +86,13 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	return validation.ClusterUpdate(obj.(*convoyv1alpha1.Cluster), old.(*convoyv1alpha1.Cluster))
 }
 
-func (strategy) AllowCreateOnUpdate(context.Context) bool                  { return false }
-func (strategy) AllowUnconditionalUpdate(context.Context) bool             { return true }
-func (strategy) Canonicalize(runtime.Object)                               {}
-func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
 // statusStrategy: a /status write changes only status.
 type statusStrategy struct {
 	strategy
 }
 
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"),
-			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
-		),
-	}
+	return registry.ResetFields("spec", "metadata.labels", "metadata.annotations")
 }
 
 func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

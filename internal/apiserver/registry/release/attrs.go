@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -26,9 +25,4 @@ func selectableFields(r *convoyv1alpha1.Release) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{
 		convoyv1alpha1.FieldReleaseCluster: r.Spec.Cluster,
 	}, &r.ObjectMeta, true)
-}
-
-// Matcher selects Releases by label and field.
-func Matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/registry"
 	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
@@ -20,16 +21,7 @@ type statusStrategy struct {
 }
 
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"),
-			fieldpath.MakePathOrDie("mutations"),
-			fieldpath.MakePathOrDie("lifecycle"),
-			fieldpath.MakePathOrDie("pin"),
-			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
-		),
-	}
+	return registry.ResetFields("spec", "mutations", "lifecycle", "pin", "metadata.labels", "metadata.annotations")
 }
 
 func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
@@ -46,8 +38,4 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	r := obj.(*convoyv1alpha1.Release)
 	errs := validation.ObjectMetaUpdate(&r.ObjectMeta, &old.(*convoyv1alpha1.Release).ObjectMeta)
 	return append(errs, metav1validation.ValidateConditions(r.Status.Conditions, field.NewPath("status", "conditions"))...)
-}
-
-func (statusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }

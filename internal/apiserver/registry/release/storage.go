@@ -1,8 +1,6 @@
 package release
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -21,29 +19,24 @@ type Storage map[string]rest.Storage
 // the clock sync times are read from.
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock) (Storage, error) {
 	base := newStrategy(scheme)
-	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &convoyv1alpha1.Release{} },
-		NewListFunc:               func() runtime.Object { return &convoyv1alpha1.ReleaseList{} },
-		PredicateFunc:             Matcher,
-		DefaultQualifiedResource:  convoyv1alpha1.Resource(convoyv1alpha1.ResourceReleases),
-		SingularQualifiedResource: convoyv1alpha1.Resource("release"),
-
-		CreateStrategy:      base,
-		UpdateStrategy:      base,
-		DeleteStrategy:      base,
-		ResetFieldsStrategy: base,
-
-		TableConvertor: tableConvertor,
+	store, err := registry.NewStore(registry.Kind{
+		New:         func() runtime.Object { return &convoyv1alpha1.Release{} },
+		NewList:     func() runtime.Object { return &convoyv1alpha1.ReleaseList{} },
+		Resource:    convoyv1alpha1.ResourceReleases,
+		Singular:    "release",
+		Strategy:    base,
+		ResetFields: base,
+		Attrs:       GetAttrs,
+		Table:       tableConvertor,
+	}, optsGetter)
+	if err != nil {
+		return nil, err
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
-		return nil, fmt.Errorf("building the storage of releases: %w", err)
-	}
-
-	with := func(s rest.RESTUpdateStrategy, reset rest.ResetFieldsStrategy) *genericregistry.Store {
-		copied := *store
-		copied.UpdateStrategy = s
-		copied.ResetFieldsStrategy = reset
-		return &copied
+	with := func(s interface {
+		rest.RESTUpdateStrategy
+		rest.ResetFieldsStrategy
+	}) *genericregistry.Store {
+		return registry.WithUpdate(store, s, s)
 	}
 	status := statusStrategy{base}
 	pin := newFieldStrategy(base, c, convoyv1alpha1.SubresourcePin, takePin)
@@ -56,25 +49,11 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c 
 	}
 
 	return Storage{
-		convoyv1alpha1.ResourceReleases:                                             &REST{store},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceStatus:    &registry.SubresourceREST{Store: with(status, status)},
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourcePin:       locked(with(pin, pin)),
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceMutations: locked(with(mutations, mutations)),
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceLifecycle: locked(with(lifecycle, lifecycle)),
-		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync:      &SyncREST{store: with(keepStrategy{base}, base), clock: c, locks: locks},
+		convoyv1alpha1.ResourceReleases:                                             &registry.REST{Store: store, Short: []string{"rel"}}, // kubectl get rel
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceStatus:    &registry.SubresourceREST{Store: with(status)},
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourcePin:       locked(with(pin)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceMutations: locked(with(mutations)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceLifecycle: locked(with(lifecycle)),
+		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync:      &SyncREST{store: registry.WithUpdate(store, keepStrategy{base}, base), clock: c, locks: locks},
 	}, nil
 }
-
-// REST is the main resource's storage.
-type REST struct {
-	*genericregistry.Store
-}
-
-var _ rest.ShortNamesProvider = &REST{}
-var _ rest.CategoriesProvider = &REST{}
-
-// ShortNames makes `kubectl get rel` work.
-func (r *REST) ShortNames() []string { return []string{"rel"} }
-
-// Categories puts Releases in `kubectl get convoy`.
-func (r *REST) Categories() []string { return []string{"convoy"} }

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
@@ -18,24 +17,18 @@ import (
 // spec change bumps the generation. mutations, lifecycle, labels and annotations
 // (including the two sync annotations) change freely.
 type strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	registry.Strategy
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+	return strategy{registry.NewStrategy(typer)}
 }
 
 func (strategy) NamespaceScoped() bool { return true }
 
 // GetResetFields names the fields a main-resource write never sets, for server-side apply.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
-			fieldpath.MakePathOrDie("status"),
-			fieldpath.MakePathOrDie("pin"),
-		),
-	}
+	return registry.ResetFields("status", "pin")
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
@@ -68,15 +61,3 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	return validation.ReleaseUpdate(obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release))
 }
-
-func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
-func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-func (strategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
-
-func (strategy) Canonicalize(runtime.Object) {}

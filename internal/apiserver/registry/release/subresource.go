@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/registry"
 )
 
 // fieldStrategy is the strategy of a subresource that owns one top-level field of a
@@ -32,18 +33,13 @@ func newFieldStrategy(base strategy, c clock.PassiveClock, field string,
 
 // GetResetFields: every field but the owned one keeps its stored value.
 func (s fieldStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	set := fieldpath.NewSet(
-		fieldpath.MakePathOrDie("metadata", "labels"),
-		fieldpath.MakePathOrDie("metadata", "annotations"),
-	)
+	reset := []string{"metadata.labels", "metadata.annotations"}
 	for _, f := range []string{"spec", "status", "mutations", "lifecycle", "pin"} {
 		if f != s.field {
-			set.Insert(fieldpath.MakePathOrDie(f))
+			reset = append(reset, f)
 		}
 	}
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(convoyv1alpha1.SchemeGroupVersion.String()): set,
-	}
+	return registry.ResetFields(reset...)
 }
 
 func (s fieldStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

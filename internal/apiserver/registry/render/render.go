@@ -13,10 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/names"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/registry"
@@ -25,31 +22,20 @@ import (
 
 // NewStorage builds the storage of Renders.
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	s := strategy{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator}
-	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &convoyv1alpha1.Render{} },
-		NewListFunc:               func() runtime.Object { return &convoyv1alpha1.RenderList{} },
-		PredicateFunc:             matcher,
-		DefaultQualifiedResource:  convoyv1alpha1.Resource(convoyv1alpha1.ResourceRenders),
-		SingularQualifiedResource: convoyv1alpha1.Resource("render"),
-		CreateStrategy:            s,
-		UpdateStrategy:            s,
-		DeleteStrategy:            s,
-		TableConvertor:            tableConvertor,
+	store, err := registry.NewStore(registry.Kind{
+		New:      func() runtime.Object { return &convoyv1alpha1.Render{} },
+		NewList:  func() runtime.Object { return &convoyv1alpha1.RenderList{} },
+		Resource: convoyv1alpha1.ResourceRenders,
+		Singular: "render",
+		Strategy: strategy{registry.NewStrategy(scheme)},
+		Attrs:    getAttrs,
+		Table:    tableConvertor,
+	}, optsGetter)
+	if err != nil {
+		return nil, err
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: getAttrs}); err != nil {
-		return nil, fmt.Errorf("building the storage of renders: %w", err)
-	}
-	return map[string]rest.Storage{convoyv1alpha1.ResourceRenders: &REST{store}}, nil
+	return map[string]rest.Storage{convoyv1alpha1.ResourceRenders: &registry.REST{Store: store}}, nil
 }
-
-// REST is the storage of Renders.
-type REST struct {
-	*genericregistry.Store
-}
-
-// Categories puts Renders in `kubectl get convoy`.
-func (r *REST) Categories() []string { return []string{"convoy"} }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	r, ok := obj.(*convoyv1alpha1.Render)
@@ -62,25 +48,13 @@ func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	}, &r.ObjectMeta, true), nil
 }
 
-func matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: getAttrs}
-}
-
 type strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	registry.Strategy
 }
 
 func (strategy) NamespaceScoped() bool                                            { return true }
 func (strategy) PrepareForCreate(context.Context, runtime.Object)                 {}
 func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
-func (strategy) AllowCreateOnUpdate(context.Context) bool                         { return false }
-func (strategy) AllowUnconditionalUpdate(context.Context) bool                    { return true }
-func (strategy) Canonicalize(runtime.Object)                                      {}
-func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string        { return nil }
-func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
 
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	return validation.Render(obj.(*convoyv1alpha1.Render))
