@@ -33,19 +33,19 @@ func NewStrategy(typer runtime.ObjectTyper) Strategy {
 	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
 }
 
-// AllowCreateOnUpdate: a PUT of a missing object is NotFound, not a create.
+// AllowCreateOnUpdate is false: a PUT of a missing object is NotFound, not a create.
 func (Strategy) AllowCreateOnUpdate(context.Context) bool { return false }
 
-// AllowUnconditionalUpdate: a PUT without a resourceVersion is allowed (last write wins).
+// AllowUnconditionalUpdate is true: a PUT without a resourceVersion is allowed (last write wins).
 func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
 
-// Canonicalize: the convoy objects have no second spelling to normalise.
+// Canonicalize does nothing: the convoy objects have no second spelling to normalise.
 func (Strategy) Canonicalize(runtime.Object) {}
 
-// WarningsOnCreate: no warnings.
+// WarningsOnCreate returns no warnings.
 func (Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
 
-// WarningsOnUpdate: no warnings.
+// WarningsOnUpdate returns no warnings.
 func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
 	return nil
 }
