@@ -147,7 +147,10 @@ func TestNamespaceDeletionDeletesItsReleases(t *testing.T) {
 }
 
 // A ReleaseInventory whose Release is gone without the controller's deletion (its
-// finalizer removed by hand) loses its finalizer, and the garbage collector deletes it.
+// finalizer removed by hand) loses its finalizer once it is deleted, and is gone. The
+// garbage collector deletes such an inventory, as its owner does not exist; the test
+// deletes it the same way (in the background) rather than wait for the garbage
+// collector's next resync, which is not what is under test.
 func TestInventoryOfAGoneReleaseIsLetGo(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	yes := true
@@ -157,6 +160,9 @@ func TestInventoryOfAGoneReleaseIsLetGo(t *testing.T) {
 				Name: "gone", UID: uuid.NewUUID(), Controller: &yes}}},
 	}
 	if err := e.client.Create(e.ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Delete(e.ctx, inv, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually("the ReleaseInventory gone", func() (bool, string) {

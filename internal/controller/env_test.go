@@ -29,6 +29,8 @@ type env struct {
 	ns     string
 	client client.WithWatch
 	calls  *calls
+	// reconciler is the controller's Reconciler, for tests that call it directly.
+	reconciler *Reconciler
 }
 
 // envOptions configure the controller of a test.
@@ -104,7 +106,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Setup(ctx, mgr, Options{
+	e.reconciler, err = Setup(ctx, mgr, Options{
 		Renderer:           renderer,
 		Metrics:            prometheus.NewRegistry(),
 		SkipNameValidation: true,

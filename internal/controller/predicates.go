@@ -76,11 +76,13 @@ func inventoryUpdateTriggers(old, new *v1.ReleaseInventory) bool {
 	return !equality.Semantic.DeepEqual(old.Status, new.Status)
 }
 
-// inventoryPredicate lets through the updates of inventoryUpdateTriggers only: the
-// controller creates and deletes inventories itself.
+// inventoryPredicate lets through the updates of inventoryUpdateTriggers, and the first
+// sight of an inventory whose deletion has started (at the controller's start, or when
+// its informer sees it only then): the controller creates and deletes inventories
+// itself, but an inventory that is being deleted may wait for its finalizer.
 func inventoryPredicate() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
+		CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetDeletionTimestamp() != nil },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.ReleaseInventory)
 			new, _ := e.ObjectNew.(*v1.ReleaseInventory)

@@ -164,6 +164,10 @@ func TestSP29_InventoryStatusChangeTriggers(t *testing.T) {
 	if inventoryPredicate().Create(event.CreateEvent{Object: inv("1", nil)}) {
 		t.Error("the creation of an inventory (by the controller) must not trigger")
 	}
+	deleting := inv("2", func(i *v1.ReleaseInventory) { i.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} })
+	if !inventoryPredicate().Create(event.CreateEvent{Object: deleting}) {
+		t.Error("the first sight of an inventory whose deletion started must trigger: it may wait for its finalizer")
+	}
 }
 
 func TestSP30_ClusterWaveConditionChange(t *testing.T) {

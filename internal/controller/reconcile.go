@@ -45,6 +45,8 @@ type Reconciler struct {
 	clusters  clusters.Resolver
 	events    EventRecorder
 	failures  *release.FailureCounter
+	// writes holds the resourceVersion of the last write to each Release.
+	writes    *writeLog
 	applyOpts apply.Options
 	metrics   *metrics
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before
@@ -55,13 +57,13 @@ type Reconciler struct {
 // Reconcile carries out one reconcile of one Release (design/sync-policy.md).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := release.Key{Namespace: req.Namespace, Name: req.Name}
-	rel := &v1.Release{}
-	if err := r.client.Get(ctx, req.NamespacedName, rel); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(key)
-			return reconcile.Result{}, r.releaseOrphanedInventory(ctx, req.NamespacedName)
-		}
+	rel, err := r.readRelease(ctx, key)
+	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if rel == nil {
+		r.forget(key)
+		return reconcile.Result{}, r.releaseOrphanedInventory(ctx, req.NamespacedName)
 	}
 	logger := log.FromContext(ctx).WithValues("release", req.String(), "cluster", rel.Spec.Cluster)
 	ctx = logr.NewContext(ctx, logger)
@@ -76,6 +78,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	return r.reconcileRelease(ctx, key, rel)
+}
+
+// readRelease reads the Release of key from the cache, or from the API server when the
+// cached one predates the controller's last write to it. It returns nil when the
+// Release does not exist.
+func (r *Reconciler) readRelease(ctx context.Context, key release.Key) (*v1.Release, error) {
+	objKey := client.ObjectKey{Namespace: key.Namespace, Name: key.Name}
+	rel := &v1.Release{}
+	err := r.client.Get(ctx, objKey, rel)
+	if err == nil && r.writes.predates(key, rel.ResourceVersion) {
+		logr.FromContextOrDiscard(ctx).V(1).Info("The cached Release predates the last write: reading it from the API server",
+			"resourceVersion", rel.ResourceVersion)
+		err = r.apiReader.Get(ctx, objKey, rel)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return rel, nil
 }
 
 // reconcileRelease is steps 2–12 and the status write.
@@ -141,6 +164,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, rel *v1.Release, status v1
 	if err := r.client.Status().Patch(ctx, updated, client.MergeFrom(rel)); err != nil {
 		return fmt.Errorf("write the status of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
+	r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, updated.ResourceVersion)
 	return nil
 }
 
@@ -155,11 +179,18 @@ func (r *Reconciler) patchFinalizer(ctx context.Context, obj client.Object, chan
 	if !change(obj, v1.Finalizer) {
 		return nil
 	}
-	return r.client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	if _, ok := obj.(*v1.Release); ok {
+		r.writes.record(release.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetResourceVersion())
+	}
+	return nil
 }
 
 // forget drops the in-memory state of a Release that is gone.
 func (r *Reconciler) forget(key release.Key) {
 	r.failures.Reset(key)
+	r.writes.forget(key)
 	r.metrics.forget(key)
 }

@@ -123,6 +123,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		clusters:          o.Clusters,
 		events:            o.Events,
 		failures:          release.NewFailureCounter(),
+		writes:            &writeLog{},
 		applyOpts:         o.Apply,
 		metrics:           newMetrics(o.Metrics),
 		deletionWarnAfter: o.DeletionWarnAfter,
