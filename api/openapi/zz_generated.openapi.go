@@ -20520,7 +20520,7 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "HookStatus is the state of one hook Job.",
+				Description: "HookStatus is the state of one hook: its Job, or the object a chart hook that is not a Job applies.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"name": {
@@ -20538,6 +20538,22 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 							Format:      "int32",
 						},
 					},
+					"hookPhase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hookPhase is when the hook runs: PreApply or PostApply.\n\nPossible enum values:\n - `\"PostApply\"` runs after a successful apply.\n - `\"PreApply\"` runs before the pre-apply dry run.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"PostApply", "PreApply"},
+						},
+					},
+					"run": {
+						SchemaProps: spec.SchemaProps{
+							Description: "run is what the hooks run for: Install, Upgrade or Delete.\n\nPossible enum values:\n - `\"Delete\"` : the deletion of a Release (pre-delete, post-delete).\n - `\"Install\"` : the first apply of a Release (pre-install, post-install).\n - `\"Upgrade\"` : a later apply (pre-upgrade, post-upgrade).",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Delete", "Install", "Upgrade"},
+						},
+					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
 							Description: "phase is Pending, Running, Succeeded or Failed.\n\nPossible enum values:\n - `\"Failed\"` : the Job failed or timed out.\n - `\"Pending\"` : the Job is not created yet.\n - `\"Running\"` : the Job runs.\n - `\"Succeeded\"` : the Job succeeded.",
@@ -20548,7 +20564,7 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 					},
 					"job": {
 						SchemaProps: spec.SchemaProps{
-							Description: "job is the name of the Job.",
+							Description: "job is the name of the Job; empty for a hook that is an object to apply.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -139,17 +139,38 @@ const (
 	HookJobFailed HookJobPhase = "Failed"
 )
 
-// HookStatus is the state of one hook Job.
+// HookRun is what a run of hooks is for: the Helm events whose chart hooks it runs.
+// +enum
+type HookRun string
+
+// Hook runs.
+const (
+	// HookRunInstall: the first apply of a Release (pre-install, post-install).
+	HookRunInstall HookRun = "Install"
+	// HookRunUpgrade: a later apply (pre-upgrade, post-upgrade).
+	HookRunUpgrade HookRun = "Upgrade"
+	// HookRunDelete: the deletion of a Release (pre-delete, post-delete).
+	HookRunDelete HookRun = "Delete"
+)
+
+// HookStatus is the state of one hook: its Job, or the object a chart hook that is
+// not a Job applies.
 type HookStatus struct {
 	// name of the hook.
 	Name string `json:"name"`
 	// batch of the hook.
 	// +optional
 	Batch int32 `json:"batch,omitempty"`
+	// hookPhase is when the hook runs: PreApply or PostApply.
+	// +optional
+	HookPhase HookPhase `json:"hookPhase,omitempty"`
+	// run is what the hooks run for: Install, Upgrade or Delete.
+	// +optional
+	Run HookRun `json:"run,omitempty"`
 	// phase is Pending, Running, Succeeded or Failed.
 	// +optional
 	Phase HookJobPhase `json:"phase,omitempty"`
-	// job is the name of the Job.
+	// job is the name of the Job; empty for a hook that is an object to apply.
 	// +optional
 	Job string `json:"job,omitempty"`
 	// message says why, for people.

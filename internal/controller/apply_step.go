@@ -13,6 +13,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
+	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
@@ -35,15 +36,17 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	}
 	st.appliedChartVersion = chartVersion
 
-	var hooks *hookRun
+	var hr *hookRun
 	if plan.RunHooks {
-		hooks = newHookRun(r, st, plan.RenderRef, chartHooks)
+		if hr, err = newHookRun(r, st, in, plan.RenderRef, chartHooks); err != nil {
+			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
+		}
 		if plan.RerunHooks {
-			if err := hooks.rerun(ctx); err != nil {
+			if err := hr.rerun(ctx); err != nil {
 				return failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
 			}
 		}
-		stop, err := hooks.run(ctx, v1.HookPreApply)
+		stop, err := hr.run(ctx, v1.HookPreApply)
 		if err != nil {
 			return failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
 		}
@@ -58,11 +61,11 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	// The hooks are done once the PostApply batches are: a successful apply then ends
 	// what status.hooks recorded.
 	done := func() { st.hooks, st.hooksSet = nil, len(st.rel.Status.Hooks) > 0 }
-	if hooks == nil {
+	if hr == nil {
 		done()
 		return res, nil
 	}
-	stop, err = hooks.run(ctx, v1.HookPostApply)
+	stop, err = hr.run(ctx, v1.HookPostApply)
 	switch {
 	case err != nil:
 		// Not counted as applied, and status.hooks kept: the retry applies again and
@@ -74,7 +77,7 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 		return *stop, nil
 	}
 	done()
-	if err := hooks.cleanup(ctx); err != nil {
+	if err := hr.cleanup(ctx); err != nil {
 		// The hooks succeeded; the old Jobs go at the next render's cleanup.
 		logger.Error(err, "Cannot delete the hook Jobs of older renders")
 	}
@@ -172,7 +175,7 @@ func failed(ctx context.Context, err error, fallback, what string) (release.Resu
 // objectsToApply returns the objects and the chart's hook Jobs of the render to apply
 // and its chart version: the current render, or the pinned or previous render from its
 // Render object.
-func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []render.Hook, string, *release.Result, error) {
+func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []hooks.Chart, string, *release.Result, error) {
 	if st.render != nil && st.render.Ref == ref {
 		return applyObjects(st.render.Objects), st.render.Hooks, st.render.ChartVersion, nil, nil
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -85,12 +86,22 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			"Cannot delete the hook Jobs of the Release: %v", err)
 		return false, err
 	}
-	if len(inv.Objects) == 0 {
+	objects := inv.Objects
+	var lastApplied string
+	if ls := rel.Status.LastSuccessful; ls != nil {
+		lastApplied = ls.RenderRef
+	}
+	hookObjects, err := r.hookObjects(ctx, rel, inv.RenderRef, lastApplied)
+	if err != nil {
+		return false, err
+	}
+	objects = append(slices.Clip(objects), hookObjects...)
+	if len(objects) == 0 {
 		return true, nil
 	}
-	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(inv.Objects))
+	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(objects))
 	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx,
-		apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, inv.Objects, rel.Spec.DeletionPolicy)
+		apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, objects, rel.Spec.DeletionPolicy)
 	if err != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 			"Cannot delete what the Release applied: %v", err)

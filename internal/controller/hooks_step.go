@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"math"
+
 	"fmt"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"slices"
 	"time"
 
@@ -12,90 +15,79 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	obshealth "kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
 
-// hookRun carries out the lifecycle hooks of the render to apply (steps 8 and 12):
-// the Release's lifecycle.hooks and the chart's Helm hook Jobs, each a Job named by
-// release.HookJobName in the target namespace. The decisions are release.PlanHooks';
-// this reads the Jobs (a GET by name each) and creates, deletes and lists them.
+// hookRun carries out the hooks of the render to apply (steps 8 and 12): the
+// Release's lifecycle.hooks and the chart's Helm hooks of the run (install or
+// upgrade), as internal/hooks builds them. The decisions are release.PlanHooks'; this
+// reads the Jobs (a GET by name each), applies the hook objects, creates the Jobs and
+// deletes what the delete policies say.
 type hookRun struct {
 	r         *Reconciler
 	st        *state
 	renderRef string
 	namespace string
-	hooks     []release.Hook
-	// jobs are the Jobs to create, by name.
-	jobs map[string]*batchv1.Job
-	// resume is the batch status.hooks records as running for this render.
+	kind      v1.HookRun
+	hooks     []hooks.Hook
+	// resume is the batch status.hooks records for this render.
 	resume *release.HookBatch
 	// rerunning: a forced sync deleted the Jobs; what status.hooks says of them is past.
 	rerunning bool
 }
 
-// newHookRun gathers the hooks of renderRef: lifecycle.hooks, then the chart's hook
-// Jobs (chartHooks) whose names the lifecycle does not use.
-func newHookRun(r *Reconciler, st *state, renderRef string, chartHooks []render.Hook) *hookRun {
+// newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
+// for this render (a run that goes on), else Install when nothing was applied
+// successfully yet, else Upgrade.
+func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, chartHooks []hooks.Chart) (*hookRun, error) {
 	rel := st.rel
-	run := &hookRun{r: r, st: st, renderRef: renderRef, namespace: render.TargetNamespace(rel), jobs: map[string]*batchv1.Job{}}
-	add := func(h v1.Hook, labels, annotations map[string]string) {
-		if h.Job == nil || slices.ContainsFunc(run.hooks, func(o release.Hook) bool { return o.Name == h.Name }) {
-			return
-		}
-		name := release.HookJobName(rel.Name, h.Name, renderRef)
-		hook := release.Hook{Name: h.Name, Phase: h.Phase, Batch: h.Batch, Job: name}
-		if h.Timeout != nil {
-			hook.Timeout = h.Timeout.Duration
-		}
-		run.hooks = append(run.hooks, hook)
-		job := &batchv1.Job{
-			TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: run.namespace, Name: name, Labels: map[string]string{}, Annotations: annotations},
-			Spec:       *h.Job.DeepCopy(),
-		}
-		for k, v := range labels {
-			job.Labels[k] = v
-		}
-		job.Labels[v1.LabelReleaseName] = rel.Name
-		job.Labels[v1.LabelReleaseNamespace] = rel.Namespace
-		job.Labels[v1.LabelHook] = release.HookLabelValue(h.Name)
-		run.jobs[name] = job
-	}
+	owner := hooks.Owner{Name: rel.Name, Namespace: rel.Namespace, TargetNamespace: render.TargetNamespace(rel)}
+	var lifecycle []v1.Hook
 	if rel.Lifecycle != nil {
-		for _, h := range rel.Lifecycle.Hooks {
-			add(h, nil, nil)
+		lifecycle = rel.Lifecycle.Hooks
+	}
+	build := func(run v1.HookRun) (*hookRun, error) {
+		hs, err := hooks.ForRun(owner, renderRef, run, lifecycle, chartHooks)
+		if err != nil {
+			return nil, err
+		}
+		return &hookRun{r: r, st: st, renderRef: renderRef, namespace: owner.TargetNamespace, kind: run, hooks: hs,
+			resume: resumeOf(rel.Status.Hooks, hs)}, nil
+	}
+	if hs := rel.Status.Hooks; len(hs) > 0 && hs[0].Run != "" {
+		if h, err := build(hs[0].Run); err != nil || h.resume != nil {
+			return h, err
 		}
 	}
-	for _, h := range chartHooks {
-		var labels, annotations map[string]string
-		if h.Object != nil {
-			labels, annotations = h.Object.GetLabels(), h.Object.GetAnnotations()
-		}
-		add(h.Hook, labels, annotations)
+	run := v1.HookRunUpgrade
+	if in.LastSuccessfulRender == "" {
+		run = v1.HookRunInstall
 	}
-	run.resume = resumeOf(rel.Status.Hooks, run.hooks)
-	return run
+	return build(run)
 }
 
-// resumeOf is the batch that status.hooks records as running for these hooks: every
-// entry names a hook and Job of them, and none failed; nil otherwise.
-func resumeOf(status []v1.HookStatus, hooks []release.Hook) *release.HookBatch {
+// resumeOf is the batch that status.hooks records for these hooks: every entry names
+// a hook of them (name, Job and phase), and none failed; Done when all succeeded; nil
+// otherwise.
+func resumeOf(status []v1.HookStatus, hs []hooks.Hook) *release.HookBatch {
 	if len(status) == 0 {
 		return nil
 	}
-	var batch *release.HookBatch
+	batch := &release.HookBatch{Done: true}
 	for _, s := range status {
-		i := slices.IndexFunc(hooks, func(h release.Hook) bool { return h.Name == s.Name && h.Job == s.Job })
+		i := slices.IndexFunc(hs, func(h hooks.Hook) bool {
+			return h.Name == s.Name && h.Job == s.Job && (s.HookPhase == "" || h.Phase == s.HookPhase)
+		})
 		if i < 0 || s.Phase == v1.HookJobFailed {
 			return nil
 		}
-		batch = &release.HookBatch{Phase: hooks[i].Phase, Batch: hooks[i].Batch}
+		batch.Phase, batch.Batch = hs[i].Phase, hs[i].Batch
+		batch.Done = batch.Done && s.Phase == v1.HookJobSucceeded
 	}
 	return batch
 }
@@ -104,6 +96,9 @@ func resumeOf(status []v1.HookStatus, hooks []release.Hook) *release.HookBatch {
 // creates them anew.
 func (h *hookRun) rerun(ctx context.Context) error {
 	for _, hook := range h.hooks {
+		if !hook.IsJob() {
+			continue
+		}
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: h.namespace, Name: hook.Job}}
 		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job to run it again", "job", hook.Job)
 		err := h.st.target.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -116,31 +111,66 @@ func (h *hookRun) rerun(ctx context.Context) error {
 }
 
 // run carries out the next step of the hooks of phase: it reads the Jobs of the
-// running batch, creates the missing ones and records the batch in status.hooks. It
-// returns nil when every batch of the phase is done, else WaitingForHooks or
-// HookFailed.
+// running batch, applies the hook objects of the batches up to it, creates its missing
+// Jobs and records the batch in status.hooks; when the phase completes, it deletes the
+// hooks whose policy is hook-succeeded, and when a batch fails, those whose policy is
+// hook-failed. It returns nil when every batch of the phase is done, else
+// WaitingForHooks or HookFailed.
 func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result, error) {
 	jobs, err := h.observe(ctx, phase)
 	if err != nil {
 		return nil, err
 	}
-	step := release.PlanHooks(phase, h.hooks, h.resume, jobs)
-	if step.Stop == nil {
-		return nil, nil
+	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs)
+	if step.Stop != nil || step.Completed {
+		h.st.hooks, h.st.hooksSet = step.Status, true
 	}
-	h.st.hooks, h.st.hooksSet = step.Status, true
-	if len(step.Create) > 0 {
+	if len(step.Create) > 0 || len(step.Apply) > 0 {
 		if err := h.r.ensureInventory(ctx, h.st); err != nil {
 			return nil, err
 		}
 	}
+	logger := logr.FromContextOrDiscard(ctx)
+	for _, hook := range step.Apply {
+		logger.Info("Applying a hook object", "kind", hook.Object.GetKind(), "name", hook.Object.GetName(), "phase", phase, "batch", hook.Batch)
+		if err := h.apply(ctx, hook.Object); err != nil {
+			return nil, err
+		}
+	}
 	for _, hook := range step.Create {
-		logr.FromContextOrDiscard(ctx).Info("Creating a hook Job", "job", hook.Job, "phase", phase, "batch", hook.Batch)
-		if err := h.create(ctx, h.jobs[hook.Job]); err != nil {
+		logger.Info("Creating a hook Job", "job", hook.Job, "phase", phase, "batch", hook.Batch)
+		if err := h.apply(ctx, hook.Object); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case step.Completed:
+		if err := h.deleteByPolicy(ctx, phase, nil, hooks.HookSucceeded); err != nil {
+			return nil, err
+		}
+	case step.Stop != nil && step.Stop.Reason == v1.ReasonHookFailed:
+		if err := h.deleteByPolicy(ctx, phase, &step.Status[0].Batch, hooks.HookFailed); err != nil {
 			return nil, err
 		}
 	}
 	return step.Stop, nil
+}
+
+// deleteByPolicy deletes the hooks of phase (of batch, when set) whose delete
+// policies include policy. Jobs go with their pods (propagation Background).
+func (h *hookRun) deleteByPolicy(ctx context.Context, phase v1.HookPhase, batch *int32, policy helmrelease.HookDeletePolicy) error {
+	for _, hook := range h.hooks {
+		if hook.Phase != phase || (batch != nil && hook.Batch != *batch) || !hook.Deletes(policy) {
+			continue
+		}
+		obj := hook.Object.DeepCopy()
+		logr.FromContextOrDiscard(ctx).Info("Deleting a hook by its delete policy", "kind", obj.GetKind(), "name", obj.GetName(), "policy", policy)
+		err := h.st.target.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete hook %s %s/%s (%s): %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), policy, err)
+		}
+	}
+	return nil
 }
 
 // observe reads the state of the Jobs of the hooks of phase that may run now (from
@@ -151,7 +181,7 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 func (h *hookRun) observe(ctx context.Context, phase v1.HookPhase) (map[string]release.HookJob, error) {
 	out := map[string]release.HookJob{}
 	for _, hook := range h.hooks {
-		if hook.Phase != phase || (h.resume != nil && h.resume.Phase == phase && hook.Batch < h.resume.Batch) {
+		if !hook.IsJob() || hook.Phase != phase || (h.resume != nil && h.resume.Phase == phase && hook.Batch < h.resume.Batch) {
 			continue
 		}
 		job := &batchv1.Job{}
@@ -170,13 +200,12 @@ func (h *hookRun) observe(ctx context.Context, phase v1.HookPhase) (map[string]r
 			out[hook.Job] = release.HookJob{Phase: v1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: time.Second}
 			continue
 		}
-		j := obshealth.HookJobPhase(job, hook.Timeout, h.st.now)
-		out[hook.Job] = release.HookJob{Phase: j.Phase, Message: j.Message, RecheckAfter: j.RecheckAfter}
+		out[hook.Job] = hooks.JobPhase(job, hook.Timeout, h.st.now)
 	}
 	return out, nil
 }
 
-func (h *hookRun) succeededBefore(hook release.Hook) bool {
+func (h *hookRun) succeededBefore(hook hooks.Hook) bool {
 	if h.rerunning {
 		return false
 	}
@@ -185,25 +214,19 @@ func (h *hookRun) succeededBefore(hook release.Hook) bool {
 	})
 }
 
-// create creates a hook Job by server-side apply with field manager convoy.
-func (h *hookRun) create(ctx context.Context, job *batchv1.Job) error {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
-	if err != nil {
-		return fmt.Errorf("hook Job %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
+// apply applies a hook object or Job by server-side apply with field manager convoy.
+func (h *hookRun) apply(ctx context.Context, obj *unstructured.Unstructured) error {
+	u := obj.DeepCopy()
 	unstructured.RemoveNestedField(u.Object, "status")
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	if err := h.st.target.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.ForceOwnership, client.FieldOwner(v1.FieldManager)); err != nil {
-		return fmt.Errorf("create hook Job %s/%s: %w", job.Namespace, job.Name, err)
+		return fmt.Errorf("apply hook %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	return nil
 }
 
 // cleanup deletes the hook Jobs of other renders of this Release once this render's
-// hooks succeeded; the most recent one that did not succeed (it failed, timed out, or
-// never finished: its timeout is its render's, not known here) stays, for its logs.
+// hooks succeeded, as hooks.OldJobsToDelete decides.
 func (h *hookRun) cleanup(ctx context.Context) error {
 	if len(h.hooks) == 0 {
 		return nil
@@ -212,24 +235,25 @@ func (h *hookRun) cleanup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var old []*batchv1.Job
-	var keep *batchv1.Job
-	for i := range list.Items {
-		job := &list.Items[i]
-		if _, ours := h.jobs[job.Name]; ours || job.DeletionTimestamp != nil {
-			continue
-		}
-		old = append(old, job)
-		if !jobSucceeded(job) && (keep == nil || keep.CreationTimestamp.Before(&job.CreationTimestamp)) {
-			keep = job
+	current := map[string]bool{}
+	for _, hook := range h.hooks {
+		if hook.IsJob() {
+			current[hook.Job] = true
 		}
 	}
-	for _, job := range old {
-		if job == keep {
+	var found []hooks.OldJob
+	byName := map[string]*batchv1.Job{}
+	for i := range list.Items {
+		job := &list.Items[i]
+		if job.DeletionTimestamp != nil {
 			continue
 		}
-		logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an older render", "job", job.Name)
-		if err := deleteListedJob(ctx, h.st.target.Client, job); err != nil {
+		byName[job.Name] = job
+		found = append(found, hooks.OldJob{Name: job.Name, Created: job.CreationTimestamp.Time, Succeeded: jobSucceeded(job)})
+	}
+	for _, name := range hooks.OldJobsToDelete(found, current) {
+		logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an older render", "job", name)
+		if err := deleteListedJob(ctx, h.st.target.Client, byName[name]); err != nil {
 			return err
 		}
 	}
@@ -306,4 +330,40 @@ func (r *Reconciler) ensureInventory(ctx context.Context, st *state) error {
 		return err
 	}
 	return nil
+}
+
+// hookObjects lists, as inventory entries, the chart's hook objects that are not Jobs
+// of the renders refs (the inventory's and the last successful one), for the deletion
+// of the Release: hooks are not part of a render's objects (as in Helm, they are not
+// in the release manifest), but convoy leaves none of them behind. They come last in
+// the deletion (the lowest wave). A Render that is gone lists nothing.
+func (r *Reconciler) hookObjects(ctx context.Context, rel *v1.Release, refs ...string) ([]v1.InventoryObject, error) {
+	var out []v1.InventoryObject
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if ref == "" || seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		obj, err := r.getRender(ctx, rel, ref)
+		if err != nil || obj == nil {
+			return out, err
+		}
+		_, chartHooks, err := render.DecodeManifests(obj.Manifests)
+		if err != nil {
+			return out, fmt.Errorf("read the manifests of Render %s: %w", obj.Name, err)
+		}
+		for _, h := range chartHooks {
+			if hooks.IsJob(h.Object) {
+				continue
+			}
+			gvk := h.Object.GroupVersionKind()
+			entry := v1.InventoryObject{Wave: math.MinInt32, ObjectReference: v1.ObjectReference{
+				Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: h.Object.GetNamespace(), Name: h.Object.GetName()}}
+			if !slices.ContainsFunc(out, func(o v1.InventoryObject) bool { return o.ObjectReference == entry.ObjectReference }) {
+				out = append(out, entry)
+			}
+		}
+	}
+	return out, nil
 }

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // Lifecycle hooks (rollout-hooks-pin-waves.md, "Lifecycle hooks") against the local
@@ -69,7 +69,7 @@ func (e *env) hookJob(release, hook, ref string) *batchv1.Job {
 	return job
 }
 
-func jobName(rel, hook, ref string) string { return release.HookJobName(rel, hook, ref) }
+func jobName(rel, hook, ref string) string { return hooks.JobName(rel, hook, ref) }
 
 // waitJobComplete waits until the Job of hook for ref has succeeded.
 func (e *env) waitJobComplete(rel, hook, ref string) *batchv1.Job {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
@@ -119,8 +121,13 @@ func hookRecord(rel *v1.Release, in release.Input) (string, *release.FailedHook)
 	if in.Rollout != nil {
 		candidates = append(candidates, in.Rollout.RenderRef, in.Rollout.PreviousRenderRef)
 	}
+	// The first hook with a Job names the render (an object hook's status does not).
+	i := slices.IndexFunc(hs, func(h v1.HookStatus) bool { return h.Job != "" })
+	if i < 0 {
+		return "", nil
+	}
 	for _, ref := range candidates {
-		if ref == "" || release.HookJobName(rel.Name, hs[0].Name, ref) != hs[0].Job {
+		if ref == "" || !slices.Contains(hookJobNames(rel.Name, hs[i].Name, ref), hs[i].Job) {
 			continue
 		}
 		if failed := release.FailedHookOf(ref, hs); failed != nil {
@@ -249,4 +256,10 @@ func (r *Reconciler) getRender(ctx context.Context, rel *v1.Release, ref string)
 		return nil, nil // another render with the same short name
 	}
 	return obj, nil
+}
+
+// hookJobNames are the names the Job of hook may have for a render: its PreApply or
+// PostApply run (hooks.ForRun).
+func hookJobNames(rel, hook, ref string) []string {
+	return []string{hooks.JobName(rel, hook, ref), hooks.JobName(rel, hook+"-post", ref)}
 }

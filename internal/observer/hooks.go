@@ -10,7 +10,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
-	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // hookStatus is the state of the hook Jobs of the Release's running batch
@@ -59,7 +59,7 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 				return nil, 0, fmt.Errorf("read hook Job %s/%s: %w", ns, h.Job, err)
 			}
 		}
-		hj := health.HookJobPhase(job, hookTimeout(rel, h.Name), now)
+		hj := hooks.JobPhase(job, hookTimeout(rel, h.Name), now)
 		st.Phase, st.Message = hj.Phase, hj.Message
 		recheck = earliest(recheck, hj.RecheckAfter)
 		out = append(out, st)

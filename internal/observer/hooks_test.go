@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/observer/health"
-	"kumodo.io/convoy/internal/release"
 )
 
 // testJob is a hook Job of release; kwok's nodes complete its pod, unless opts keep it
@@ -119,7 +119,7 @@ func hookOf(name string, phase v1.HookPhase, batch int32) v1.Hook {
 func (e *env) hookJob(rel, hook, ref string) *batchv1.Job {
 	e.t.Helper()
 	job := &batchv1.Job{}
-	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: release.HookJobName(rel, hook, ref)}, job)
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: hooks.JobName(rel, hook, ref)}, job)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

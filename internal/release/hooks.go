@@ -1,87 +1,77 @@
 package release
 
 import (
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
-// Hook is one lifecycle hook of the render to apply (spec.lifecycle.hooks and the
-// chart's Helm hook Jobs), as the hook decisions need it.
-type Hook struct {
-	// Name is the hook's name.
-	Name string
-	// Phase is v1.HookPreApply or v1.HookPostApply.
-	Phase v1.HookPhase
-	// Batch orders the hooks of one phase, lowest first.
-	Batch int32
-	// Job is the name of the hook's Job for the render (JobName).
-	Job string
-	// Timeout is how long the Job may run; 0 means v1.DefaultHookTimeout.
-	Timeout time.Duration
-}
+// HookJob is the observed state of a hook Job (hooks.JobPhase's).
+type HookJob = hooks.JobState
 
-// HookJob is the observed state of a hook Job.
-type HookJob struct {
-	// Phase is Pending (the Job does not exist), Running, Succeeded or Failed (which
-	// includes a timeout).
-	Phase v1.HookJobPhase
-	// Message says why, for people.
-	Message string
-	// RecheckAfter, for a Running Job, is when it times out if nothing changes first.
-	RecheckAfter time.Duration
-}
-
-// HookBatch is a batch of one phase: where a run of the hooks goes on from.
+// HookBatch is a batch of one phase as status.hooks records it: where a run of the
+// hooks goes on from.
 type HookBatch struct {
 	Phase v1.HookPhase
 	Batch int32
+	// Done: every hook of the batch succeeded. When it is the last batch of its
+	// phase, the phase is done.
+	Done bool
 }
 
 // HookStep is what to do about the hooks of one phase in this reconcile.
 type HookStep struct {
+	// Apply are the object hooks (chart hooks that are not Jobs) of the batches up to
+	// the running one: apply them, in order, before the Jobs are created.
+	Apply []hooks.Hook
 	// Create are the hooks of the running batch whose Jobs do not exist yet: create
 	// them now.
-	Create []Hook
+	Create []hooks.Hook
 	// Status is the new status.hooks: the hooks of the running or failed batch with
-	// the state of their Jobs; nil when every batch of the phase is done.
+	// the state of their Jobs, or, when the phase completes in this step, of its last
+	// batch, all Succeeded; nil when nothing is to be recorded.
 	Status []v1.HookStatus
 	// Stop is WaitingForHooks while the batch runs, HookFailed when one of its Jobs
 	// failed or timed out; nil when every batch of the phase is done.
 	Stop *Result
+	// Completed: the phase's last batch completed in this step (not before): its
+	// hook-succeeded delete policies apply now.
+	Completed bool
 }
 
-// PlanHooks decides the next step of the hooks of phase, given every hook of the
-// render (any phase, any order), the batch status.hooks records as running for this
-// render (nil: none; batches before it are done, even if their Jobs are gone since)
-// and the observed state of each Job by name (missing: Pending).
+// PlanHooks decides the next step of the hooks of phase, for a run (install, upgrade
+// or delete), given every hook of the run (any phase, any order), the batch
+// status.hooks records for this render (nil: none; batches before it are done, even if
+// their Jobs are gone since) and the observed state of each Job by name (missing:
+// Pending).
 //
-// Batches run in ascending order; the first batch whose Jobs have not all succeeded
-// is the running one: a failed Job fails it (HookFailed, naming the Job and why);
-// else its missing Jobs are created and the Release waits (WaitingForHooks, naming the
-// batch and its Jobs) until the earliest timeout of its Jobs (Stop.RecheckAfter).
-func PlanHooks(phase v1.HookPhase, hooks []Hook, resume *HookBatch, jobs map[string]HookJob) HookStep {
-	var own []Hook
-	for _, h := range hooks {
+// Batches run in ascending order; in each, the object hooks are applied first, then
+// its Jobs run. The first batch whose Jobs have not all succeeded is the running one: a
+// failed Job fails it (HookFailed, naming the Job and why); else its missing Jobs are
+// created and the Release waits (WaitingForHooks, naming the batch and its Jobs) until
+// the earliest timeout of its Jobs (Stop.RecheckAfter). A batch of objects only is done
+// once they are applied.
+func PlanHooks(phase v1.HookPhase, run v1.HookRun, all []hooks.Hook, resume *HookBatch, jobs map[string]HookJob) HookStep {
+	var own []hooks.Hook
+	for _, h := range all {
 		if h.Phase == phase {
 			own = append(own, h)
 		}
 	}
-	slices.SortFunc(own, func(a, b Hook) int {
-		return cmp.Or(cmp.Compare(a.Batch, b.Batch), strings.Compare(a.Name, b.Name))
-	})
+	hooks.Sort(own)
 	if resume != nil && resume.Phase != phase {
 		if phase == v1.HookPreApply && resume.Phase == v1.HookPostApply {
 			return HookStep{} // the PreApply batches were done before the apply
 		}
 		resume = nil
 	}
+	if len(own) == 0 || (resume != nil && resume.Done && resume.Batch >= own[len(own)-1].Batch) {
+		return HookStep{} // nothing to run, or done in an earlier reconcile
+	}
+	var step HookStep
 	for start := 0; start < len(own); {
 		end := start
 		for end < len(own) && own[end].Batch == own[start].Batch {
@@ -92,21 +82,36 @@ func PlanHooks(phase v1.HookPhase, hooks []Hook, resume *HookBatch, jobs map[str
 		if resume != nil && batch[0].Batch < resume.Batch {
 			continue
 		}
-		if step, done := planBatch(phase, batch, jobs); !done {
+		b, done := planBatch(phase, run, batch, jobs)
+		if b.Stop != nil && b.Stop.Reason == v1.ReasonHookFailed {
+			return b // apply and create nothing
+		}
+		step.Apply = append(step.Apply, b.Apply...)
+		if !done {
+			step.Create, step.Status, step.Stop = b.Create, b.Status, b.Stop
 			return step
 		}
+		step.Status = b.Status
 	}
-	return HookStep{}
+	step.Completed = true
+	return step
 }
 
 // planBatch decides about one batch; done when every Job of it succeeded.
-func planBatch(phase v1.HookPhase, batch []Hook, jobs map[string]HookJob) (HookStep, bool) {
+func planBatch(phase v1.HookPhase, run v1.HookRun, batch []hooks.Hook, jobs map[string]HookJob) (HookStep, bool) {
 	var step HookStep
 	failed := false
 	var recheck time.Duration
-	names := make([]string, 0, len(batch))
+	var names []string
 	done := true
 	for _, h := range batch {
+		st := v1.HookStatus{Name: h.Name, Batch: h.Batch, HookPhase: phase, Run: run, Job: h.Job}
+		if !h.IsJob() {
+			step.Apply = append(step.Apply, h)
+			st.Phase, st.Message = v1.HookJobSucceeded, fmt.Sprintf("%s %s applied.", h.Object.GetKind(), h.Object.GetName())
+			step.Status = append(step.Status, st)
+			continue
+		}
 		j, ok := jobs[h.Job]
 		if !ok || j.Phase == "" {
 			j = HookJob{Phase: v1.HookJobPending}
@@ -126,14 +131,15 @@ func planBatch(phase v1.HookPhase, batch []Hook, jobs map[string]HookJob) (HookS
 		if j.RecheckAfter > 0 && (recheck == 0 || j.RecheckAfter < recheck) {
 			recheck = j.RecheckAfter
 		}
-		step.Status = append(step.Status, v1.HookStatus{Name: h.Name, Batch: h.Batch, Phase: j.Phase, Job: h.Job, Message: j.Message})
+		st.Phase, st.Message = j.Phase, j.Message
+		step.Status = append(step.Status, st)
 	}
 	if done {
-		return HookStep{}, true
+		return step, true
 	}
 	b := batch[0].Batch
 	if failed {
-		step.Create = nil
+		step.Create, step.Apply = nil, nil
 		step.Stop = &Result{Reason: v1.ReasonHookFailed, Message: FailedHookOf("", step.Status).Message}
 		return step, false
 	}
@@ -145,7 +151,7 @@ func planBatch(phase v1.HookPhase, batch []Hook, jobs map[string]HookJob) (HookS
 // msgHookJobRuns is the message of a running hook Job (health.HookJobPhase's).
 const msgHookJobRuns = "The Job runs."
 
-func timeoutOf(h Hook) time.Duration {
+func timeoutOf(h hooks.Hook) time.Duration {
 	if h.Timeout > 0 {
 		return h.Timeout
 	}
@@ -169,49 +175,4 @@ func FailedHookOf(renderRef string, status []v1.HookStatus) *FailedHook {
 	return &FailedHook{RenderRef: renderRef, Message: fmt.Sprintf(
 		"Hook batch %d failed: %s. Nothing more runs for this render until the render changes "+
 			"or a forced /sync runs the hooks again.", status[0].Batch, strings.Join(failed, "; "))}
-}
-
-// maxJobName is the longest hook Job name: a DNS label, since the Job controller
-// copies the name into the job-name label of its pods.
-const maxJobName = 63
-
-// HookJobName is the name of the Job of hook for a render of the Release release:
-// <release>-<hook>-<first 10 hex digits of the render ref>, lowercase, with every
-// character other than a-z, 0-9 and '-' replaced by '-'. When that is longer than 63
-// characters, <release>-<hook> is cut and followed by the first 8 hex digits of its
-// sha256, so that names stay distinct: <cut>-<8 hex>-<10 hex>.
-func HookJobName(release, hook, renderRef string) string {
-	short := strings.TrimPrefix(renderRef, "sha256:")
-	if len(short) > 10 {
-		short = short[:10]
-	}
-	prefix := dnsLabel(release + "-" + hook)
-	if len(prefix)+1+len(short) <= maxJobName {
-		return prefix + "-" + short
-	}
-	sum := sha256.Sum256([]byte(release + "-" + hook))
-	cut := strings.TrimRight(prefix[:maxJobName-len(short)-10], "-")
-	return cut + "-" + hex.EncodeToString(sum[:])[:8] + "-" + short
-}
-
-func dnsLabel(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r - 'A' + 'a'
-		}
-		return '-'
-	}, s)
-	return strings.Trim(s, "-")
-}
-
-// HookLabelValue is the value of the convoy.kumodo.io/hook label of a hook's Job: the
-// hook's name, cut to the 63 characters a label value may have.
-func HookLabelValue(hook string) string {
-	if len(hook) > maxJobName {
-		hook = strings.TrimRight(hook[:maxJobName], "-_.")
-	}
-	return hook
 }

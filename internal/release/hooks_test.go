@@ -1,37 +1,52 @@
 package release
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
+
+func object(kind, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind(kind)
+	u.SetName(name)
+	return u
+}
 
 // Lifecycle hooks (rollout-hooks-pin-waves.md, "Lifecycle hooks"): batches of one
 // phase in ascending order, WaitingForHooks while one runs, HookFailed when a Job
 // failed or timed out.
 func TestPlanHooks(t *testing.T) {
-	pre := func(name string, batch int32) Hook {
-		return Hook{Name: name, Phase: v1.HookPreApply, Batch: batch, Job: "web-" + name + "-0b0b0b0b0b"}
+	pre := func(name string, batch int32) hooks.Hook {
+		return hooks.Hook{Name: name, Phase: v1.HookPreApply, Batch: batch, Job: "web-" + name + "-0b0b0b0b0b"}
 	}
-	post := func(name string, batch int32) Hook {
+	post := func(name string, batch int32) hooks.Hook {
 		h := pre(name, batch)
 		h.Phase = v1.HookPostApply
 		return h
 	}
 	migrate, backup, seed, notify := pre("migrate", 0), pre("backup", 0), pre("seed", 1), post("notify", 0)
 	seed.Timeout = 2 * time.Minute
-	hooks := []Hook{notify, seed, migrate, backup}
+	sa := hooks.Hook{Name: "migrate-sa", Phase: v1.HookPreApply, Batch: 0, Object: object("ServiceAccount", "migrate-sa")}
+	cfg := hooks.Hook{Name: "seed-config", Phase: v1.HookPreApply, Batch: 1, Object: object("ConfigMap", "seed-config")}
+	all := []hooks.Hook{notify, seed, migrate, cfg, backup, sa}
 	state := func(phase v1.HookJobPhase, msg string, recheck time.Duration) HookJob {
 		return HookJob{Phase: phase, Message: msg, RecheckAfter: recheck}
 	}
 	ok := state(v1.HookJobSucceeded, "The Job succeeded.", 0)
 	running := state(v1.HookJobRunning, "The Job runs.", 3*time.Minute)
-	status := func(h Hook, phase v1.HookJobPhase, msg string) v1.HookStatus {
-		return v1.HookStatus{Name: h.Name, Batch: h.Batch, Phase: phase, Job: h.Job, Message: msg}
+	status := func(h hooks.Hook, phase v1.HookJobPhase, msg string) v1.HookStatus {
+		return v1.HookStatus{Name: h.Name, Batch: h.Batch, HookPhase: h.Phase, Run: v1.HookRunUpgrade, Phase: phase, Job: h.Job, Message: msg}
+	}
+	applied := func(h hooks.Hook) v1.HookStatus {
+		return status(h, v1.HookJobSucceeded, h.Object.GetKind()+" "+h.Name+" applied.")
 	}
 	cases := map[string]struct {
 		phase  v1.HookPhase
@@ -39,11 +54,12 @@ func TestPlanHooks(t *testing.T) {
 		jobs   map[string]HookJob
 		want   HookStep
 	}{
-		"no Job yet: batch 0 is created, the Release waits until the default timeout": {
+		"no Job yet: batch 0's objects are applied, its Jobs created, the Release waits until the default timeout": {
 			phase: v1.HookPreApply,
 			want: HookStep{
-				Create: []Hook{backup, migrate},
-				Status: []v1.HookStatus{status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobRunning, "The Job runs.")},
+				Apply:  []hooks.Hook{sa},
+				Create: []hooks.Hook{backup, migrate},
+				Status: []v1.HookStatus{applied(sa), status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobRunning, "The Job runs.")},
 				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: v1.DefaultHookTimeout,
 					Message: "Waiting for PreApply hook batch 0: Jobs web-backup-0b0b0b0b0b, web-migrate-0b0b0b0b0b."},
 			},
@@ -52,36 +68,44 @@ func TestPlanHooks(t *testing.T) {
 			phase: v1.HookPreApply,
 			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: running},
 			want: HookStep{
-				Status: []v1.HookStatus{status(backup, v1.HookJobSucceeded, "The Job succeeded."), status(migrate, v1.HookJobRunning, "The Job runs.")},
+				Apply:  []hooks.Hook{sa},
+				Status: []v1.HookStatus{applied(sa), status(backup, v1.HookJobSucceeded, "The Job succeeded."), status(migrate, v1.HookJobRunning, "The Job runs.")},
 				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: 3 * time.Minute,
 					Message: "Waiting for PreApply hook batch 0: Jobs web-backup-0b0b0b0b0b, web-migrate-0b0b0b0b0b."},
 			},
 		},
-		"batch 0 done: batch 1 is created, with its own timeout": {
+		"batch 0 done: batch 1's object before its Job, with its own timeout": {
 			phase: v1.HookPreApply,
 			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: ok},
 			want: HookStep{
-				Create: []Hook{seed},
-				Status: []v1.HookStatus{status(seed, v1.HookJobRunning, "The Job runs.")},
+				Apply:  []hooks.Hook{sa, cfg},
+				Create: []hooks.Hook{seed},
+				Status: []v1.HookStatus{applied(cfg), status(seed, v1.HookJobRunning, "The Job runs.")},
 				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: 2 * time.Minute,
 					Message: "Waiting for PreApply hook batch 1: Jobs web-seed-0b0b0b0b0b."},
 			},
 		},
-		"every batch done: go on": {
+		"every batch done: completed now, the last batch recorded": {
 			phase: v1.HookPreApply,
 			jobs:  map[string]HookJob{backup.Job: ok, migrate.Job: ok, seed.Job: ok},
-			want:  HookStep{},
+			want: HookStep{Apply: []hooks.Hook{sa, cfg}, Completed: true,
+				Status: []v1.HookStatus{applied(cfg), status(seed, v1.HookJobSucceeded, "The Job succeeded.")}},
 		},
 		"resumed at batch 1: batch 0's Jobs are gone but done": {
 			phase: v1.HookPreApply, resume: &HookBatch{Phase: v1.HookPreApply, Batch: 1},
 			jobs: map[string]HookJob{seed.Job: ok},
+			want: HookStep{Apply: []hooks.Hook{cfg}, Completed: true,
+				Status: []v1.HookStatus{applied(cfg), status(seed, v1.HookJobSucceeded, "The Job succeeded.")}},
+		},
+		"completed in an earlier reconcile: nothing is applied or created again": {
+			phase: v1.HookPreApply, resume: &HookBatch{Phase: v1.HookPreApply, Batch: 1, Done: true},
 			want: HookStep{},
 		},
 		"a failed Job fails the batch and creates nothing": {
 			phase: v1.HookPreApply,
 			jobs:  map[string]HookJob{migrate.Job: state(v1.HookJobFailed, "The Job timed out after 2s.", 0)},
 			want: HookStep{
-				Status: []v1.HookStatus{status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobFailed, "The Job timed out after 2s.")},
+				Status: []v1.HookStatus{applied(sa), status(backup, v1.HookJobRunning, "The Job runs."), status(migrate, v1.HookJobFailed, "The Job timed out after 2s.")},
 				Stop: &Result{Reason: v1.ReasonHookFailed, Message: "Hook batch 0 failed: Job web-migrate-0b0b0b0b0b of hook migrate: " +
 					"The Job timed out after 2s. Nothing more runs for this render until the render changes or a forced /sync runs the hooks again."},
 			},
@@ -93,20 +117,20 @@ func TestPlanHooks(t *testing.T) {
 		"PostApply: only its own hooks": {
 			phase: v1.HookPostApply, resume: &HookBatch{Phase: v1.HookPreApply, Batch: 1},
 			want: HookStep{
-				Create: []Hook{notify},
+				Create: []hooks.Hook{notify},
 				Status: []v1.HookStatus{status(notify, v1.HookJobRunning, "The Job runs.")},
 				Stop: &Result{Reason: v1.ReasonWaitingForHooks, RecheckAfter: v1.DefaultHookTimeout,
 					Message: "Waiting for PostApply hook batch 0: Jobs web-notify-0b0b0b0b0b."},
 			},
 		},
-		"no hooks of the phase: done": {
+		"the PostApply batch done": {
 			phase: v1.HookPostApply, jobs: map[string]HookJob{notify.Job: ok},
-			want: HookStep{},
+			want: HookStep{Completed: true, Status: []v1.HookStatus{status(notify, v1.HookJobSucceeded, "The Job succeeded.")}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PlanHooks(tc.phase, hooks, tc.resume, tc.jobs)); diff != "" {
+			if diff := cmp.Diff(tc.want, PlanHooks(tc.phase, v1.HookRunUpgrade, all, tc.resume, tc.jobs)); diff != "" {
 				t.Errorf("PlanHooks() (-want +got):\n%s", diff)
 			}
 		})
@@ -116,46 +140,14 @@ func TestPlanHooks(t *testing.T) {
 // The HookFailed message stays the same from the reconcile that saw the failure to
 // the ones that read it back from status.hooks.
 func TestFailedHookOfKeepsTheMessage(t *testing.T) {
-	h := Hook{Name: "migrate", Phase: v1.HookPreApply, Job: "web-migrate-0b0b0b0b0b"}
-	step := PlanHooks(v1.HookPreApply, []Hook{h}, nil, map[string]HookJob{h.Job: {Phase: v1.HookJobFailed, Message: "The Job failed: BackoffLimitExceeded: limit"}})
+	h := hooks.Hook{Name: "migrate", Phase: v1.HookPreApply, Job: "web-migrate-0b0b0b0b0b"}
+	step := PlanHooks(v1.HookPreApply, v1.HookRunInstall, []hooks.Hook{h}, nil, map[string]HookJob{h.Job: {Phase: v1.HookJobFailed, Message: "The Job failed: BackoffLimitExceeded: limit"}})
 	got := FailedHookOf(refNew, step.Status)
 	if diff := cmp.Diff(&FailedHook{RenderRef: refNew, Message: step.Stop.Message}, got); diff != "" {
 		t.Errorf("FailedHookOf() (-want +got):\n%s", diff)
 	}
 	if FailedHookOf(refNew, []v1.HookStatus{{Name: "migrate", Phase: v1.HookJobRunning}}) != nil {
 		t.Error("FailedHookOf() of a running batch is not nil")
-	}
-}
-
-func TestHookJobName(t *testing.T) {
-	ref := "sha256:9a2b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f"
-	long := strings.Repeat("a", 40)
-	cases := map[string]struct {
-		release, hook, want string
-	}{
-		"the design's form":      {release: "podinfo", hook: "migrate", want: "podinfo-migrate-9a2b0c1d2e"},
-		"lowercase, a DNS label": {release: "web.v2", hook: "Seed_DB", want: "web-v2-seed-db-9a2b0c1d2e"},
-		"too long: cut, with a hash of the whole": {
-			release: long, hook: long,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := HookJobName(tc.release, tc.hook, ref)
-			if name == "too long: cut, with a hash of the whole" {
-				// The hash is checked for length and distinctness, not its digits.
-				if len(got) != 63 || !strings.HasPrefix(got, (long + "-" + long)[:43]+"-") || !strings.HasSuffix(got, "-9a2b0c1d2e") {
-					t.Errorf("HookJobName() = %q (%d characters)", got, len(got))
-				}
-				if other := HookJobName(tc.release, tc.hook+"b", ref); other == got {
-					t.Errorf("two long hook names give the same Job name %q", got)
-				}
-				return
-			}
-			if got != tc.want {
-				t.Errorf("HookJobName() = %q, want %q", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // kindRank orders kinds as Helm installs them, with CustomResourceDefinitions first;
@@ -49,25 +49,21 @@ func objectLess(a, b Object) bool {
 	return a.GetAPIVersion() < b.GetAPIVersion()
 }
 
-// hookLess orders hooks by phase (PreApply first), batch, namespace and name.
-func hookLess(a, b Hook) bool {
-	if a.Phase != b.Phase {
-		return a.Phase == v1alpha1.HookPreApply
+// hookLess orders a chart's hooks as Helm sorts the hooks of one event: by weight,
+// then kind (Helm's install order), then name; then namespace, group and version, so
+// that the order is total.
+func hookLess(a, b hooks.Chart) bool {
+	if a.Weight != b.Weight {
+		return a.Weight < b.Weight
 	}
-	if a.Batch != b.Batch {
-		return a.Batch < b.Batch
-	}
-	if a.Object.GetNamespace() != b.Object.GetNamespace() {
-		return a.Object.GetNamespace() < b.Object.GetNamespace()
-	}
-	return a.Name < b.Name
+	return objectLess(Object{Unstructured: a.Object}, Object{Unstructured: b.Object})
 }
 
 // canonicalize sorts objects and hooks and serialises them: a YAML stream of the
-// objects, then the hook Jobs, each document with sorted keys.
-func canonicalize(objs []Object, hooks []Hook) ([]byte, error) {
+// objects, then the chart's hooks, each document with sorted keys.
+func canonicalize(objs []Object, chartHooks []hooks.Chart) ([]byte, error) {
 	sort.SliceStable(objs, func(i, j int) bool { return objectLess(objs[i], objs[j]) })
-	sort.SliceStable(hooks, func(i, j int) bool { return hookLess(hooks[i], hooks[j]) })
+	sort.SliceStable(chartHooks, func(i, j int) bool { return hookLess(chartHooks[i], chartHooks[j]) })
 	var buf bytes.Buffer
 	write := func(u *unstructured.Unstructured) error {
 		b, err := yaml.Marshal(u.Object) // via JSON: map keys sorted
@@ -83,7 +79,7 @@ func canonicalize(objs []Object, hooks []Hook) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for _, h := range hooks {
+	for _, h := range chartHooks {
 		if err := write(h.Object); err != nil {
 			return nil, err
 		}
@@ -110,38 +106,35 @@ func wavesOf(objs []Object) []int32 {
 }
 
 // Decode reads a canonical stream (Result.Canonical, or a Render's manifests once
-// gunzip'd) back into objects, with their waves, and hooks, in canonical order.
-func Decode(canonical []byte) ([]Object, []Hook, error) {
+// gunzip'd) back into objects, with their waves, and the chart's hooks, in canonical
+// order.
+func Decode(canonical []byte) ([]Object, []hooks.Chart, error) {
 	us, err := decodeManifests("render manifests", string(canonical))
 	if err != nil {
 		return nil, nil, err
 	}
 	var objs []Object
-	var hooks []Hook
+	var chartHooks []hooks.Chart
 	for _, u := range us {
-		class, phase, _ := classifyHook(u)
-		switch class {
-		case hookJob:
-			h, err := toHook(u, phase)
-			if err != nil {
-				return nil, nil, err
-			}
-			hooks = append(hooks, h)
-		case hookDropped:
-			// Never in a canonical stream.
-		default:
-			w, err := WaveOf(u)
-			if err != nil {
-				return nil, nil, err
-			}
-			objs = append(objs, Object{Unstructured: u, Wave: w})
+		h, isHook, _, err := parseHook(u)
+		if err != nil {
+			return nil, nil, err
 		}
+		if isHook {
+			chartHooks = append(chartHooks, h)
+			continue
+		}
+		w, err := WaveOf(u)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, Object{Unstructured: u, Wave: w})
 	}
-	return objs, hooks, nil
+	return objs, chartHooks, nil
 }
 
 // DecodeManifests reads the manifests of a Render object (gzip'd canonical stream).
-func DecodeManifests(manifests []byte) ([]Object, []Hook, error) {
+func DecodeManifests(manifests []byte) ([]Object, []hooks.Chart, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(manifests))
 	if err != nil {
 		return nil, nil, fmt.Errorf("render manifests: %w", err)

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/render/charttest"
 )
 
@@ -321,10 +322,10 @@ type (
 
 var sortStrings = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
-func hookNames(hs []Hook) []string {
+func hookNames(hs []hooks.Chart) []string {
 	var out []string
 	for _, h := range hs {
-		out = append(out, h.Name)
+		out = append(out, h.Object.GetName())
 	}
 	return out
 }

@@ -3,10 +3,8 @@ package render
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
-	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // Object is a rendered object with its sync wave.
@@ -22,15 +21,6 @@ type Object struct {
 	*unstructured.Unstructured
 	// Wave is the object's sync wave (also what WaveOf reads from its annotations).
 	Wave int32
-}
-
-// Hook is a lifecycle hook taken from a Helm hook Job of the chart.
-type Hook struct {
-	// Hook is the lifecycle hook: the Job's name, PreApply for pre-install and
-	// pre-upgrade, PostApply for post-install and post-upgrade, batch = hook weight.
-	v1alpha1.Hook
-	// Object is the Job as rendered (labels and annotations included).
-	Object *unstructured.Unstructured
 }
 
 // decodeManifests parses a multi-document YAML file into objects; List kinds are
@@ -80,88 +70,17 @@ func describe(u *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s %s %s", u.GetAPIVersion(), u.GetKind(), name)
 }
 
-// hookClass is what a Helm hook annotation makes of an object.
-type hookClass int
-
-const (
-	notHook       hookClass = iota // an ordinary object
-	hookFirstWave                  // an install/upgrade hook that is not a Job: applied in the first wave
-	hookJob                        // a Job with install/upgrade hooks: a lifecycle hook
-	hookDropped                    // test, delete, rollback or unknown hooks: left out
-)
-
-// classifyHook reads the helm.sh/hook annotation of u. For hookJob it returns the
-// phase; warnings say what convoy leaves out.
-func classifyHook(u *unstructured.Unstructured) (hookClass, v1alpha1.HookPhase, []string) {
-	value, ok := u.GetAnnotations()[release.HookAnnotation]
-	if !ok {
-		return notHook, "", nil
-	}
-	var pre, post bool
-	var ignored, unknown []string
-	for ev := range strings.SplitSeq(value, ",") {
-		ev = strings.ToLower(strings.TrimSpace(ev))
-		switch release.HookEvent(ev) {
-		case release.HookPreInstall, release.HookPreUpgrade:
-			pre = true
-		case release.HookPostInstall, release.HookPostUpgrade:
-			post = true
-		case release.HookTest, release.HookPreDelete, release.HookPostDelete, release.HookPreRollback, release.HookPostRollback:
-			ignored = append(ignored, ev)
-		case "test-success":
-			ignored = append(ignored, ev)
-		default:
-			unknown = append(unknown, ev)
+// parseHook reads the Helm hook annotations of u (hooks.Parse); a hook Job must be a
+// valid Job.
+func parseHook(u *unstructured.Unstructured) (hooks.Chart, bool, []string, error) {
+	c, ok, warnings := hooks.Parse(u, describe(u))
+	if ok && hooks.IsJob(u) {
+		var job batchv1.Job
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &job); err != nil {
+			return hooks.Chart{}, false, nil, unappliable("hook %s: not a valid Job: %w", describe(u), err)
 		}
 	}
-	what := describe(u)
-	switch {
-	case len(unknown) > 0:
-		return hookDropped, "", []string{fmt.Sprintf("%s is left out: unknown Helm hook %q", what, strings.Join(unknown, ","))}
-	case !pre && !post:
-		return hookDropped, "", []string{fmt.Sprintf("%s is left out: convoy does not run Helm %s hooks", what, strings.Join(ignored, ","))}
-	}
-	var warnings []string
-	if len(ignored) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%s: convoy does not run its Helm %s hooks", what, strings.Join(ignored, ",")))
-	}
-	if !isJob(u) {
-		return hookFirstWave, "", warnings
-	}
-	if pre && post {
-		warnings = append(warnings, fmt.Sprintf("%s is both a pre and a post hook: convoy runs it once, as a PreApply hook", what))
-	}
-	if pre {
-		return hookJob, v1alpha1.HookPreApply, warnings
-	}
-	return hookJob, v1alpha1.HookPostApply, warnings
-}
-
-func isJob(u *unstructured.Unstructured) bool {
-	gvk := u.GroupVersionKind()
-	return gvk.Group == "batch" && gvk.Kind == "Job"
-}
-
-// toHook makes a lifecycle hook of a Helm hook Job.
-func toHook(u *unstructured.Unstructured, phase v1alpha1.HookPhase) (Hook, error) {
-	var job batchv1.Job
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &job); err != nil {
-		return Hook{}, unappliable("hook %s: not a valid Job: %w", describe(u), err)
-	}
-	// Helm's rule: a weight that is not an integer is 0.
-	weight, err := strconv.ParseInt(strings.TrimSpace(u.GetAnnotations()[release.HookWeightAnnotation]), 10, 32)
-	if err != nil {
-		weight = 0
-	}
-	return Hook{
-		Hook: v1alpha1.Hook{
-			Name:  u.GetName(),
-			Phase: phase,
-			Batch: int32(weight),
-			Job:   &job.Spec,
-		},
-		Object: u,
-	}, nil
+	return c, ok, warnings, nil
 }
 
 // scopes decides whether a kind is namespaced: from the target's discovery, then

@@ -223,38 +223,49 @@ func TestHooks(t *testing.T) {
 	res := renderOK(t, r, Request{Release: testRelease("hooks", repo.url(), "hooks")})
 
 	type hook struct {
+		Kind      string
 		Name      string
-		Phase     v1alpha1.HookPhase
-		Batch     int32
-		Image     string
+		Events    string
+		Weight    int32
+		Policies  string
 		Namespace string
 		Label     string
 	}
 	var got []hook
 	for _, h := range res.Hooks {
+		var events, policies []string
+		for _, e := range h.Events {
+			events = append(events, string(e))
+		}
+		for _, p := range h.DeletePolicies {
+			policies = append(policies, string(p))
+		}
 		got = append(got, hook{
-			Name: h.Name, Phase: h.Phase, Batch: h.Batch,
-			Image:     h.Job.Template.Spec.Containers[0].Image,
+			Kind: h.Object.GetKind(), Name: h.Object.GetName(), Weight: h.Weight,
+			Events: strings.Join(events, ","), Policies: strings.Join(policies, ","),
 			Namespace: h.Object.GetNamespace(),
 			Label:     h.Object.GetLabels()[v1alpha1.LabelReleaseName],
 		})
 	}
+	// Every hook of an install, upgrade or delete event, Jobs and other objects, in
+	// Helm's order: weight, then kind, then name.
 	wantHooks := []hook{
-		{Name: "migrate", Phase: v1alpha1.HookPreApply, Batch: -1, Image: "registry.example/migrate:1.0", Namespace: "apps", Label: "hooks"},
-		{Name: "seed", Phase: v1alpha1.HookPreApply, Batch: 0, Image: "registry.example/seed:1.0", Namespace: "apps", Label: "hooks"},
-		{Name: "notify", Phase: v1alpha1.HookPostApply, Batch: 5, Image: "registry.example/notify:1.0", Namespace: "apps", Label: "hooks"},
+		{Kind: "Job", Name: "migrate", Events: "pre-install,pre-upgrade", Weight: -1, Policies: "before-hook-creation", Namespace: "apps", Label: "hooks"},
+		{Kind: "Secret", Name: "bootstrap", Events: "pre-install", Namespace: "apps", Label: "hooks"},
+		{Kind: "Job", Name: "cleanup", Events: "pre-delete", Namespace: "apps", Label: "hooks"},
+		{Kind: "Job", Name: "seed", Events: "pre-install", Namespace: "apps", Label: "hooks"},
+		{Kind: "Job", Name: "notify", Events: "post-install,post-upgrade", Weight: 5, Namespace: "apps", Label: "hooks"},
 	}
 	if diff := cmp.Diff(wantHooks, got); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}
-	// The pre-install Secret is applied in the render's first wave (1), not its own 0.
-	wantObjects := []string{"Secret apps/bootstrap@1", "ConfigMap apps/early@1", "ConfigMap apps/app@2"}
+	// A hook is not an object of the render's waves.
+	wantObjects := []string{"ConfigMap apps/early@1", "ConfigMap apps/app@2"}
 	if diff := cmp.Diff(wantObjects, ids(res.Objects)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 	wantWarnings := []string{
 		"v1 Pod smoke-test is left out: convoy does not run Helm test hooks",
-		"batch/v1 Job cleanup is left out: convoy does not run Helm pre-delete hooks",
 		"batch/v1 Job undo is left out: convoy does not run Helm post-rollback hooks",
 	}
 	if diff := cmp.Diff(wantWarnings, res.Warnings, sortStrings); diff != "" {
@@ -265,7 +276,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"migrate", "seed", "notify"}, hookNames(hooks)); diff != "" {
+	if diff := cmp.Diff([]string{"migrate", "bootstrap", "cleanup", "seed", "notify"}, hookNames(hooks)); diff != "" {
 		t.Errorf("decoded hooks (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantObjects, ids(objs)); diff != "" {

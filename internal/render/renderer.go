@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // DefaultIndexTTL is how long a repository index (or an OCI tag list and tag
@@ -113,12 +114,13 @@ type Result struct {
 	Objects []Object
 	// Waves are the distinct waves of Objects, ascending.
 	Waves []int32
-	// Hooks are the chart's hook Jobs as lifecycle hooks, PreApply first, by batch.
-	Hooks []Hook
+	// Hooks are the chart's Helm hooks of the events convoy runs (install, upgrade,
+	// delete), Jobs and other objects, by weight, kind and name.
+	Hooks []hooks.Chart
 	// Warnings say what the render left out or found odd (hooks convoy does not run,
 	// mutations that select nothing), for Warning events.
 	Warnings []string
-	// Canonical is the canonical YAML stream of Objects then Hooks' Jobs.
+	// Canonical is the canonical YAML stream of Objects then Hooks.
 	Canonical []byte
 }
 
@@ -186,21 +188,25 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 	}
 
 	type item struct {
-		u         *unstructured.Unstructured
-		firstWave bool // CRDs and Helm install/upgrade hooks that are not Jobs
-		phase     v1alpha1.HookPhase
+		u     *unstructured.Unstructured
+		crd   bool // CRDs go to the render's first wave
+		hook  bool
+		chart hooks.Chart
 	}
 	var items []item
 	for _, u := range all {
-		class, phase, warnings := classifyHook(u)
+		h, isHook, warnings, err := parseHook(u)
+		if err != nil {
+			return nil, err
+		}
 		res.Warnings = append(res.Warnings, warnings...)
-		switch class {
-		case hookDropped:
-			continue
-		case hookJob:
-			items = append(items, item{u: u, phase: phase})
+		switch {
+		case isHook:
+			items = append(items, item{u: u, hook: true, chart: h})
+		case u.GetAnnotations()[hooks.Annotation] != "":
+			continue // a hook convoy does not run: left out, with a warning
 		default:
-			items = append(items, item{u: u, firstWave: class == hookFirstWave || isCRD(u)})
+			items = append(items, item{u: u, crd: isCRD(u)})
 		}
 	}
 
@@ -222,7 +228,7 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 		group, kind, namespace, name string
 	}
 	seen := map[identity]bool{}
-	hookNames := map[string]bool{}
+	hookJobs := map[string]bool{}
 	var objs []Object
 	var moveToFirst []bool // parallel to objs
 	var first, firstMoved *int32
@@ -233,20 +239,18 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 		}
 		sc.setNamespace(u, targetNS) // a mutation may have changed it
 		setLabels(u, rel)            // nor may a mutation take the labels away
-		if it.phase != "" {
-			if hookNames[u.GetName()] {
-				return nil, unappliable("two hook Jobs are named %q; hook names must be unique", u.GetName())
-			}
-			hookNames[u.GetName()] = true
-			h, err := toHook(u, it.phase)
-			if err != nil {
-				return nil, err
-			}
-			res.Hooks = append(res.Hooks, h)
-			continue
-		}
 		gvk := u.GroupVersionKind()
 		id := identity{gvk.Group, gvk.Kind, u.GetNamespace(), u.GetName()}
+		if it.hook {
+			if hooks.IsJob(u) {
+				if hookJobs[u.GetName()] {
+					return nil, unappliable("two hook Jobs are named %q; hook names must be unique", u.GetName())
+				}
+				hookJobs[u.GetName()] = true
+			}
+			res.Hooks = append(res.Hooks, it.chart)
+			continue
+		}
 		if seen[id] {
 			return nil, unappliable("%s appears twice in the render", describe(u))
 		}
@@ -255,17 +259,17 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 		if err != nil {
 			return nil, err
 		}
-		if !it.firstWave && (first == nil || w < *first) {
+		if !it.crd && (first == nil || w < *first) {
 			first = &w
 		}
-		if it.firstWave && (firstMoved == nil || w < *firstMoved) {
+		if it.crd && (firstMoved == nil || w < *firstMoved) {
 			firstMoved = &w
 		}
 		objs = append(objs, Object{Unstructured: u, Wave: w})
-		moveToFirst = append(moveToFirst, it.firstWave)
+		moveToFirst = append(moveToFirst, it.crd)
 	}
-	// CRDs and install/upgrade hooks that are not Jobs go to the render's first wave:
-	// the lowest wave of the other objects (of their own, when there are no others).
+	// CRDs go to the render's first wave: the lowest wave of the other objects (of
+	// their own, when there are no others).
 	if first == nil {
 		first = firstMoved
 	}

@@ -1,4 +1,4 @@
-package health
+package hooks
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// DefaultHookTimeout is a hook's timeout when the Release does not set one.
-const DefaultHookTimeout = 10 * time.Minute
+// DefaultTimeout is a hook's timeout when the Release does not set one.
+const DefaultTimeout = v1.DefaultHookTimeout
 
-// HookJob is the state of one hook Job.
-type HookJob struct {
+// JobState is the state of one hook Job.
+type JobState struct {
 	// Phase is Pending, Running, Succeeded or Failed (which includes a timeout).
 	Phase v1.HookJobPhase
 	// Message says why, for people.
@@ -24,13 +24,13 @@ type HookJob struct {
 	RecheckAfter time.Duration
 }
 
-// HookJobPhase assesses a hook Job: nil is Pending (not created yet); the Complete
+// JobPhase assesses a hook Job: nil is Pending (not created yet); the Complete
 // condition is Succeeded; the Failed condition, or running longer than timeout (from
 // status.startTime, else creation) is Failed; else Running. A timeout of 0 is
-// DefaultHookTimeout.
-func HookJobPhase(job *batchv1.Job, timeout time.Duration, now time.Time) HookJob {
+// DefaultTimeout.
+func JobPhase(job *batchv1.Job, timeout time.Duration, now time.Time) JobState {
 	if job == nil {
-		return HookJob{Phase: v1.HookJobPending, Message: "The Job is not created yet."}
+		return JobState{Phase: v1.HookJobPending, Message: "The Job is not created yet."}
 	}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
@@ -38,13 +38,13 @@ func HookJobPhase(job *batchv1.Job, timeout time.Duration, now time.Time) HookJo
 		}
 		switch c.Type {
 		case batchv1.JobComplete:
-			return HookJob{Phase: v1.HookJobSucceeded, Message: "The Job succeeded."}
+			return JobState{Phase: v1.HookJobSucceeded, Message: "The Job succeeded."}
 		case batchv1.JobFailed:
-			return HookJob{Phase: v1.HookJobFailed, Message: fmt.Sprintf("The Job failed: %s: %s", c.Reason, c.Message)}
+			return JobState{Phase: v1.HookJobFailed, Message: fmt.Sprintf("The Job failed: %s: %s", c.Reason, c.Message)}
 		}
 	}
 	if timeout <= 0 {
-		timeout = DefaultHookTimeout
+		timeout = DefaultTimeout
 	}
 	start := job.CreationTimestamp.Time
 	if job.Status.StartTime != nil {
@@ -52,7 +52,7 @@ func HookJobPhase(job *batchv1.Job, timeout time.Duration, now time.Time) HookJo
 	}
 	left := start.Add(timeout).Sub(now)
 	if left <= 0 {
-		return HookJob{Phase: v1.HookJobFailed, Message: fmt.Sprintf("The Job timed out after %s.", timeout)}
+		return JobState{Phase: v1.HookJobFailed, Message: fmt.Sprintf("The Job timed out after %s.", timeout)}
 	}
-	return HookJob{Phase: v1.HookJobRunning, Message: "The Job runs.", RecheckAfter: left}
+	return JobState{Phase: v1.HookJobRunning, Message: "The Job runs.", RecheckAfter: left}
 }

@@ -1,0 +1,394 @@
+// Package hooks is the one home of convoy's hooks: the lifecycle hooks of a Release
+// (spec lifecycle.hooks) and the Helm hooks of its chart (objects annotated
+// helm.sh/hook). It reads the Helm annotations, decides which hooks an apply runs
+// (install or upgrade) and in which phase and batch, names and builds hook Jobs,
+// assesses a hook Job's phase and decides which Jobs of older renders go. Both the
+// controller and the observer import it; it does no I/O.
+package hooks
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Helm's hook annotations.
+const (
+	// Annotation lists the Helm events an object is a hook of.
+	Annotation = helmrelease.HookAnnotation
+	// WeightAnnotation orders the hooks of one event (an integer; otherwise 0).
+	WeightAnnotation = helmrelease.HookWeightAnnotation
+	// DeleteAnnotation lists the hook's delete policies.
+	DeleteAnnotation = helmrelease.HookDeleteAnnotation
+)
+
+// Events: the Helm events convoy runs hooks for.
+const (
+	PreInstall  = helmrelease.HookPreInstall
+	PostInstall = helmrelease.HookPostInstall
+	PreUpgrade  = helmrelease.HookPreUpgrade
+	PostUpgrade = helmrelease.HookPostUpgrade
+	PreDelete   = helmrelease.HookPreDelete
+	PostDelete  = helmrelease.HookPostDelete
+)
+
+// Delete policies.
+const (
+	BeforeHookCreation = helmrelease.HookBeforeHookCreation
+	HookSucceeded      = helmrelease.HookSucceeded
+	HookFailed         = helmrelease.HookFailed
+)
+
+// Chart is a Helm hook of a chart: a rendered object annotated helm.sh/hook with at
+// least one event that convoy runs.
+type Chart struct {
+	// Object is the object as rendered.
+	Object *unstructured.Unstructured
+	// Events are the install, upgrade and delete events it is a hook of, in
+	// annotation order.
+	Events []helmrelease.HookEvent
+	// Weight is helm.sh/hook-weight (0 when absent or not an integer, as in Helm).
+	Weight int32
+	// DeletePolicies are helm.sh/hook-delete-policy; empty means Helm's default,
+	// before-hook-creation.
+	DeletePolicies []helmrelease.HookDeletePolicy
+}
+
+// Parse reads the Helm hook annotations of u. ok is false for an object that is not
+// a hook convoy runs (no helm.sh/hook, or only test, rollback or unknown events: those
+// are left out, and warnings say so). what names u in warnings.
+func Parse(u *unstructured.Unstructured, what string) (c Chart, ok bool, warnings []string) {
+	ann := u.GetAnnotations()
+	value, isHook := ann[Annotation]
+	if !isHook {
+		return Chart{}, false, nil
+	}
+	var ignored, unknown []string
+	for ev := range strings.SplitSeq(value, ",") {
+		ev = strings.ToLower(strings.TrimSpace(ev))
+		switch e := helmrelease.HookEvent(ev); e {
+		case PreInstall, PostInstall, PreUpgrade, PostUpgrade, PreDelete, PostDelete:
+			if !slices.Contains(c.Events, e) {
+				c.Events = append(c.Events, e)
+			}
+		case helmrelease.HookTest, "test-success", helmrelease.HookPreRollback, helmrelease.HookPostRollback:
+			ignored = append(ignored, ev)
+		case "":
+		default:
+			unknown = append(unknown, ev)
+		}
+	}
+	switch {
+	case len(unknown) > 0:
+		return Chart{}, false, []string{fmt.Sprintf("%s is left out: unknown Helm hook %q", what, strings.Join(unknown, ","))}
+	case len(c.Events) == 0:
+		return Chart{}, false, []string{fmt.Sprintf("%s is left out: convoy does not run Helm %s hooks", what, strings.Join(ignored, ","))}
+	case len(ignored) > 0:
+		warnings = append(warnings, fmt.Sprintf("%s: convoy does not run its Helm %s hooks", what, strings.Join(ignored, ",")))
+	}
+	// Helm's rule: a weight that is not an integer is 0.
+	if w, err := strconv.ParseInt(strings.TrimSpace(ann[WeightAnnotation]), 10, 32); err == nil {
+		c.Weight = int32(w)
+	}
+	for p := range strings.SplitSeq(ann[DeleteAnnotation], ",") {
+		switch dp := helmrelease.HookDeletePolicy(strings.TrimSpace(p)); dp {
+		case BeforeHookCreation, HookSucceeded, HookFailed:
+			c.DeletePolicies = append(c.DeletePolicies, dp)
+		case "":
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s: unknown helm.sh/hook-delete-policy %q is ignored", what, dp))
+		}
+	}
+	c.Object = u
+	return c, true, warnings
+}
+
+// Has reports whether the hook is one of event.
+func (c Chart) Has(event helmrelease.HookEvent) bool { return slices.Contains(c.Events, event) }
+
+// IsJob reports whether u is a batch Job.
+func IsJob(u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	return gvk.Group == batchv1.GroupName && gvk.Kind == "Job"
+}
+
+// Hook is one hook of an apply (or a deletion): a Job to run, or an object (a chart's
+// hook that is not a Job: ServiceAccount, Role, ConfigMap, …) to apply before the Jobs
+// of its batch start.
+type Hook struct {
+	// Name is the hook's name: the lifecycle hook's, or the chart object's.
+	Name string
+	// Phase is v1.HookPreApply or v1.HookPostApply (also for the delete events:
+	// PreApply is before the objects are deleted, PostApply after).
+	Phase v1.HookPhase
+	// Batch orders the hooks of one phase, lowest first (a chart hook's weight).
+	Batch int32
+	// Job is the name of the hook's Job for this render and phase; empty for an
+	// object hook.
+	Job string
+	// Timeout is how long the Job may run; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Object is what to create: the Job, with convoy's labels, or the object.
+	Object *unstructured.Unstructured
+	// DeletePolicies are a chart hook's delete policies (empty for lifecycle hooks:
+	// their Jobs stay until a newer render's hooks succeed).
+	DeletePolicies []helmrelease.HookDeletePolicy
+}
+
+// IsJob reports whether the hook runs a Job (else it is an object to apply).
+func (h Hook) IsJob() bool { return h.Job != "" }
+
+// Deletes reports whether the hook's delete policies include p.
+func (h Hook) Deletes(p helmrelease.HookDeletePolicy) bool {
+	return slices.Contains(h.DeletePolicies, p)
+}
+
+// Run is what a hook run is for (v1.HookRun): the events its chart hooks are chosen by.
+type Run = v1.HookRun
+
+// Runs.
+const (
+	// RunInstall is the first apply of a Release: pre-install and post-install.
+	RunInstall = v1.HookRunInstall
+	// RunUpgrade is every later apply: pre-upgrade and post-upgrade.
+	RunUpgrade = v1.HookRunUpgrade
+	// RunDelete is the deletion of a Release: pre-delete and post-delete.
+	RunDelete = v1.HookRunDelete
+)
+
+// events are the Helm events of run's PreApply and PostApply phases.
+func events(r Run) (pre, post helmrelease.HookEvent) {
+	switch r {
+	case RunInstall:
+		return PreInstall, PostInstall
+	case RunDelete:
+		return PreDelete, PostDelete
+	}
+	return PreUpgrade, PostUpgrade
+}
+
+// Owner is the Release a hook run belongs to.
+type Owner struct {
+	// Name and Namespace of the Release.
+	Name, Namespace string
+	// TargetNamespace is where hook Jobs run and namespaced hook objects without a
+	// namespace go.
+	TargetNamespace string
+}
+
+// ForRun lists the hooks of a run of the render renderRef, PreApply first, by batch
+// and name: the lifecycle hooks (for install and upgrade runs; they have no delete
+// run) and the chart hooks of run's events. A chart hook of both the pre and the post
+// event is a hook of both phases: its object is applied in each, its Job runs in each
+// (the PostApply one named with a "post" suffix). Lifecycle hooks come first, and a
+// chart hook whose name a lifecycle hook uses is left out.
+func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart []Chart) ([]Hook, error) {
+	var out []Hook
+	taken := map[string]bool{}
+	if run != RunDelete {
+		for _, lh := range lifecycle {
+			if lh.Job == nil || taken[lh.Name] {
+				continue
+			}
+			taken[lh.Name] = true
+			h := Hook{Name: lh.Name, Phase: lh.Phase, Batch: lh.Batch, Job: JobName(owner.Name, lh.Name, renderRef)}
+			if lh.Timeout != nil {
+				h.Timeout = lh.Timeout.Duration
+			}
+			job, err := buildJob(owner, h, *lh.Job, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			h.Object = job
+			out = append(out, h)
+		}
+	}
+	pre, post := events(run)
+	for _, c := range chart {
+		name := c.Object.GetName()
+		if taken[name] {
+			continue
+		}
+		for _, phase := range []v1.HookPhase{v1.HookPreApply, v1.HookPostApply} {
+			event := pre
+			if phase == v1.HookPostApply {
+				event = post
+			}
+			if !c.Has(event) {
+				continue
+			}
+			h := Hook{Name: name, Phase: phase, Batch: c.Weight, DeletePolicies: c.DeletePolicies}
+			if !IsJob(c.Object) {
+				obj := c.Object.DeepCopy()
+				labels := obj.GetLabels()
+				if labels == nil {
+					labels = map[string]string{}
+				}
+				labels[v1.LabelHook] = LabelValue(name)
+				obj.SetLabels(labels)
+				h.Object = obj
+			} else {
+				hookName := name
+				if phase == v1.HookPostApply && c.Has(pre) {
+					hookName = name + "-post"
+				}
+				h.Job = JobName(owner.Name, hookName, renderRef)
+				var job batchv1.Job
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(c.Object.Object, &job); err != nil {
+					return nil, fmt.Errorf("hook Job %s: not a valid Job: %w", name, err)
+				}
+				// Helm watches a hook Job until it ends, so charts set
+				// ttlSecondsAfterFinished: 0 (ingress-nginx's admission Jobs); convoy
+				// reads the Job at its next reconcile and must find it: the delete
+				// policies decide when it goes.
+				job.Spec.TTLSecondsAfterFinished = nil
+				obj, err := buildJob(owner, h, job.Spec, c.Object.GetLabels(), c.Object.GetAnnotations())
+				if err != nil {
+					return nil, err
+				}
+				h.Object = obj
+			}
+			out = append(out, h)
+		}
+	}
+	Sort(out)
+	return out, nil
+}
+
+// Sort orders hooks as they run: PreApply first, then by batch, then Jobs after
+// objects (Helm's kind order puts Jobs late), then by name.
+func Sort(hs []Hook) {
+	slices.SortStableFunc(hs, func(a, b Hook) int {
+		if a.Phase != b.Phase {
+			if a.Phase == v1.HookPreApply {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), compareBool(a.IsJob(), b.IsJob()), strings.Compare(a.Name, b.Name))
+	})
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// buildJob is the one Job builder: the hook's Job in the target namespace, with the
+// chart's labels and annotations, and convoy's labels that name the Release and the
+// hook.
+func buildJob(owner Owner, h Hook, spec batchv1.JobSpec, labels, annotations map[string]string) (*unstructured.Unstructured, error) {
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: owner.TargetNamespace, Name: h.Job, Labels: map[string]string{}, Annotations: annotations},
+		Spec:       *spec.DeepCopy(),
+	}
+	for k, v := range labels {
+		job.Labels[k] = v
+	}
+	job.Labels[v1.LabelReleaseName] = owner.Name
+	job.Labels[v1.LabelReleaseNamespace] = owner.Namespace
+	job.Labels[v1.LabelHook] = LabelValue(h.Name)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
+	if err != nil {
+		return nil, fmt.Errorf("hook Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return u, nil
+}
+
+// maxJobName is the longest hook Job name: a DNS label, since the Job controller
+// copies the name into the job-name label of its pods.
+const maxJobName = 63
+
+// JobName is the name of the Job of hook for a render of the Release release:
+// <release>-<hook>-<first 10 hex digits of the render ref>, lowercase, with every
+// character other than a-z, 0-9 and '-' replaced by '-'. When that is longer than 63
+// characters, <release>-<hook> is cut and followed by the first 8 hex digits of its
+// sha256, so that names stay distinct: <cut>-<8 hex>-<10 hex>.
+func JobName(release, hook, renderRef string) string {
+	short := strings.TrimPrefix(renderRef, "sha256:")
+	if len(short) > 10 {
+		short = short[:10]
+	}
+	prefix := dnsLabel(release + "-" + hook)
+	if len(prefix)+1+len(short) <= maxJobName {
+		return prefix + "-" + short
+	}
+	sum := sha256.Sum256([]byte(release + "-" + hook))
+	cut := strings.TrimRight(prefix[:maxJobName-len(short)-10], "-")
+	return cut + "-" + hex.EncodeToString(sum[:])[:8] + "-" + short
+}
+
+func dnsLabel(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, s)
+	return strings.Trim(s, "-")
+}
+
+// LabelValue is the value of the convoy.kumodo.io/hook label of a hook's Job: the
+// hook's name, cut to the 63 characters a label value may have.
+func LabelValue(hook string) string {
+	if len(hook) > maxJobName {
+		hook = strings.TrimRight(hook[:maxJobName], "-_.")
+	}
+	return hook
+}
+
+// OldJob is a hook Job of the Release found on the target.
+type OldJob struct {
+	Name      string
+	Created   time.Time
+	Succeeded bool
+}
+
+// OldJobsToDelete decides which hook Jobs of other renders go once the hooks of the
+// current render (whose Job names are current) succeeded: all of them but the most
+// recent one that did not succeed (it failed, timed out or never finished), kept for
+// its logs.
+func OldJobsToDelete(jobs []OldJob, current map[string]bool) []string {
+	keep := -1
+	for i, j := range jobs {
+		if current[j.Name] || j.Succeeded {
+			continue
+		}
+		if keep < 0 || jobs[keep].Created.Before(j.Created) {
+			keep = i
+		}
+	}
+	var out []string
+	for i, j := range jobs {
+		if current[j.Name] || i == keep {
+			continue
+		}
+		out = append(out, j.Name)
+	}
+	return out
+}
