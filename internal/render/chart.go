@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -58,7 +60,47 @@ func loadChart(data []byte, what string) (*chart.Chart, error) {
 	if c.Metadata.Type != "" && c.Metadata.Type != "application" {
 		return nil, unsupported("chart %s: a chart of type %q cannot be installed; deliver an application chart", what, c.Metadata.Type)
 	}
+	if err := checkDependencies(c); err != nil {
+		return nil, unsupported("chart %s: %w", what, err)
+	}
 	return c, nil
+}
+
+// checkDependencies is Helm's action.CheckDependencies, which `helm install` and
+// `helm package` run, applied to the chart and to each vendored subchart: every
+// dependency that a Chart.yaml lists must be in that chart's charts/ folder, by name,
+// whatever its condition or tags. convoy renders what the archive holds and never
+// downloads dependencies (no `helm install --dependency-update`), so a missing one
+// is a chart it cannot render: Unsupported.
+func checkDependencies(c *chart.Chart) error {
+	var missing []string
+	var walk func(c *chart.Chart, dir string)
+	walk = func(c *chart.Chart, dir string) {
+		for _, d := range c.Metadata.Dependencies {
+			if d == nil || slices.ContainsFunc(c.Dependencies(), func(v *chart.Chart) bool { return v.Name() == d.Name }) {
+				continue
+			}
+			entry := strconv.Quote(d.Name)
+			if d.Version != "" {
+				entry += " " + d.Version
+			}
+			if d.Repository != "" {
+				entry += " from " + d.Repository
+			}
+			missing = append(missing, fmt.Sprintf("%s (listed in %sChart.yaml)", entry, dir))
+		}
+		for _, sub := range c.Dependencies() {
+			walk(sub, dir+"charts/"+sub.Name()+"/")
+		}
+	}
+	walk(c, "")
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("dependencies missing from the chart archive's charts/ folder: %s; "+
+		"convoy renders the archive as it is and does not download dependencies: vendor them with "+
+		"`helm dependency build` before `helm package`, and publish the chart again",
+		strings.Join(missing, ", "))
 }
 
 // renderedFile is one rendered template or CRD file.
