@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -58,7 +61,47 @@ func loadChart(data []byte, what string) (*chart.Chart, error) {
 	if c.Metadata.Type != "" && c.Metadata.Type != "application" {
 		return nil, unsupported("chart %s: a chart of type %q cannot be installed; deliver an application chart", what, c.Metadata.Type)
 	}
+	if err := checkDependencies(c); err != nil {
+		return nil, unsupported("chart %s: %w", what, err)
+	}
 	return c, nil
+}
+
+// checkDependencies is Helm's action.CheckDependencies, which `helm install` and
+// `helm package` run, applied to the chart and to each vendored subchart: every
+// dependency that a Chart.yaml lists must be in that chart's charts/ folder, by name,
+// whatever its condition or tags. convoy renders what the archive holds and never
+// downloads dependencies (no `helm install --dependency-update`), so a missing one
+// is a chart it cannot render: Unsupported.
+func checkDependencies(c *chart.Chart) error {
+	var missing []string
+	var walk func(c *chart.Chart, dir string)
+	walk = func(c *chart.Chart, dir string) {
+		for _, d := range c.Metadata.Dependencies {
+			if d == nil || slices.ContainsFunc(c.Dependencies(), func(v *chart.Chart) bool { return v.Name() == d.Name }) {
+				continue
+			}
+			entry := strconv.Quote(d.Name)
+			if d.Version != "" {
+				entry += " " + d.Version
+			}
+			if d.Repository != "" {
+				entry += " from " + d.Repository
+			}
+			missing = append(missing, fmt.Sprintf("%s (listed in %sChart.yaml)", entry, dir))
+		}
+		for _, sub := range c.Dependencies() {
+			walk(sub, dir+"charts/"+sub.Name()+"/")
+		}
+	}
+	walk(c, "")
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("dependencies missing from the chart archive's charts/ folder: %s; "+
+		"convoy renders the archive as it is and does not download dependencies: vendor them with "+
+		"`helm dependency build` before `helm package`, and publish the chart again",
+		strings.Join(missing, ", "))
 }
 
 // renderedFile is one rendered template or CRD file.
@@ -90,6 +133,9 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	if err := v2util.ProcessDependencies(c, values); err != nil {
 		return nil, unappliable("chart %s: processing its dependencies: %w", what, err)
 	}
+	if err := validateValues(c, values); err != nil {
+		return nil, unappliable("chart %s: %w", what, err)
+	}
 	// Always an install at revision 1, so that the render depends only on the chart,
 	// the values, the mutations and the target's capabilities.
 	opts := common.ReleaseOptions{Name: o.releaseName, Namespace: o.namespace, Revision: 1, IsInstall: true}
@@ -119,6 +165,196 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 		out = append(out, renderedFile{name: name, content: content})
 	}
 	return out, nil
+}
+
+// validateValues checks the values, coalesced with the chart's defaults, against the
+// values.schema.json of the chart and of each enabled subchart, as Helm does before
+// templating (chartutil.ValidateAgainstSchema walks the charts the same way; its
+// message does not say under which parent a subchart's values are). The error names
+// every wrong value by its path in the Release's values ("image.pullPolicy",
+// "database.service.port"), sorted, and says what to do.
+func validateValues(c *chart.Chart, values map[string]any) error {
+	coalesced, err := chartutil.CoalesceValues(c, values)
+	if err != nil {
+		return err
+	}
+	var violations []string
+	var invalid []error
+	var walk func(c *chart.Chart, vals map[string]any, prefix string)
+	walk = func(c *chart.Chart, vals map[string]any, prefix string) {
+		if c.Schema != nil {
+			err := chartutil.ValidateAgainstSingleSchema(vals, c.Schema)
+			var verr chartutil.JSONSchemaValidationError
+			switch {
+			case errors.As(err, &verr):
+				violations = append(violations, schemaViolations(verr.Error(), prefix)...)
+			case err != nil:
+				invalid = append(invalid, fmt.Errorf("the values.schema.json of %s is not a valid JSON schema: %w", chartOrSubchart(c, prefix), err))
+			}
+		}
+		for _, sub := range c.Dependencies() {
+			raw, ok := vals[sub.Name()]
+			if !ok || raw == nil {
+				continue
+			}
+			subVals, ok := raw.(map[string]any)
+			if !ok {
+				violations = append(violations, fmt.Sprintf("%s: got %s, want the values of subchart %s (an object)", prefix+sub.Name(), jsonType(raw), sub.Name()))
+				continue
+			}
+			walk(sub, subVals, prefix+sub.Name()+".")
+		}
+	}
+	walk(c, coalesced, "")
+	if len(invalid) > 0 {
+		return errors.Join(invalid...)
+	}
+	if len(violations) == 0 {
+		return nil
+	}
+	slices.Sort(violations)
+	violations = slices.Compact(violations)
+	return fmt.Errorf("the values do not meet the chart's values.schema.json: %s; change these values in spec.values or the valuesFrom sources",
+		strings.Join(violations, "; "))
+}
+
+// schemaLine is one line of a JSON schema validation message:
+// "  - at '/image/pullPolicy': value must be one of 'Always', 'Never'".
+var schemaLine = regexp.MustCompile(`^(\s*)- at '([^']*)': (.*)$`)
+
+// schemaViolations turns the message of a failed validation into "path: problem"
+// entries, the path in the values' dotted form after prefix. Groups of errors
+// ("validation failed") give their leaves; other groups (anyOf, oneOf) are one
+// entry, since their leaves are alternatives.
+func schemaViolations(msg, prefix string) []string {
+	type line struct {
+		indent      int
+		path, issue string
+	}
+	var lines []line
+	for l := range strings.SplitSeq(msg, "\n") {
+		m := schemaLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		lines = append(lines, line{indent: len(m[1]), path: m[2], issue: m[3]})
+	}
+	if len(lines) == 0 {
+		return []string{fmt.Sprintf("%s%s", valuesRoot(prefix), strings.TrimSpace(msg))}
+	}
+	var out []string
+	skipBelow := -1 // skip the lines more indented than this: alternatives of a group
+	for i, l := range lines {
+		if skipBelow >= 0 && l.indent > skipBelow {
+			continue
+		}
+		skipBelow = -1
+		hasChildren := i+1 < len(lines) && lines[i+1].indent > l.indent
+		if hasChildren {
+			if l.issue == "validation failed" {
+				continue // its leaves follow
+			}
+			skipBelow = l.indent
+		}
+		out = append(out, describeViolation(prefix, l.path, l.issue)...)
+	}
+	return out
+}
+
+var (
+	missingProps    = regexp.MustCompile(`^missing propert(?:y|ies) (.*)$`)
+	additionalProps = regexp.MustCompile(`^additional propert(?:y|ies) (.*) not allowed$`)
+	quoted          = regexp.MustCompile(`'((?:[^']|'')*)'`)
+)
+
+// describeViolation says what is wrong at pointer (a JSON pointer into the values
+// under prefix); a missing or forbidden key is named by its own path.
+func describeViolation(prefix, pointer, issue string) []string {
+	path := prefix + dottedPath(pointer)
+	keysIn := func(list string) []string {
+		var keys []string
+		for _, m := range quoted.FindAllStringSubmatch(list, -1) {
+			keys = append(keys, joinPath(path, m[1]))
+		}
+		return keys
+	}
+	var out []string
+	if m := missingProps.FindStringSubmatch(issue); m != nil {
+		for _, k := range keysIn(m[1]) {
+			out = append(out, k+": is required")
+		}
+	} else if m := additionalProps.FindStringSubmatch(issue); m != nil {
+		for _, k := range keysIn(m[1]) {
+			out = append(out, k+": is not allowed (the schema knows no such key)")
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return []string{fmt.Sprintf("%s%s", valuesRoot(path), issue)}
+}
+
+// valuesRoot is "path: ", or "the values: " for the top of the values.
+func valuesRoot(path string) string {
+	path = strings.TrimSuffix(path, ".")
+	if path == "" {
+		return "the values: "
+	}
+	return path + ": "
+}
+
+// dottedPath turns a JSON pointer ("/image/pull~1policy", "/hosts/0") into the
+// dotted form of --set ("image.pull/policy", "hosts[0]").
+func dottedPath(pointer string) string {
+	var path string
+	for i, seg := range strings.Split(pointer, "/") {
+		if i == 0 {
+			continue // before the leading slash
+		}
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		path = joinPath(path, seg)
+	}
+	return path
+}
+
+func joinPath(path, key string) string {
+	path = strings.TrimSuffix(path, ".")
+	switch {
+	case key != "" && strings.Trim(key, "0123456789") == "":
+		return path + "[" + key + "]"
+	case strings.ContainsAny(key, ". "):
+		key = strconv.Quote(key)
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// chartOrSubchart names the chart whose values sit under prefix.
+func chartOrSubchart(c *chart.Chart, prefix string) string {
+	if prefix == "" {
+		return "the chart"
+	}
+	return fmt.Sprintf("subchart %s (values %s)", c.Name(), strings.TrimSuffix(prefix, "."))
+}
+
+// jsonType names the JSON type of a decoded value for messages.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case nil:
+		return "null"
+	default:
+		return "number"
+	}
 }
 
 // chartWhat names a chart for messages.
