@@ -15,10 +15,13 @@ import (
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
+
+	"kumodo.io/convoy/test/corpus"
 )
 
 // chartRepo is a Helm HTTP repository served by the tests: index.yaml and the
-// archives of testdata/charts, packaged with the Helm SDK.
+// archives of testdata/charts and of the pattern corpus (test/corpus), packaged
+// with the Helm SDK.
 type chartRepo struct {
 	server *httptest.Server
 
@@ -35,8 +38,17 @@ func newChartRepo() (*chartRepo, error) {
 	}
 	defer os.RemoveAll(dir)
 	index := repo.NewIndexFile()
-	for _, name := range []string{"app", "hooks"} {
-		c, err := loader.LoadDir(filepath.Join("testdata", "charts", name))
+	dirs := []string{filepath.Join("testdata", "charts", "app"), filepath.Join("testdata", "charts", "hooks")}
+	patterns, err := corpus.Charts()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range patterns {
+		dirs = append(dirs, corpus.Dir(p))
+	}
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		c, err := loader.LoadDir(d)
 		if err != nil {
 			return nil, fmt.Errorf("load chart %s: %w", name, err)
 		}

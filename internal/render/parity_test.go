@@ -40,10 +40,10 @@ import (
 //   - the namespace convoy fills in for a namespaced object that has none, and the
 //     namespace it removes from a cluster-scoped object (the API server ignores it);
 //   - the convoy.kumodo.io/sync-wave annotation convoy writes on the objects it moves
-//     to the render's first wave (CRDs, install/upgrade hooks that are not Jobs);
+//     to the render's first wave (CRDs);
 //   - hooks: Helm keeps them in release.Hooks, convoy runs them its own way, so they
 //     are compared by kind and name only: the install and upgrade hooks Helm has must
-//     be the hooks of convoy's render (test, delete and rollback hooks are left out);
+//     be the hooks of convoy's render (test and rollback hooks are left out);
 //   - values that a template draws at random (randAlphaNum, genCA, uuidv4, …): two
 //     Helm renders of the same input tell where they are, and there both sides are
 //     compared by shape (a string's length, the PEM block types) instead of value.
@@ -284,7 +284,12 @@ func cmpRender(t testing.TB, targetNS string, helm, again *release.Release, res 
 	var helmHooks, convoyHooks []string
 	for _, h := range helm.Hooks {
 		if slices.ContainsFunc(h.Events, func(e release.HookEvent) bool {
-			return e == release.HookPreInstall || e == release.HookPostInstall || e == release.HookPreUpgrade || e == release.HookPostUpgrade
+			switch e {
+			case release.HookPreInstall, release.HookPostInstall, release.HookPreUpgrade, release.HookPostUpgrade,
+				release.HookPreDelete, release.HookPostDelete:
+				return true
+			}
+			return false
 		}) {
 			helmHooks = append(helmHooks, h.Kind+" "+h.Name)
 		}

@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Helm hooks of real charts (issue 12, rules 1–3), on the corpus charts of
+// test/corpus against the local control plane: kube-controller-manager runs the Jobs,
+// kwok completes their pods, and the ServiceAccount admission plugin refuses a pod
+// whose ServiceAccount does not exist yet. No observer: the tests send the /sync it
+// would send when a batch completes.
+
+func chartName(name string) releaseOption {
+	return func(r *v1.Release) { r.Spec.Chart.Name = name }
+}
+
+// hookObject reads a hook object; nil when it does not exist or is being deleted.
+func (e *env) hookObject(obj client.Object, namespace, name string) client.Object {
+	e.t.Helper()
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		e.t.Fatalf("get %T %s: %v", obj, name, err)
+	case obj.GetDeletionTimestamp() != nil:
+		return nil
+	}
+	return obj
+}
+
+type hookObjectRef struct {
+	obj       func() client.Object
+	namespace string
+	name      string
+}
+
+func (e *env) admissionHookObjects(rel string) []hookObjectRef {
+	name := rel + "-admission"
+	cluster := e.ns + "-" + name
+	return []hookObjectRef{
+		{func() client.Object { return &corev1.ServiceAccount{} }, e.ns, name},
+		{func() client.Object { return &rbacv1.Role{} }, e.ns, name},
+		{func() client.Object { return &rbacv1.RoleBinding{} }, e.ns, name},
+		{func() client.Object { return &rbacv1.ClusterRole{} }, "", cluster},
+		{func() client.Object { return &rbacv1.ClusterRoleBinding{} }, "", cluster},
+	}
+}
+
+// The ingress-nginx pattern (admission-webhooks/job-patch): the Jobs' ServiceAccount
+// and RBAC are hooks of pre-install,pre-upgrade,post-install,post-upgrade with
+// before-hook-creation,hook-succeeded. They exist before each Job starts (else its pod
+// is refused), in the PreApply and again in the PostApply run; hook-succeeded deletes
+// them and the Jobs once each phase is done; a later reconcile of the same render
+// does not create them again. An upgrade runs them again.
+func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("awj", automatic(), chartName("admission-webhook-jobs"))
+
+	// PreApply (pre-install): the RBAC, then the create Job.
+	rel := e.waitHooksWaiting("awj", "awj-awj-admission-create-")
+	ref := renderRefOf(rel)
+	if run := rel.Status.Hooks[0].Run; run != v1.HookRunInstall {
+		t.Errorf("status.hooks run = %q, want Install", run)
+	}
+	create := e.hookJob("awj", "awj-admission-create", ref)
+	if create == nil {
+		t.Fatal("no create Job while WaitingForHooks names it")
+	}
+	if create.Spec.TTLSecondsAfterFinished != nil {
+		t.Errorf("the create Job has ttlSecondsAfterFinished %d: convoy must find it after it ends", *create.Spec.TTLSecondsAfterFinished)
+	}
+	e.objectsExistBefore("PreApply", create)
+	if d := e.deployment("awj-controller"); d != nil {
+		t.Fatal("the Deployment exists while a PreApply hook runs")
+	}
+	// The Job's pod was admitted with its ServiceAccount: the Job completes.
+	e.waitJobComplete("awj", "awj-admission-create", ref)
+
+	// The phase is done: hook-succeeded deletes the RBAC and the Job; the apply and the
+	// PostApply run follow, with the RBAC applied again for the patch Job.
+	e.sync("awj", false)
+	rel = e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
+	if e.deployment("awj-controller") == nil {
+		t.Fatal("the Deployment is not applied while the PostApply hook runs")
+	}
+	if job := e.hookJob("awj", "awj-admission-create", ref); job != nil && job.DeletionTimestamp == nil {
+		t.Error("the create Job is still there after its phase succeeded (hook-succeeded)")
+	}
+	patch := e.hookJob("awj", "awj-admission-patch", ref)
+	e.objectsExistBefore("PostApply", patch)
+	e.waitJobComplete("awj", "awj-admission-patch", ref)
+
+	e.sync("awj", false)
+	e.waitApplied("awj", "True", v1.ReasonApplied)
+	e.hookObjectsGone("after the PostApply phase succeeded")
+
+	// A later reconcile of the same render runs no hook and re-creates nothing.
+	n := e.reconciles("awj")
+	e.sync("awj", false)
+	e.waitReconciled("awj", n)
+	e.settle("awj")
+	e.hookObjectsGone("after a reconcile of the same render")
+	if job := e.hookJob("awj", "awj-admission-create", ref); job != nil {
+		t.Error("a reconcile of the same render created the create Job again")
+	}
+
+	// An upgrade (a values change) runs the pre-upgrade and post-upgrade hooks.
+	e.update("awj", values(`{"replicas": 2}`))
+	rel = e.waitHooksWaiting("awj", "awj-awj-admission-create-")
+	upgraded := renderRefOf(rel)
+	if upgraded == ref {
+		t.Fatal("the values change made no new render")
+	}
+	if run := rel.Status.Hooks[0].Run; run != v1.HookRunUpgrade {
+		t.Errorf("status.hooks run = %q, want Upgrade", run)
+	}
+	e.objectsExistBefore("PreApply of the upgrade", e.hookJob("awj", "awj-admission-create", upgraded))
+	e.waitJobComplete("awj", "awj-admission-create", upgraded)
+	e.sync("awj", false)
+	e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
+	e.waitJobComplete("awj", "awj-admission-patch", upgraded)
+	e.sync("awj", false)
+	e.waitApplied("awj", "True", v1.ReasonApplied)
+	e.hookObjectsGone("after the upgrade's hooks succeeded")
+}
+
+// objectsExistBefore checks that every hook object of the admission-webhook-jobs
+// chart exists while job runs, created no later than the Job.
+func (e *env) objectsExistBefore(phase string, job *batchv1.Job) {
+	e.t.Helper()
+	if job == nil {
+		e.t.Fatalf("%s: no hook Job", phase)
+	}
+	for _, ref := range e.admissionHookObjects("awj") {
+		obj := e.hookObject(ref.obj(), ref.namespace, ref.name)
+		if obj == nil {
+			e.t.Fatalf("%s: hook %T %s does not exist while Job %s runs", phase, ref.obj(), ref.name, job.Name)
+		}
+		created := obj.GetCreationTimestamp()
+		if job.CreationTimestamp.Before(&created) {
+			e.t.Errorf("%s: hook %T %s created at %s, after Job %s at %s", phase, obj, ref.name, created, job.Name, job.CreationTimestamp)
+		}
+	}
+}
+
+// hookObjectsGone checks that no hook object of the admission-webhook-jobs chart is
+// left.
+func (e *env) hookObjectsGone(when string) {
+	e.t.Helper()
+	for _, ref := range e.admissionHookObjects("awj") {
+		e.eventually(fmt.Sprintf("%T %s gone %s", ref.obj(), ref.name, when), func() (bool, string) {
+			return e.hookObject(ref.obj(), ref.namespace, ref.name) == nil, "it exists"
+		})
+	}
+}
+
+// deployment reads a Deployment of the test's namespace; nil when it does not exist.
+func (e *env) deployment(name string) *appsv1.Deployment {
+	e.t.Helper()
+	d := &appsv1.Deployment{}
+	if obj := e.hookObject(d, e.ns, name); obj == nil {
+		return nil
+	}
+	return d
+}
+
+// Install vs upgrade (issue 12, rule 3): pre-install and post-install hooks run only
+// for the first apply of a Release, pre-upgrade and post-upgrade for later renders; a
+// database initialised on install is not initialised again by an upgrade, and a
+// pre-install Secret keeps what the install wrote. The Release's deletion removes the
+// hook objects too.
+func TestInstallHooksRunOnceAndUpgradeHooksAfter(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("iuh", automatic(), chartName("install-upgrade-hooks"))
+
+	rel := e.waitHooksWaiting("iuh", "iuh-init-db-")
+	install := renderRefOf(rel)
+	if s := e.secret("iuh-initial-password"); s == nil || string(s.Data["version"]) != "1" {
+		t.Fatalf("pre-install Secret = %v, want it applied (weight -5) before the init-db Job", s)
+	}
+	if job := e.hookJob("iuh", "migrate-db", install); job != nil {
+		t.Error("the pre-upgrade Job runs on the install")
+	}
+	e.waitJobComplete("iuh", "init-db", install)
+	e.sync("iuh", false)
+	e.waitHooksWaiting("iuh", "iuh-seed-data-")
+	if job := e.hookJob("iuh", "notify", install); job != nil {
+		t.Error("the post-upgrade Job runs on the install")
+	}
+	e.waitJobComplete("iuh", "seed-data", install)
+	e.sync("iuh", false)
+	e.waitApplied("iuh", "True", v1.ReasonApplied)
+
+	e.update("iuh", values(`{"version": "2"}`))
+	rel = e.waitHooksWaiting("iuh", "iuh-migrate-db-")
+	upgrade := renderRefOf(rel)
+	if upgrade == install {
+		t.Fatal("the values change made no new render")
+	}
+	if job := e.hookJob("iuh", "init-db", upgrade); job != nil {
+		t.Error("the pre-install Job runs again on the upgrade")
+	}
+	e.waitJobComplete("iuh", "migrate-db", upgrade)
+	e.sync("iuh", false)
+	e.waitHooksWaiting("iuh", "iuh-notify-")
+	if job := e.hookJob("iuh", "seed-data", upgrade); job != nil {
+		t.Error("the post-install Job runs again on the upgrade")
+	}
+	e.waitJobComplete("iuh", "notify", upgrade)
+	e.sync("iuh", false)
+	e.waitApplied("iuh", "True", v1.ReasonApplied)
+	if cm := e.configMap("iuh-app"); cm == nil || cm.Data["version"] != "2" {
+		t.Errorf("ConfigMap iuh-app = %v, want version 2", cm)
+	}
+	if s := e.secret("iuh-initial-password"); s == nil || string(s.Data["version"]) != "1" {
+		t.Errorf("pre-install Secret after the upgrade = %v, want it kept as the install wrote it", s)
+	}
+
+	// The deletion leaves no hook object behind.
+	if err := e.client.Delete(e.ctx, e.release("iuh")); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the Release deleted", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "iuh"}, &v1.Release{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	e.eventually("the pre-install Secret deleted with the Release", func() (bool, string) {
+		return e.hookObject(&corev1.Secret{}, e.ns, "iuh-initial-password") == nil, "it exists"
+	})
+}
