@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -238,4 +240,99 @@ func TestInstallHooksRunOnceAndUpgradeHooksAfter(t *testing.T) {
 	e.eventually("the pre-install Secret deleted with the Release", func() (bool, string) {
 		return e.hookObject(&corev1.Secret{}, e.ns, "iuh-initial-password") == nil, "it exists"
 	})
+}
+
+// Delete hooks (issue 12, rule 4), the gatekeeper/kyverno pattern: deleting a Release
+// runs its pre-delete hooks while its objects still exist, then deletes the objects,
+// then runs its post-delete hooks; nothing of the chart is left.
+func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("pdh", automatic(), chartName("pre-delete-hooks"))
+	rel := e.waitApplied("pdh", "True", v1.ReasonApplied)
+	ref := renderRefOf(rel)
+	if job := e.hookJob("pdh", "pdh-remove-webhook", ref); job != nil {
+		t.Fatal("a pre-delete Job ran on the install")
+	}
+
+	if err := e.client.Delete(e.ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	var pre *batchv1.Job
+	e.eventually("the pre-delete Job", func() (bool, string) {
+		pre = e.hookJob("pdh", "pdh-remove-webhook", ref)
+		return pre != nil, "no Job"
+	})
+	if e.deployment("pdh-webhook") == nil {
+		t.Error("the Deployment is gone while the pre-delete hook runs")
+	}
+	if e.hookObject(&corev1.ServiceAccount{}, e.ns, "pdh-cleanup") == nil {
+		t.Error("the pre-delete hook's ServiceAccount does not exist while its Job runs")
+	}
+	pre = e.waitJobComplete("pdh", "pdh-remove-webhook", ref)
+
+	var post *batchv1.Job
+	e.eventually("the post-delete Job", func() (bool, string) {
+		post = e.hookJob("pdh", "pdh-cleanup-crds", ref)
+		return post != nil, "no Job"
+	})
+	if d := e.deployment("pdh-webhook"); d != nil {
+		t.Error("the post-delete Job runs while the Deployment exists")
+	}
+	if post.CreationTimestamp.Before(pre.Status.CompletionTime) {
+		t.Errorf("the post-delete Job was created at %s, before the pre-delete Job completed at %s", post.CreationTimestamp, pre.Status.CompletionTime)
+	}
+	e.eventually("the Release deleted", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "pdh"}, &v1.Release{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	e.eventually("no hook Job or hook object left", func() (bool, string) {
+		for _, o := range []struct {
+			obj  client.Object
+			name string
+		}{
+			{&batchv1.Job{}, jobName("pdh", "pdh-remove-webhook", ref)},
+			{&batchv1.Job{}, jobName("pdh", "pdh-cleanup-crds", ref)},
+			{&corev1.ServiceAccount{}, "pdh-cleanup"},
+		} {
+			if e.hookObject(o.obj, e.ns, o.name) != nil {
+				return false, fmt.Sprintf("%T %s exists", o.obj, o.name)
+			}
+		}
+		return true, ""
+	})
+}
+
+// A failed pre-delete hook holds the deletion and says so on the Release; with
+// deletionPolicy Orphan the deletion goes on without the hooks and leaves the objects.
+func TestAFailedPreDeleteHookHoldsTheDeletionUntilOrphan(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("pdf", automatic(), chartName("pre-delete-hooks"), values(`{"failPreDelete": true}`))
+	rel := e.waitApplied("pdf", "True", v1.ReasonApplied)
+	if err := e.client.Delete(e.ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	rel = e.waitApplied("pdf", "False", v1.ReasonHookFailed)
+	c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+	for _, want := range []string{"pdf-remove-webhook", "deletion waits", "--force", "Orphan"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("HookFailed message %q does not say %q", c.Message, want)
+		}
+	}
+	if e.deployment("pdf-webhook") == nil {
+		t.Fatal("the objects were deleted although the pre-delete hook failed")
+	}
+	n := e.reconciles("pdf")
+	e.waitReconciled("pdf", n+1) // the deletion is looked at again, and still waits
+	if e.deployment("pdf-webhook") == nil {
+		t.Fatal("a later reconcile deleted the objects although the pre-delete hook failed")
+	}
+
+	e.update("pdf", func(r *v1.Release) { r.Spec.DeletionPolicy = v1.DeletionPolicyOrphan })
+	e.eventually("the Release deleted", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "pdf"}, &v1.Release{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	if e.deployment("pdf-webhook") == nil {
+		t.Error("deletionPolicy Orphan deleted the Deployment")
+	}
 }

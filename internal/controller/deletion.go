@@ -81,7 +81,16 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			"Cannot delete what the Release applied: %s", notReady(err).Message)
 		return false, err
 	}
-	if err := deleteHookJobs(ctx, target.Client, rel); err != nil {
+	dh, err := r.newDeletionHooks(ctx, rel, target, inv)
+	if err != nil {
+		return false, err
+	}
+	if dh != nil {
+		if stop, err := dh.step(ctx, v1.HookPreApply); err != nil || stop != nil {
+			return false, err
+		}
+	}
+	if err := deleteHookJobs(ctx, target.Client, rel, dh.jobs()); err != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 			"Cannot delete the hook Jobs of the Release: %v", err)
 		return false, err
@@ -95,17 +104,30 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 	if err != nil {
 		return false, err
 	}
-	objects = append(slices.Clip(objects), hookObjects...)
-	if len(objects) == 0 {
-		return true, nil
+	for _, h := range dh.postDeleteObjects() {
+		hookObjects = slices.DeleteFunc(hookObjects, func(o v1.InventoryObject) bool {
+			return o.Kind == h.Object.GetKind() && o.Namespace == h.Object.GetNamespace() && o.Name == h.Object.GetName()
+		})
 	}
-	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(objects))
-	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx,
-		apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, objects, rel.Spec.DeletionPolicy)
-	if err != nil {
-		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
-			"Cannot delete what the Release applied: %v", err)
-		return false, err
+	objects = append(slices.Clip(objects), hookObjects...)
+	res := &apply.DeleteResult{Gone: true}
+	if len(objects) > 0 {
+		logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(objects))
+		res, err = apply.New(target.Client, r.applyOpts).Delete(ctx,
+			apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, objects, rel.Spec.DeletionPolicy)
+		if err != nil {
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
+				"Cannot delete what the Release applied: %v", err)
+			return false, err
+		}
+	}
+	if res.Gone && dh != nil {
+		if stop, err := dh.step(ctx, v1.HookPostApply); err != nil || stop != nil {
+			return false, err
+		}
+		if err := dh.deleteLeftovers(ctx); err != nil {
+			return false, err
+		}
 	}
 	if res.Gone {
 		return true, nil

@@ -276,14 +276,14 @@ func listHookJobs(ctx context.Context, c client.Client, rel *v1.Release, ns stri
 // deleteHookJobs deletes every hook Job of the Release in its target namespace, of
 // any render, with background propagation (the Job's pods follow): the deletion of a
 // Release with deletionPolicy Delete leaves none of them behind.
-func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release) error {
+func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release, except map[string]bool) error {
 	list, err := listHookJobs(ctx, c, rel, render.TargetNamespace(rel))
 	if err != nil {
 		return err
 	}
 	for i := range list.Items {
 		job := &list.Items[i]
-		if job.DeletionTimestamp != nil {
+		if job.DeletionTimestamp != nil || except[job.Name] {
 			continue
 		}
 		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job of the deleted Release", "job", job.Name)

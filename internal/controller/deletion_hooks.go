@@ -1,0 +1,187 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
+)
+
+// deletionHooks are the pre-delete and post-delete hooks of a Release being deleted
+// with deletionPolicy Delete: the chart hooks of the render on the cluster (the
+// inventory's, else the last successful one), run as hook batches (pre-delete as
+// PreApply, before the objects are deleted; post-delete as PostApply, after they are
+// gone), with the same delete policies as install and upgrade hooks.
+type deletionHooks struct {
+	run *hookRun
+	// forced: a forced /sync is pending; it runs failed hooks again, once.
+	forced *metav1.Time
+}
+
+// newDeletionHooks gathers the delete hooks; nil when the render has none (or its
+// Render is gone: then nothing is known of its hooks).
+func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, target *clusters.Target, inv *v1.ReleaseInventory) (*deletionHooks, error) {
+	ref := inv.RenderRef
+	if ref == "" && rel.Status.LastSuccessful != nil {
+		ref = rel.Status.LastSuccessful.RenderRef
+	}
+	if ref == "" {
+		return nil, nil
+	}
+	obj, err := r.getRender(ctx, rel, ref)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	_, chartHooks, err := render.DecodeManifests(obj.Manifests)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifests of Render %s: %w", obj.Name, err)
+	}
+	owner := hooks.Owner{Name: rel.Name, Namespace: rel.Namespace, TargetNamespace: render.TargetNamespace(rel)}
+	hs, err := hooks.ForRun(owner, ref, v1.HookRunDelete, nil, chartHooks)
+	if err != nil || len(hs) == 0 {
+		return nil, err
+	}
+	st := &state{rel: rel, now: r.clock.Now(), target: target, inventory: inv}
+	d := &deletionHooks{run: &hookRun{r: r, st: st, renderRef: ref, namespace: owner.TargetNamespace, kind: v1.HookRunDelete, hooks: hs}}
+	recorded := rel.Status.Hooks
+	if len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete {
+		d.run.resume = resumeOf(recorded, hs)
+	}
+	reqs := requests(rel)
+	if force, _ := release.EvaluateRequest(reqs.ForceRequestedAt, reqs.LastHandledForceSyncAt); force.Pending && force.At != nil {
+		d.forced = &metav1.Time{Time: *force.At}
+	}
+	return d, nil
+}
+
+// step runs the delete hooks of phase. It returns nil when they are done, else the
+// Result that holds the deletion (WaitingForHooks, or HookFailed until a forced /sync
+// runs them again or deletionPolicy becomes Orphan), after writing it to the status.
+func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.Result, error) {
+	h := d.run
+	rel := h.st.rel
+	recorded := rel.Status.Hooks
+	failed := len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete && release.FailedHookOf("", recorded) != nil
+	switch {
+	case failed && d.forced == nil:
+		res := &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(release.FailedHookOf("", recorded).Message)}
+		return res, h.r.writeDeletionStatus(ctx, rel, h.st, res, nil)
+	case failed:
+		if err := h.rerun(ctx); err != nil {
+			return nil, err
+		}
+	}
+	stop, err := h.run(ctx, phase)
+	if err != nil {
+		return nil, err
+	}
+	if stop != nil && stop.Reason == v1.ReasonHookFailed {
+		stop = &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(stop.Message)}
+		h.r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonHookFailed, "Delete", "%s", stop.Message)
+	}
+	var forced *metav1.Time
+	if failed {
+		forced = d.forced
+	}
+	return stop, h.r.writeDeletionStatus(ctx, rel, h.st, stop, forced)
+}
+
+// deleteHookFailed is the message of a failed delete hook: what holds the deletion,
+// and the two ways on.
+func deleteHookFailed(msg string) string {
+	return fmt.Sprintf("The deletion waits: a delete hook failed. %s Run it again with a forced /sync "+
+		"(kubectl convoy release sync --force), or set spec.deletionPolicy to Orphan to delete the Release "+
+		"without its hooks and leave its objects.", msg)
+}
+
+// jobs are the names of the delete hooks' Jobs.
+func (d *deletionHooks) jobs() map[string]bool {
+	out := map[string]bool{}
+	if d == nil {
+		return out
+	}
+	for _, h := range d.run.hooks {
+		if h.IsJob() {
+			out[h.Job] = true
+		}
+	}
+	return out
+}
+
+// postDeleteObjects are the objects of the post-delete hooks that are not hooks of
+// pre-delete: they must outlive the deletion of the Release's objects.
+func (d *deletionHooks) postDeleteObjects() []hooks.Hook {
+	if d == nil {
+		return nil
+	}
+	var out []hooks.Hook
+	for _, h := range d.run.hooks {
+		if h.IsJob() || h.Phase != v1.HookPostApply {
+			continue
+		}
+		pre := slices.ContainsFunc(d.run.hooks, func(o hooks.Hook) bool { return o.Phase == v1.HookPreApply && o.Name == h.Name && !o.IsJob() })
+		if !pre {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// writeDeletionStatus writes what the delete hooks did: status.hooks, and the Applied
+// and Ready conditions when res holds the deletion; forced, when set, is the forced
+// /sync that ran failed hooks again.
+func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, st *state, res *release.Result, forced *metav1.Time) error {
+	s := *rel.Status.DeepCopy()
+	if st.hooksSet {
+		s.Hooks = st.hooks
+	}
+	if forced != nil {
+		s.LastHandledForceSyncAt = forced
+	}
+	if res != nil {
+		applied := release.AppliedCondition(*res)
+		healthy := release.Condition{Type: v1.ConditionHealthy, Status: release.StatusUnknown, Reason: "Deleting", Message: "The Release is being deleted."}
+		if c := apimeta.FindStatusCondition(s.Conditions, v1.ConditionHealthy); c != nil {
+			healthy = release.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+		for _, c := range []release.Condition{applied, release.ReadyCondition(applied, healthy)} {
+			setCondition(&s.Conditions, c, rel.Generation, st.now)
+		}
+	}
+	if equality.Semantic.DeepEqual(rel.Status, s) {
+		return nil
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("Writing the status of the delete hooks")
+	return r.patchStatus(ctx, rel, s)
+}
+
+// deleteLeftovers deletes the delete hooks' objects and Jobs once they ran (those
+// with a delete policy that already took them are gone): the last thing the deletion
+// of a Release does on the target.
+func (d *deletionHooks) deleteLeftovers(ctx context.Context) error {
+	if d == nil {
+		return nil
+	}
+	c := d.run.st.target.Client
+	for _, h := range d.run.hooks {
+		obj := h.Object.DeepCopy()
+		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete hook %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
