@@ -327,6 +327,23 @@ func TestAFailedPreDeleteHookHoldsTheDeletionUntilOrphan(t *testing.T) {
 		t.Fatal("a later reconcile deleted the objects although the pre-delete hook failed")
 	}
 
+	// A forced /sync runs the failed hook again (a new Job); it fails again, and the
+	// deletion still waits.
+	ref := renderRefOf(rel)
+	first := e.hookJob("pdf", "pdf-remove-webhook", ref)
+	e.sync("pdf", true)
+	e.eventually("the pre-delete Job run again", func() (bool, string) {
+		job := e.hookJob("pdf", "pdf-remove-webhook", ref)
+		if job == nil || (first != nil && job.UID == first.UID) {
+			return false, "the first Job, or none"
+		}
+		return e.release("pdf").Status.LastHandledForceSyncAt != nil, "lastHandledForceSyncAt not written"
+	})
+	e.waitApplied("pdf", "False", v1.ReasonHookFailed)
+	if e.deployment("pdf-webhook") == nil {
+		t.Fatal("the objects were deleted although the re-run pre-delete hook failed")
+	}
+
 	e.update("pdf", func(r *v1.Release) { r.Spec.DeletionPolicy = v1.DeletionPolicyOrphan })
 	e.eventually("the Release deleted", func() (bool, string) {
 		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "pdf"}, &v1.Release{})
