@@ -88,15 +88,33 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 	if len(inv.Objects) == 0 {
 		return true, nil
 	}
+	// What the renders the Release applied or was applying say to keep stays, also
+	// when the object on the target lost the annotation.
+	refs := []string{inv.RenderRef}
+	if ls := rel.Status.LastSuccessful; ls != nil {
+		refs = append(refs, ls.RenderRef)
+	}
+	if rs := rel.Status.Render; rs != nil {
+		refs = append(refs, rs.Ref)
+	}
+	keep, err := r.renderedKeeps(ctx, rel, refs...)
+	if err != nil {
+		return false, err
+	}
 	logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(inv.Objects))
-	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx,
-		apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, inv.Objects, rel.Spec.DeletionPolicy)
+	res, err := apply.New(target.Client, r.applyOpts).Delete(ctx, apply.DeleteInput{
+		Release:   apply.Owner{Name: rel.Name, Namespace: rel.Namespace},
+		Inventory: inv.Objects,
+		Policy:    rel.Spec.DeletionPolicy,
+		Keep:      keep,
+	})
 	if err != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 			"Cannot delete what the Release applied: %v", err)
 		return false, err
 	}
 	if res.Gone {
+		r.reportKept(ctx, rel, "Delete", res.Kept)
 		return true, nil
 	}
 	if waited := r.clock.Since(rel.DeletionTimestamp.Time); waited > r.deletionWarnAfter {
