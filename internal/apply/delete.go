@@ -32,14 +32,18 @@ const (
 	terminating
 	// skipped: the object is left alone on purpose.
 	skipped
+	// kept: the object says helm.sh/resource-policy: keep, live or as rendered;
+	// it is left in place and let go of.
+	kept
 )
 
 // deleteOne deletes one object unless it must be left alone: a CRD, an
-// object annotated convoy.kumodo.io/prune: disabled, or one that another
-// Release has taken over. It reads the object first, deletes it by UID (so a
-// replacement made meanwhile is not deleted), and reads it again to see
-// whether it went at once.
-func (a *Applier) deleteOne(ctx context.Context, owner Owner, ref v1alpha1.ObjectReference) (outcome, error) {
+// object annotated convoy.kumodo.io/prune: disabled, one that another
+// Release has taken over, or one to keep (annotated helm.sh/resource-policy:
+// keep on the target, or listed in keep because a render annotates it so). It
+// reads the object first, deletes it by UID (so a replacement made meanwhile
+// is not deleted), and reads it again to see whether it went at once.
+func (a *Applier) deleteOne(ctx context.Context, owner Owner, ref v1alpha1.ObjectReference, keep map[identity]bool) (outcome, error) {
 	if isCRD(ref.Group, ref.Kind) {
 		return skipped, nil
 	}
@@ -56,6 +60,9 @@ func (a *Applier) deleteOne(ctx context.Context, owner Owner, ref v1alpha1.Objec
 	labels := live.GetLabels()
 	if labels[v1alpha1.LabelReleaseName] != owner.Name || labels[v1alpha1.LabelReleaseNamespace] != owner.Namespace {
 		return skipped, nil
+	}
+	if keep[identityOf(ref)] || saysKeep(live) {
+		return kept, nil
 	}
 	if live.GetDeletionTimestamp() != nil {
 		return terminating, nil
@@ -99,13 +106,13 @@ type deleted struct {
 }
 
 // deleteWave deletes the objects of one wave concurrently.
-func (a *Applier) deleteWave(ctx context.Context, owner Owner, wave []v1alpha1.InventoryObject) []deleted {
+func (a *Applier) deleteWave(ctx context.Context, owner Owner, wave []v1alpha1.InventoryObject, keep map[identity]bool) []deleted {
 	out := make([]deleted, len(wave))
 	var g errgroup.Group
 	g.SetLimit(a.opts.Concurrency)
 	for i, ref := range wave {
 		g.Go(func() error {
-			o, err := a.deleteOne(ctx, owner, ref.ObjectReference)
+			o, err := a.deleteOne(ctx, owner, ref.ObjectReference, keep)
 			out[i] = deleted{ref: ref, outcome: o, err: err}
 			return nil
 		})
@@ -125,6 +132,10 @@ type PruneInput struct {
 	// Disabled is spec.prune false: delete nothing, and stop tracking what the
 	// render dropped.
 	Disabled bool
+	// Keep are objects to keep whatever the target says: those that the
+	// render which applied them annotates helm.sh/resource-policy: keep (Kept).
+	// An object annotated so on the target is kept without being listed.
+	Keep []v1alpha1.ObjectReference
 }
 
 // PruneResult is the outcome of a prune.
@@ -134,6 +145,9 @@ type PruneResult struct {
 	// Skipped were left alone on purpose: prune disabled on the object, taken
 	// over by another Release, CRDs; or every stale object when prune is disabled.
 	Skipped []v1alpha1.InventoryObject
+	// Kept were left in place because they say helm.sh/resource-policy: keep
+	// (on the target or in PruneInput.Keep), and are no longer tracked.
+	Kept []v1alpha1.InventoryObject
 	// Failed could not be deleted; they stay in the inventory.
 	Failed []v1alpha1.InventoryObject
 	// Pending are in waves below a failure and were not tried; they stay in
@@ -147,8 +161,9 @@ type PruneResult struct {
 // Prune deletes what the inventory lists and the render lacks, highest wave
 // first (deletes of one wave run concurrently; a wave is not waited for until
 // its objects are gone). Objects annotated convoy.kumodo.io/prune: disabled,
-// objects whose convoy labels name another Release, and CRDs are left alone
-// and no longer tracked; objects already gone are fine. When a delete fails,
+// objects whose convoy labels name another Release, CRDs, and objects that say
+// helm.sh/resource-policy: keep (Kept) are left alone and no longer tracked;
+// objects already gone are fine. When a delete fails,
 // the lower waves are not tried, so nothing is deleted before what depends
 // on it. The error is an *Error with ReasonPruneFailed.
 func (a *Applier) Prune(ctx context.Context, in PruneInput) (*PruneResult, error) {
@@ -159,19 +174,22 @@ func (a *Applier) Prune(ctx context.Context, in PruneInput) (*PruneResult, error
 		res.Inventory = AfterPrune(in.Inventory, in.Render, nil)
 		return res, nil
 	}
+	keep := keepSet(in.Keep)
 	var failures []objectError
 	for _, wave := range byWaveDescending(stale) {
 		if len(failures) > 0 {
 			res.Pending = append(res.Pending, wave...)
 			continue
 		}
-		for _, d := range a.deleteWave(ctx, in.Release, wave) {
+		for _, d := range a.deleteWave(ctx, in.Release, wave, keep) {
 			switch {
 			case d.err != nil:
 				res.Failed = append(res.Failed, d.ref)
 				failures = append(failures, objectError{ref: d.ref.ObjectReference, err: fmt.Errorf("prune: %w", d.err)})
 			case d.outcome == skipped:
 				res.Skipped = append(res.Skipped, d.ref)
+			case d.outcome == kept:
+				res.Kept = append(res.Kept, d.ref)
 			default:
 				res.Deleted = append(res.Deleted, d.ref)
 			}
@@ -192,32 +210,51 @@ type DeleteResult struct {
 	// Skipped were left alone on purpose (same rules as Prune), or every
 	// object with deletionPolicy Orphan.
 	Skipped []v1alpha1.InventoryObject
+	// Kept were left in place because they say helm.sh/resource-policy: keep
+	// (on the target or in DeleteInput.Keep).
+	Kept []v1alpha1.InventoryObject
 	// Remaining are still there: terminating, failed, or in a lower wave
 	// waiting for a higher one to be gone.
 	Remaining []v1alpha1.InventoryObject
 }
 
+// DeleteInput is what the deletion of a Release works on.
+type DeleteInput struct {
+	// Release owns the objects.
+	Release Owner
+	// Inventory is the ReleaseInventory's object list.
+	Inventory []v1alpha1.InventoryObject
+	// Policy is the Release's deletionPolicy.
+	Policy v1alpha1.DeletionPolicy
+	// Keep are objects to keep whatever the target says: those that the
+	// Release's renders annotate helm.sh/resource-policy: keep (Kept). An
+	// object annotated so on the target is kept without being listed.
+	Keep []v1alpha1.ObjectReference
+}
+
 // Delete deletes what a deleted Release applied, for deletionPolicy Delete:
-// the inventory's objects, highest wave first, with the skips of Prune. A
-// wave is deleted only once every higher wave is gone, so one call does as
-// much as it can without waiting and Gone says whether the caller may drop
-// the finalizer. With deletionPolicy Orphan it deletes nothing and reports
-// Gone. The error is an *Error with ReasonPruneFailed.
-func (a *Applier) Delete(ctx context.Context, owner Owner, inventory []v1alpha1.InventoryObject, policy v1alpha1.DeletionPolicy) (*DeleteResult, error) {
+// the inventory's objects, highest wave first, with the skips of Prune
+// (objects that say helm.sh/resource-policy: keep stay, and are reported as
+// Kept). A wave is deleted only once every higher wave is gone, so one call
+// does as much as it can without waiting and Gone says whether the caller
+// may drop the finalizer. With deletionPolicy Orphan it deletes nothing and
+// reports Gone. The error is an *Error with ReasonPruneFailed.
+func (a *Applier) Delete(ctx context.Context, in DeleteInput) (*DeleteResult, error) {
 	res := &DeleteResult{}
-	if policy == v1alpha1.DeletionPolicyOrphan {
-		res.Skipped = ReverseWaveOrder(inventory)
+	if in.Policy == v1alpha1.DeletionPolicyOrphan {
+		res.Skipped = ReverseWaveOrder(in.Inventory)
 		res.Gone = true
 		return res, nil
 	}
+	keep := keepSet(in.Keep)
 	var failures []objectError
 	blocked := false
-	for _, wave := range byWaveDescending(inventory) {
+	for _, wave := range byWaveDescending(in.Inventory) {
 		if blocked {
 			res.Remaining = append(res.Remaining, wave...)
 			continue
 		}
-		for _, d := range a.deleteWave(ctx, owner, wave) {
+		for _, d := range a.deleteWave(ctx, in.Release, wave, keep) {
 			switch {
 			case d.err != nil:
 				failures = append(failures, objectError{ref: d.ref.ObjectReference, err: d.err})
@@ -225,6 +262,8 @@ func (a *Applier) Delete(ctx context.Context, owner Owner, inventory []v1alpha1.
 				blocked = true
 			case d.outcome == skipped:
 				res.Skipped = append(res.Skipped, d.ref)
+			case d.outcome == kept:
+				res.Kept = append(res.Kept, d.ref)
 			case d.outcome == terminating:
 				res.Remaining = append(res.Remaining, d.ref)
 				blocked = true

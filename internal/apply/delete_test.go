@@ -21,7 +21,7 @@ func TestDeleteInReverseWaveOrder(t *testing.T) {
 	e.applyAll(t, objs...)
 	inventory := Entries(objs)
 
-	res, err := e.applier.Delete(e.ctx, release, inventory, v1alpha1.DeletionPolicyDelete)
+	res, err := e.applier.Delete(e.ctx, DeleteInput{Release: release, Inventory: inventory, Policy: v1alpha1.DeletionPolicyDelete})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDeleteInReverseWaveOrder(t *testing.T) {
 	if err := e.client.Update(e.ctx, live); err != nil {
 		t.Fatal(err)
 	}
-	res, err = e.applier.Delete(e.ctx, release, inventory, v1alpha1.DeletionPolicyDelete)
+	res, err = e.applier.Delete(e.ctx, DeleteInput{Release: release, Inventory: inventory, Policy: v1alpha1.DeletionPolicyDelete})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestDeleteOrphanDeletesNothing(t *testing.T) {
 	e := integration(t)
 	cm := configMap(e.ns, "c", nil)
 	e.applyAll(t, Object{Object: cm})
-	res, err := e.applier.Delete(e.ctx, release, Entries([]Object{{Object: cm}}), v1alpha1.DeletionPolicyOrphan)
+	res, err := e.applier.Delete(e.ctx, DeleteInput{Release: release, Inventory: Entries([]Object{{Object: cm}}), Policy: v1alpha1.DeletionPolicyOrphan})
 	if err != nil {
 		t.Fatal(err)
 	}

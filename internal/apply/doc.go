@@ -8,7 +8,8 @@
 // failures make a render Unappliable and which are transient (DeployFailed,
 // PruneFailed), and which objects a prune or a deletion must leave alone
 // (annotated convoy.kumodo.io/prune: disabled, taken over by another
-// Release, CustomResourceDefinitions).
+// Release, CustomResourceDefinitions) or leave in place and let go of
+// (helm.sh/resource-policy: keep).
 //
 // It must not decide when to apply: which waves, whether the previous waves
 // are healthy, whether a force skips the dry run, when to retry. Those are

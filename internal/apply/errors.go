@@ -3,6 +3,10 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,9 +71,10 @@ func newError(reason string, failures []objectError) error {
 // IsRejection reports whether err, from a dry run, means the server rejects
 // the object as it stands, so that retrying the same render cannot succeed:
 // an invalid object, an unknown kind, a changed immutable field, a denial by
-// an admission webhook or policy, a missing namespace. Timeouts, 5xx,
-// conflicts, throttling, lost connections, and authorization failures (a
-// permission can be granted without changing the render) are not.
+// an admission webhook or policy, a missing namespace, a value the server
+// cannot convert to the type of its field (see IsConversionFailure). Timeouts,
+// other 5xx, conflicts, throttling, lost connections, and authorization
+// failures (a permission can be granted without changing the render) are not.
 func IsRejection(err error) bool {
 	if err == nil {
 		return false
@@ -85,6 +90,8 @@ func IsRejection(err error) bool {
 		return false // a connection error, or a failure on this side
 	}
 	switch {
+	case IsConversionFailure(err):
+		return true
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsNotFound(err),
 		apierrors.IsMethodNotSupported(err), apierrors.IsRequestEntityTooLargeError(err),
 		apierrors.IsNotAcceptable(err):
@@ -102,4 +109,87 @@ func isAdmissionDenial(err error) bool {
 	return strings.Contains(msg, "admission webhook") ||
 		strings.Contains(msg, "denied request") ||
 		strings.Contains(msg, "denied the request")
+}
+
+// typedPatchFailure starts the message of kube-apiserver's failure to convert
+// the object of a server-side apply to the schema of its kind
+// (k8s.io/apimachinery's managedfields, structuredMergeManager.Apply). It is not
+// an API status error there, so the server answers 500 with reason Unknown.
+const typedPatchFailure = "failed to create typed patch object"
+
+// IsConversionFailure reports whether err is the API server's failure to
+// convert an applied object to the schema of its kind: a value of the wrong
+// type (an unquoted number in a ConfigMap's data, a quoted number where an
+// integer is expected) or a duplicate entry in a list keyed by name. The
+// server answers such an apply with 500, but the object as rendered is at
+// fault: no retry of the same render can succeed.
+func IsConversionFailure(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	return s.Code == http.StatusInternalServerError && strings.Contains(s.Message, typedPatchFailure)
+}
+
+// conversionError explains a conversion failure: which fields, and what to do.
+// It wraps the server's error.
+type conversionError struct {
+	err error
+	// fields are the server's complaints, one per field (".data.n: expected
+	// string, got 3"), sorted.
+	fields []string
+}
+
+func (e *conversionError) Error() string {
+	return fmt.Sprintf("the API server cannot convert it to the schema of its kind: %s; %s",
+		strings.Join(e.fields, "; "), conversionHint(e.fields))
+}
+
+func (e *conversionError) Unwrap() error { return e.err }
+
+// explain returns err with a message that names the fields and says what to
+// do when it is a conversion failure, and err itself otherwise.
+func explain(err error) error {
+	if !IsConversionFailure(err) {
+		return err
+	}
+	var status apierrors.APIStatus
+	_ = errors.As(err, &status)
+	msg := status.Status().Message
+	// "failed to create typed patch object (ns/name; /v1, Kind=ConfigMap): <errors>",
+	// the errors one per line after "errors:" when there are several.
+	if i := strings.Index(msg, "): "); i >= 0 {
+		msg = msg[i+len("): "):]
+	}
+	var fields []string
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line == "errors:" {
+			continue
+		}
+		fields = append(fields, unstructuredValue.ReplaceAllString(line, "$1"))
+	}
+	slices.Sort(fields)
+	return &conversionError{err: err, fields: fields}
+}
+
+// unstructuredValue is how structured-merge-diff prints, at the end of a
+// complaint, a value it could not convert: "&value.valueUnstructured{Value:3}"
+// says 3.
+var unstructuredValue = regexp.MustCompile(`&value\.value\w*\{Value:(.*)\}$`)
+
+// conversionHint says what to change in the chart for the server's complaints.
+func conversionHint(fields []string) string {
+	msg := strings.Join(fields, " ")
+	switch {
+	case strings.Contains(msg, "expected string"):
+		return "quote the value in the chart's template or values (the field takes a string, not a number, boolean, list or map; in a template, use | quote)"
+	case strings.Contains(msg, "expected numeric"), strings.Contains(msg, "expected boolean"):
+		return "remove the quotes around the value in the chart's template or values (the field takes a number or a boolean)"
+	case strings.Contains(msg, "duplicate entries"):
+		return "remove the duplicate entry from the list in the chart's template or values"
+	default:
+		return "change the value in the chart's template or values to the type the field takes"
+	}
 }

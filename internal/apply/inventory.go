@@ -69,8 +69,9 @@ func ReverseWaveOrder(entries []v1alpha1.InventoryObject) []v1alpha1.InventoryOb
 
 // AfterPrune is the inventory after a prune: the render, plus the stale
 // objects whose delete failed (so the next reconcile tries again). Objects
-// the prune deleted, found gone, or left alone on purpose (prune disabled,
-// taken over by another Release, CRDs) are no longer tracked. The generations
+// the prune deleted, found gone, left alone on purpose (prune disabled,
+// taken over by another Release, CRDs) or kept (helm.sh/resource-policy:
+// keep) are no longer tracked. The generations
 // recorded in inventory are kept.
 func AfterPrune(inventory, render, failed []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 	out := Merge(failed, render)

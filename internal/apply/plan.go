@@ -199,7 +199,7 @@ func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identi
 				if rejected {
 					verb = "rejected"
 				}
-				results[i] = &failure{o, fmt.Errorf("dry run of %s %s: %w", Describe(o.entry.ObjectReference), verb, err), rejected}
+				results[i] = &failure{o, fmt.Errorf("dry run of %s %s: %w", Describe(o.entry.ObjectReference), verb, explain(err)), rejected}
 			}
 			return nil
 		})

@@ -68,7 +68,10 @@ func (r *WaveResult) Changed() bool {
 //
 // Which waves to apply, and whether the previous waves are healthy enough to
 // go on, is the caller's decision. An error is an *Error with
-// ReasonDeployFailed.
+// ReasonDeployFailed, or ReasonUnappliable when the server could not convert
+// an object to the schema of its kind (IsConversionFailure): the dry run
+// catches that too, but a forced sync skips it, and the custom resources of a
+// CRD the render installs are first checked here.
 func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveResult, error) {
 	res := &WaveResult{Wave: wave, Entries: plan.Entries(&wave)}
 	var defs, rest []*planned
@@ -84,7 +87,7 @@ func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveR
 
 	changes, failures := a.applyAll(ctx, defs)
 	res.Changes = append(res.Changes, changes...)
-	if err := newError(v1alpha1.ReasonDeployFailed, failures); err != nil {
+	if err := newError(applyReason(failures), failures); err != nil {
 		return res, err
 	}
 	if err := a.waitReady(ctx, defs, changes); err != nil {
@@ -93,7 +96,20 @@ func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveR
 
 	changes, failures = a.applyAll(ctx, rest)
 	res.Changes = append(res.Changes, changes...)
-	return res, newError(v1alpha1.ReasonDeployFailed, failures)
+	return res, newError(applyReason(failures), failures)
+}
+
+// applyReason is the reason of an apply's failures: DeployFailed, as the next
+// attempt may succeed, unless the server could not convert an object to the
+// schema of its kind (IsConversionFailure), which only a new render fixes:
+// then Unappliable.
+func applyReason(failures []objectError) string {
+	for _, f := range failures {
+		if IsConversionFailure(f.err) {
+			return v1alpha1.ReasonUnappliable
+		}
+	}
+	return v1alpha1.ReasonDeployFailed
 }
 
 // applyAll applies objects concurrently; it returns the changes in the
@@ -107,7 +123,7 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 		g.Go(func() error {
 			action, generation, err := a.applyOne(ctx, o)
 			if err != nil {
-				errs[i] = fmt.Errorf("apply of %s failed: %w", Describe(o.entry.ObjectReference), err)
+				errs[i] = fmt.Errorf("apply of %s failed: %w", Describe(o.entry.ObjectReference), explain(err))
 				return nil
 			}
 			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action, Generation: generation}

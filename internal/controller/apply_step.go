@@ -114,6 +114,13 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
+	// The renders that applied what this one may prune: the one the inventory names
+	// until this apply is done, and the last successful one (a failed prune leaves
+	// the inventory naming this render).
+	previous := []string{inv.RenderRef}
+	if ls := st.rel.Status.LastSuccessful; ls != nil {
+		previous = append(previous, ls.RenderRef)
+	}
 
 	var changes []apply.Change
 	for _, w := range waves.Waves {
@@ -140,13 +147,20 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	}
 	st.syncWave, st.syncWaveSet = nil, true
 
-	pruned, err := applier.Prune(ctx, apply.PruneInput{
+	pin := apply.PruneInput{
 		Release:   apply.Owner{Name: st.rel.Name, Namespace: st.rel.Namespace},
 		Inventory: inv.Objects,
 		Render:    ap.Entries(nil),
 		Disabled:  st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune,
-	})
+	}
+	if !pin.Disabled && len(apply.Stale(pin.Inventory, pin.Render)) > 0 {
+		if pin.Keep, err = r.renderedKeeps(ctx, st.rel, previous...); err != nil {
+			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
+		}
+	}
+	pruned, err := applier.Prune(ctx, pin)
 	if pruned != nil {
+		r.reportKept(ctx, st.rel, "Prune", pruned.Kept)
 		st.applyChanges.pruned += len(pruned.Deleted)
 		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, pruned.Inventory); werr != nil && err == nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil

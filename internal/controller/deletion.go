@@ -95,12 +95,21 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			"Cannot delete the hook Jobs of the Release: %v", err)
 		return false, err
 	}
-	objects := inv.Objects
-	var lastApplied string
+	// What the renders the Release applied or was applying say to keep stays, also
+	// when the object on the target lost the annotation.
+	refs := []string{inv.RenderRef}
 	if ls := rel.Status.LastSuccessful; ls != nil {
-		lastApplied = ls.RenderRef
+		refs = append(refs, ls.RenderRef)
 	}
-	hookObjects, err := r.hookObjects(ctx, rel, inv.RenderRef, lastApplied)
+	if rs := rel.Status.Render; rs != nil {
+		refs = append(refs, rs.Ref)
+	}
+	keep, err := r.renderedKeeps(ctx, rel, refs...)
+	if err != nil {
+		return false, err
+	}
+	// The chart's hook objects go too, but those a post-delete hook still needs.
+	hookObjects, err := r.hookObjects(ctx, rel, refs...)
 	if err != nil {
 		return false, err
 	}
@@ -109,12 +118,16 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			return o.Kind == h.Object.GetKind() && o.Namespace == h.Object.GetNamespace() && o.Name == h.Object.GetName()
 		})
 	}
-	objects = append(slices.Clip(objects), hookObjects...)
+	objects := append(slices.Clip(inv.Objects), hookObjects...)
 	res := &apply.DeleteResult{Gone: true}
 	if len(objects) > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(objects))
-		res, err = apply.New(target.Client, r.applyOpts).Delete(ctx,
-			apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, objects, rel.Spec.DeletionPolicy)
+		res, err = apply.New(target.Client, r.applyOpts).Delete(ctx, apply.DeleteInput{
+			Release:   apply.Owner{Name: rel.Name, Namespace: rel.Namespace},
+			Inventory: objects,
+			Policy:    rel.Spec.DeletionPolicy,
+			Keep:      keep,
+		})
 		if err != nil {
 			r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 				"Cannot delete what the Release applied: %v", err)
@@ -130,6 +143,7 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 		}
 	}
 	if res.Gone {
+		r.reportKept(ctx, rel, "Delete", res.Kept)
 		return true, nil
 	}
 	if waited := r.clock.Since(rel.DeletionTimestamp.Time); waited > r.deletionWarnAfter {
