@@ -73,6 +73,9 @@ type renderOptions struct {
 	releaseName string
 	namespace   string
 	caps        Capabilities
+	// revision is .Release.Revision; isUpgrade .Release.IsUpgrade (else IsInstall).
+	revision  int64
+	isUpgrade bool
 }
 
 // template renders the chart with Helm's engine, as `helm install` does in client
@@ -90,9 +93,11 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	if err := v2util.ProcessDependencies(c, values); err != nil {
 		return nil, unappliable("chart %s: processing its dependencies: %w", what, err)
 	}
-	// Always an install at revision 1, so that the render depends only on the chart,
-	// the values, the mutations and the target's capabilities.
-	opts := common.ReleaseOptions{Name: o.releaseName, Namespace: o.namespace, Revision: 1, IsInstall: true}
+	// The revision and install or upgrade as the caller decided them: a render is
+	// reused while its inputs stay, so these do not make a new render by themselves.
+	opts := common.ReleaseOptions{
+		Name: o.releaseName, Namespace: o.namespace, Revision: int(o.revision), IsInstall: !o.isUpgrade, IsUpgrade: o.isUpgrade,
+	}
 	renderValues, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
 	if err != nil {
 		return nil, unappliable("chart %s: %w", what, err)
