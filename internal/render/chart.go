@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	gotemplate "text/template"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -76,6 +77,9 @@ type renderOptions struct {
 	// revision is .Release.Revision; isUpgrade .Release.IsUpgrade (else IsInstall).
 	revision  int64
 	isUpgrade bool
+	// lookups answers the templates' lookup; nil: lookup finds nothing, as in
+	// `helm template`.
+	lookups *lookups
 }
 
 // template renders the chart with Helm's engine, as `helm install` does in client
@@ -102,8 +106,11 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	if err != nil {
 		return nil, unappliable("chart %s: %w", what, err)
 	}
-	// No rest.Config: `lookup` finds nothing, as in `helm template`; DNS is off.
+	// DNS is off. lookup reads the target through o.lookups, or finds nothing.
 	var e engine.Engine
+	if o.lookups != nil {
+		e.CustomTemplateFuncs = gotemplate.FuncMap{"lookup": o.lookups.lookup}
+	}
 	files, err := e.RenderWithContext(ctx, c, renderValues)
 	if err != nil {
 		return nil, unappliable("chart %s: template error: %w", what, err)

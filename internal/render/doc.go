@@ -22,8 +22,9 @@
 // chart fetch it once.
 //
 // It must not apply, delete or read anything on a cluster: it writes nothing to any
-// API server, and reads ConfigMaps and Secrets only through the ValuesReader that the
-// caller passes. Its errors are *Error values whose Reason is the Release condition
+// API server, reads ConfigMaps and Secrets only through the ValuesReader that the
+// caller passes, and answers the templates' lookup only through the caller's Lookup,
+// for the Release's target namespace and cluster-scoped objects. Its errors are *Error values whose Reason is the Release condition
 // reason (SourceNotReady, ValuesNotReady, Unsupported, Unappliable) the controller
 // reports.
 package render

@@ -99,8 +99,13 @@ type Request struct {
 	// IsUpgrade makes the templates see .Release.IsUpgrade, not .Release.IsInstall.
 	IsUpgrade bool
 	// Reuse, when set, is asked for an earlier render of the same inputs before the
-	// chart is templated; the render it returns (nil: none) is the result.
+	// chart is templated; the render it returns (nil: none) is the result, unless
+	// what its lookups read has changed.
 	Reuse func(ctx context.Context, key ReuseKey) (*Result, error)
+	// Lookup answers the templates' lookup from the target cluster, for the target
+	// namespace and cluster-scoped objects; nil: lookup finds nothing, as in
+	// `helm template`.
+	Lookup Lookup
 }
 
 // ReuseKey names the inputs of a render, to find an earlier render of them.
@@ -135,6 +140,9 @@ type Result struct {
 	// Reused: the result is an earlier render of the same inputs (Request.Reuse), not
 	// templated by this call.
 	Reused bool
+	// Lookups are the reads of the templates' lookup, sorted; the render stays
+	// reusable while each finds the same.
+	Lookups []LookupRead
 	// Objects to apply, in canonical order (wave, Helm's kind order with CRDs first,
 	// namespace, name).
 	Objects []Object
@@ -193,7 +201,13 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		var changed bool
 		if prev != nil {
+			if changed, err = lookupsChanged(ctx, req.Lookup, in.Namespace, prev.Lookups); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		if prev != nil && !changed {
 			prev.Reused = true
 			prev.ValuesDigest, prev.ChartDigest = digest, arc.digest
 			return prev, nil
@@ -206,9 +220,13 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	revision := max(req.Revision, 1)
+	var look *lookups
+	if req.Lookup != nil {
+		look = newLookups(ctx, req.Lookup, in.Namespace)
+	}
 	files, err := template(ctx, c, vals, renderOptions{
-		releaseName: rel.Name, namespace: TargetNamespace(rel), caps: req.Capabilities,
-		revision: revision, isUpgrade: req.IsUpgrade,
+		releaseName: rel.Name, namespace: in.Namespace, caps: req.Capabilities,
+		revision: revision, isUpgrade: req.IsUpgrade, lookups: look,
 	}, chartName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -216,6 +234,13 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	res, err := assemble(rel, req.Capabilities, files)
 	if err != nil {
 		return nil, fmt.Errorf("%s: chart %s: %w", what, chartName, err)
+	}
+	if look != nil {
+		var warnings []string
+		res.Lookups, warnings = look.recorded()
+		res.Warnings = append(res.Warnings, warnings...)
+		slices.Sort(res.Warnings)
+		res.Warnings = slices.Compact(res.Warnings)
 	}
 	res.ValuesDigest = digest
 	res.ChartName = c.Metadata.Name

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -58,6 +59,14 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 	if res.Revision > 0 {
 		labels[v1alpha1.LabelRevision] = strconv.FormatInt(res.Revision, 10)
 	}
+	if a, err := LookupsAnnotation(res.Lookups); err != nil {
+		return nil, err
+	} else if a != "" {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.AnnotationLookups] = a
+	}
 	return &v1alpha1.Render{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Render"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -106,6 +115,12 @@ func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 		return nil, fmt.Errorf("%s: its manifests have the digest %s, not its renderRef %s", what, ref, obj.RenderRef)
 	}
 	revision, _ := RevisionOf(obj.Labels) // a Render without one has revision 0
+	var reads []LookupRead
+	if a := obj.Annotations[v1alpha1.AnnotationLookups]; a != "" {
+		if err := json.Unmarshal([]byte(a), &reads); err != nil {
+			return nil, fmt.Errorf("%s: annotation %s: %w", what, v1alpha1.AnnotationLookups, err)
+		}
+	}
 	return &Result{
 		Ref:          obj.RenderRef,
 		ValuesDigest: obj.ValuesDigest,
@@ -113,11 +128,25 @@ func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 		ChartVersion: obj.Chart.Version,
 		Inputs:       obj.Annotations[v1alpha1.AnnotationInputs],
 		Revision:     revision,
+		Lookups:      reads,
 		Objects:      objs,
 		Waves:        wavesOf(objs),
 		Hooks:        hooks,
 		Canonical:    canonical,
 	}, nil
+}
+
+// LookupsAnnotation is the value of AnnotationLookups for the reads of a render; ""
+// when there are none.
+func LookupsAnnotation(reads []LookupRead) (string, error) {
+	if len(reads) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(reads)
+	if err != nil {
+		return "", fmt.Errorf("the lookups of a render: %w", err)
+	}
+	return string(b), nil
 }
 
 // RevisionOf reads LabelRevision from a Render's labels; false when it has none or
