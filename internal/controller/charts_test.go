@@ -35,7 +35,7 @@ func newChartRepo() (*chartRepo, error) {
 	}
 	defer os.RemoveAll(dir)
 	index := repo.NewIndexFile()
-	for _, name := range []string{"app", "hooks"} {
+	for _, name := range []string{"app", "hooks", "generated", "lookup"} {
 		c, err := loader.LoadDir(filepath.Join("testdata", "charts", name))
 		if err != nil {
 			return nil, fmt.Errorf("load chart %s: %w", name, err)
