@@ -40,27 +40,12 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	if stop != nil {
 		return stop, nil
 	}
-	hist, err := r.history(ctx, rel)
-	if err != nil {
-		return nil, err
-	}
-	next := release.NextRenderRevision(rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef != "", hist.revisions())
-	var key render.ReuseKey
-	offered := false // a reuse was offered: a render templated anew then had its lookups change
-	res, err := r.renderer.Render(ctx, render.Request{
+	res, err := r.render(ctx, st, render.Request{
 		Release:      rel,
 		Capabilities: render.CapabilitiesFromDiscovery(disc.KubeVersion, disc.Resources),
 		Values:       render.ValuesReaderFunc(r.readValuesSource),
 		Credentials:  creds,
-		Revision:     next.Revision,
-		IsUpgrade:    next.IsUpgrade,
-		Reuse: func(ctx context.Context, k render.ReuseKey) (*render.Result, error) {
-			key = k
-			prev, err := r.reuse(ctx, st, hist, k)
-			offered = prev != nil
-			return prev, err
-		},
-		Lookup: targetLookup{client: target.Client},
+		Lookup:       targetLookup{client: target.Client},
 	})
 	if err != nil {
 		reason := render.ReasonOf(err)
@@ -69,18 +54,44 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		}
 		return &release.Result{Reason: reason, Message: err.Error()}, nil
 	}
-	if !res.Reused {
-		st.renderObj = nil
-		if w := unexplainedChange(rel, hist, key, res); w != "" && !offered && r.renders.warnOnce(releaseKey(rel), res.Inputs) {
-			res.Warnings = append(res.Warnings, w)
-		}
-	}
 	st.render = res
 	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
 	if err := r.storeRender(ctx, st); err != nil {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// render renders the Release with req: a reuse of the Render of the same inputs when
+// there is one, else templated anew as the next revision. A render templated anew
+// that changed with no input change gets a warning, once per Release and inputs.
+func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) (*render.Result, error) {
+	rel := st.rel
+	hist, err := r.history(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	next := release.NextRenderRevision(rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef != "", hist.revisions())
+	req.Revision, req.IsUpgrade = next.Revision, next.IsUpgrade
+	var key render.ReuseKey
+	offered := false // an earlier render was offered: templated anew, its lookups changed
+	req.Reuse = func(ctx context.Context, k render.ReuseKey) (*render.Result, error) {
+		key = k
+		prev, err := r.reuse(ctx, st, hist, k)
+		offered = prev != nil
+		return prev, err
+	}
+	res, err := r.renderer.Render(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Reused {
+		st.renderObj = nil
+		if w := unexplainedChange(rel, hist, key, res); w != "" && !offered && r.renders.warnOnce(releaseKey(rel), res.Inputs) {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, nil
 }
 
 func notReady(err error) *release.Result {
