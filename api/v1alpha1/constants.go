@@ -82,12 +82,21 @@ const (
 	AnnotationPrune = "convoy.kumodo.io/prune"
 	// PruneDisabled is the value of AnnotationPrune that disables pruning.
 	PruneDisabled = "disabled"
+	// AnnotationInputs on a Render is the digest of the inputs it was rendered from
+	// (sha256:<hex>): chart, values, mutations, target, release name, namespace, install or upgrade.
+	AnnotationInputs = "convoy.kumodo.io/inputs"
+	// AnnotationLookups on a Render lists, as JSON, the objects the templates' lookup read and a digest of each.
+	AnnotationLookups = "convoy.kumodo.io/lookups"
 )
 
 // Labels.
 const (
 	// LabelRelease names the Release a Render belongs to.
 	LabelRelease = "convoy.kumodo.io/release"
+	// LabelInputs on a Render is the first 32 hex digits of its AnnotationInputs, to find the Render of some inputs.
+	LabelInputs = "convoy.kumodo.io/inputs"
+	// LabelRevision on a Render is its revision, the .Release.Revision its templates saw.
+	LabelRevision = "convoy.kumodo.io/revision"
 	// LabelReleaseName names the Release that applied an object on a target cluster.
 	LabelReleaseName = "convoy.kumodo.io/release-name"
 	// LabelReleaseNamespace names the namespace of the Release that applied an object.

@@ -22,10 +22,6 @@ import (
 // whose ServiceAccount does not exist yet. No observer: the tests send the /sync it
 // would send when a batch completes.
 
-func chartName(name string) releaseOption {
-	return func(r *v1.Release) { r.Spec.Chart.Name = name }
-}
-
 // hookObject reads a hook object; nil when it does not exist or is being deleted.
 func (e *env) hookObject(obj client.Object, namespace, name string) client.Object {
 	e.t.Helper()

@@ -38,7 +38,10 @@ func newChartRepo() (*chartRepo, error) {
 	}
 	defer os.RemoveAll(dir)
 	index := repo.NewIndexFile()
-	dirs := []string{filepath.Join("testdata", "charts", "app"), filepath.Join("testdata", "charts", "hooks")}
+	var dirs []string
+	for _, name := range []string{"app", "hooks", "generated", "lookup"} {
+		dirs = append(dirs, filepath.Join("testdata", "charts", name))
+	}
 	patterns, err := corpus.Charts()
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ type state struct {
 	// render is this reconcile's render; nil when it stopped before rendering or the
 	// render failed.
 	render *render.Result
+	// renderObj is the Render object of a reused render (render.Reused), as
+	// remembered or read; nil for a render templated anew.
+	renderObj *v1.Render
 	// renderStatus is the new status.render; nil: keep it.
 	renderStatus *v1.RenderStatus
 	// newRender: this reconcile stored a new Render object.

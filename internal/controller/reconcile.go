@@ -46,7 +46,9 @@ type Reconciler struct {
 	events    EventRecorder
 	failures  *release.FailureCounter
 	// writes holds the resourceVersion of the last write to each Release.
-	writes    *writeLog
+	writes *writeLog
+	// renders holds the latest render of each Release, to reuse it while its inputs stay.
+	renders   *renderMemory
 	applyOpts apply.Options
 	metrics   *metrics
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before
@@ -192,5 +194,6 @@ func (r *Reconciler) patchFinalizer(ctx context.Context, obj client.Object, chan
 func (r *Reconciler) forget(key release.Key) {
 	r.failures.Reset(key)
 	r.writes.forget(key)
+	r.renders.forget(key)
 	r.metrics.forget(key)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -39,11 +40,12 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	if stop != nil {
 		return stop, nil
 	}
-	res, err := r.renderer.Render(ctx, render.Request{
+	res, err := r.render(ctx, st, render.Request{
 		Release:      rel,
 		Capabilities: render.CapabilitiesFromDiscovery(disc.KubeVersion, disc.Resources),
 		Values:       render.ValuesReaderFunc(r.readValuesSource),
 		Credentials:  creds,
+		Lookup:       targetLookup{client: target.Client},
 	})
 	if err != nil {
 		reason := render.ReasonOf(err)
@@ -58,6 +60,38 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		return nil, err
 	}
 	return nil, nil
+}
+
+// render renders the Release with req: a reuse of the Render of the same inputs when
+// there is one, else templated anew as the next revision. A render templated anew
+// that changed with no input change gets a warning, once per Release and inputs.
+func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) (*render.Result, error) {
+	rel := st.rel
+	hist, err := r.history(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	next := release.NextRenderRevision(rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef != "", hist.revisions())
+	req.Revision, req.IsUpgrade = next.Revision, next.IsUpgrade
+	var key render.ReuseKey
+	offered := false // an earlier render was offered: templated anew, its lookups changed
+	req.Reuse = func(ctx context.Context, k render.ReuseKey) (*render.Result, error) {
+		key = k
+		prev, err := r.reuse(ctx, st, hist, k)
+		offered = prev != nil
+		return prev, err
+	}
+	res, err := r.renderer.Render(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Reused {
+		st.renderObj = nil
+		if w := unexplainedChange(rel, hist, key, res); w != "" && !offered && r.renders.warnOnce(releaseKey(rel), res.Inputs) {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, nil
 }
 
 func notReady(err error) *release.Result {
@@ -83,32 +117,95 @@ func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.R
 	return out
 }
 
-// storeRender creates the Render object of this reconcile's render unless it exists.
-// Existence is read from the cache of Render metadata, so a steady Release costs no
-// request.
+// storeRender creates the Render object of this reconcile's render unless it exists,
+// and remembers it. Existence is read from the cache of Render metadata, so a steady
+// Release costs no request. A render templated anew whose Render exists already
+// (other inputs gave the same objects) gets its inputs recorded on that Render, so
+// that it is found for them.
 func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
-	obj, err := render.NewRenderObject(st.rel, st.render)
-	if err != nil {
-		return err
-	}
+	rel, res := st.rel, st.render
+	name := render.RenderName(rel.Name, res.Ref)
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("Render"))
-	err = r.client.Get(ctx, client.ObjectKeyFromObject(obj), meta)
-	switch {
-	case err == nil:
-		return nil
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("read Render %s/%s: %w", obj.Namespace, obj.Name, err)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, meta)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("read Render %s/%s: %w", rel.Namespace, name, err)
 	}
-	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", st.render.Ref, "render", obj.Name)
-	if err := r.client.Create(ctx, obj); err != nil {
+	if exists {
+		if err := r.recordInputs(ctx, res, meta); err != nil {
+			return err
+		}
+	}
+	obj := st.renderObj
+	if obj == nil {
+		if obj, err = render.NewRenderObject(rel, res); err != nil {
+			return err
+		}
+	}
+	if exists {
+		r.renders.put(releaseKey(rel), obj)
+		return nil
+	}
+	created := newRenderCopy(obj)
+	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", created.Name,
+		"revision", res.Revision)
+	if err := r.client.Create(ctx, created); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
-		return fmt.Errorf("store Render %s/%s: %w", obj.Namespace, obj.Name, err)
+		return fmt.Errorf("store Render %s/%s: %w", created.Namespace, created.Name, err)
 	}
+	r.renders.put(releaseKey(rel), created)
 	st.newRender = true
 	return nil
+}
+
+// recordInputs writes the inputs of a render templated anew on its existing Render
+// (meta) when they are not the ones it records. The Render keeps its revision, which
+// the result then reports.
+func (r *Reconciler) recordInputs(ctx context.Context, res *render.Result, meta *metav1.PartialObjectMetadata) error {
+	if rev, ok := render.RevisionOf(meta.Labels); ok {
+		res.Revision = rev
+	}
+	lookups, err := render.LookupsAnnotation(res.Lookups)
+	if err != nil {
+		return err
+	}
+	if res.Reused || res.Inputs == "" ||
+		(meta.Annotations[v1.AnnotationInputs] == res.Inputs && meta.Annotations[v1.AnnotationLookups] == lookups) {
+		return nil
+	}
+	patched := meta.DeepCopy()
+	if patched.Labels == nil {
+		patched.Labels = map[string]string{}
+	}
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Labels[v1.LabelInputs] = render.InputsLabel(res.Inputs)
+	patched.Labels[v1.LabelRevision] = strconv.FormatInt(res.Revision, 10)
+	patched.Annotations[v1.AnnotationInputs] = res.Inputs
+	if lookups != "" {
+		patched.Annotations[v1.AnnotationLookups] = lookups
+	} else {
+		delete(patched.Annotations, v1.AnnotationLookups)
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("Recording new inputs on an existing Render", "render", meta.Name)
+	if err := r.client.Patch(ctx, patched, client.MergeFrom(meta)); err != nil {
+		return fmt.Errorf("record the inputs of Render %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	return nil
+}
+
+// newRenderCopy is obj without what the API server set, to create it (again).
+func newRenderCopy(obj *v1.Render) *v1.Render {
+	c := obj.DeepCopy()
+	c.ObjectMeta = metav1.ObjectMeta{
+		Name: obj.Name, Namespace: obj.Namespace, Labels: obj.Labels, Annotations: obj.Annotations,
+		OwnerReferences: obj.OwnerReferences,
+	}
+	return c
 }
 
 // pruneHistory deletes the Render objects that the history no longer keeps (render's

@@ -124,6 +124,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		events:            o.Events,
 		failures:          release.NewFailureCounter(),
 		writes:            &writeLog{},
+		renders:           &renderMemory{},
 		applyOpts:         o.Apply,
 		metrics:           newMetrics(o.Metrics),
 		deletionWarnAfter: o.DeletionWarnAfter,

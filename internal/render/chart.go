@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	gotemplate "text/template"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -116,6 +117,12 @@ type renderOptions struct {
 	releaseName string
 	namespace   string
 	caps        Capabilities
+	// revision is .Release.Revision; isUpgrade .Release.IsUpgrade (else IsInstall).
+	revision  int64
+	isUpgrade bool
+	// lookups answers the templates' lookup; nil: lookup finds nothing, as in
+	// `helm template`.
+	lookups *lookups
 }
 
 // template renders the chart with Helm's engine, as `helm install` does in client
@@ -136,15 +143,20 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	if err := validateValues(c, values); err != nil {
 		return nil, unappliable("chart %s: %w", what, err)
 	}
-	// Always an install at revision 1, so that the render depends only on the chart,
-	// the values, the mutations and the target's capabilities.
-	opts := common.ReleaseOptions{Name: o.releaseName, Namespace: o.namespace, Revision: 1, IsInstall: true}
+	// The revision and install or upgrade as the caller decided them: a render is
+	// reused while its inputs stay, so these do not make a new render by themselves.
+	opts := common.ReleaseOptions{
+		Name: o.releaseName, Namespace: o.namespace, Revision: int(o.revision), IsInstall: !o.isUpgrade, IsUpgrade: o.isUpgrade,
+	}
 	renderValues, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
 	if err != nil {
 		return nil, unappliable("chart %s: %w", what, err)
 	}
-	// No rest.Config: `lookup` finds nothing, as in `helm template`; DNS is off.
+	// DNS is off. lookup reads the target through o.lookups, or finds nothing.
 	var e engine.Engine
+	if o.lookups != nil {
+		e.CustomTemplateFuncs = gotemplate.FuncMap{"lookup": o.lookups.lookup}
+	}
 	files, err := e.RenderWithContext(ctx, c, renderValues)
 	if err != nil {
 		return nil, unappliable("chart %s: template error: %w", what, err)

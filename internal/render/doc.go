@@ -13,6 +13,8 @@
 //     convoy labels and the target namespace set, the Release's mutations applied;
 //   - the sync wave of each object, the canonical order and serialisation, and the
 //     render ref (sha256 of the canonical stream);
+//   - the digest of a render's inputs (Inputs), so that the caller can reuse an
+//     earlier render of the same inputs instead of templating again;
 //   - what a Render object holds, and which Render objects the history keeps.
 //
 // It is the only package of convoy that calls Helm. It keeps a cache of chart
@@ -20,8 +22,9 @@
 // chart fetch it once.
 //
 // It must not apply, delete or read anything on a cluster: it writes nothing to any
-// API server, and reads ConfigMaps and Secrets only through the ValuesReader that the
-// caller passes. Its errors are *Error values whose Reason is the Release condition
+// API server, reads ConfigMaps and Secrets only through the ValuesReader that the
+// caller passes, and answers the templates' lookup only through the caller's Lookup,
+// for the Release's target namespace and cluster-scoped objects. Its errors are *Error values whose Reason is the Release condition
 // reason (SourceNotReady, ValuesNotReady, Unsupported, Unappliable) the controller
 // reports.
 package render

@@ -95,6 +95,28 @@ type Request struct {
 	Values ValuesReader
 	// Credentials for spec.chart, read from spec.chart.secretRef; nil: anonymous.
 	Credentials *Credentials
+	// Revision is .Release.Revision of a render templated anew (0 counts as 1).
+	Revision int64
+	// IsUpgrade makes the templates see .Release.IsUpgrade, not .Release.IsInstall.
+	IsUpgrade bool
+	// Reuse, when set, is asked for an earlier render of the same inputs before the
+	// chart is templated; the render it returns (nil: none) is the result, unless
+	// what its lookups read has changed.
+	Reuse func(ctx context.Context, key ReuseKey) (*Result, error)
+	// Lookup answers the templates' lookup from the target cluster, for the target
+	// namespace and cluster-scoped objects; nil: lookup finds nothing, as in
+	// `helm template`.
+	Lookup Lookup
+}
+
+// ReuseKey names the inputs of a render, to find an earlier render of them.
+type ReuseKey struct {
+	// Inputs is the digest of the inputs as requested (Inputs.Digest).
+	Inputs string
+	// InstallInputs is, for an upgrade, the digest of the same inputs rendered as an
+	// install: the render that installed a Release may stay its render until an
+	// input changes, although the Release is now installed.
+	InstallInputs string
 }
 
 // Result is a render.
@@ -109,6 +131,19 @@ type Result struct {
 	// ChartDigest identifies the chart archive: its sha256 (HTTP repositories) or
 	// its OCI manifest digest.
 	ChartDigest string
+	// Inputs is the digest of the inputs the render was templated from
+	// (Inputs.Digest).
+	Inputs string
+	// Revision is the .Release.Revision the templates saw; IsUpgrade whether they saw
+	// .Release.IsUpgrade (else .Release.IsInstall).
+	Revision  int64
+	IsUpgrade bool
+	// Reused: the result is an earlier render of the same inputs (Request.Reuse), not
+	// templated by this call.
+	Reused bool
+	// Lookups are the reads of the templates' lookup, sorted; the render stays
+	// reusable while each finds the same.
+	Lookups []LookupRead
 	// Objects to apply, in canonical order (wave, Helm's kind order with CRDs first,
 	// namespace, name).
 	Objects []Object
@@ -133,8 +168,9 @@ func TargetNamespace(rel *v1alpha1.Release) string {
 }
 
 // Render fetches the Release's chart, merges its values, renders it for the target
-// and returns the canonical render. Errors are *Error (see ReasonOf), except a
-// cancelled context.
+// and returns the canonical render. When Request.Reuse finds an earlier render of the
+// same inputs, that is the result and the chart is not templated. Errors are *Error
+// (see ReasonOf), except a cancelled context.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	rel := req.Release
 	if rel == nil {
@@ -153,12 +189,47 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	in := Inputs{
+		ChartDigest: arc.digest, ValuesDigest: digest, Mutations: rel.Mutations,
+		KubeVersion: req.Capabilities.KubeVersion, APIVersions: req.Capabilities.APIVersions,
+		ReleaseName: rel.Name, Namespace: TargetNamespace(rel), IsUpgrade: req.IsUpgrade,
+	}
+	key, err := reuseKey(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if req.Reuse != nil {
+		prev, err := req.Reuse(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		var changed bool
+		if prev != nil {
+			if changed, err = lookupsChanged(ctx, req.Lookup, in.Namespace, prev.Lookups); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		if prev != nil && !changed {
+			prev.Reused = true
+			prev.ValuesDigest, prev.ChartDigest = digest, arc.digest
+			return prev, nil
+		}
+	}
+
 	chartName := chartWhat(rel.Spec.Chart.Name, arc.version)
 	c, err := loadChart(arc.data, chartName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	files, err := template(ctx, c, vals, renderOptions{releaseName: rel.Name, namespace: TargetNamespace(rel), caps: req.Capabilities}, chartName)
+	revision := max(req.Revision, 1)
+	var look *lookups
+	if req.Lookup != nil {
+		look = newLookups(ctx, req.Lookup, in.Namespace)
+	}
+	files, err := template(ctx, c, vals, renderOptions{
+		releaseName: rel.Name, namespace: in.Namespace, caps: req.Capabilities,
+		revision: revision, isUpgrade: req.IsUpgrade, lookups: look,
+	}, chartName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -166,11 +237,37 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: chart %s: %w", what, chartName, err)
 	}
+	if look != nil {
+		var warnings []string
+		res.Lookups, warnings = look.recorded()
+		res.Warnings = append(res.Warnings, warnings...)
+		slices.Sort(res.Warnings)
+		res.Warnings = slices.Compact(res.Warnings)
+	}
 	res.ValuesDigest = digest
 	res.ChartName = c.Metadata.Name
 	res.ChartVersion = c.Metadata.Version
 	res.ChartDigest = arc.digest
+	res.Inputs = key.Inputs
+	res.Revision = revision
+	res.IsUpgrade = req.IsUpgrade
 	return res, nil
+}
+
+// reuseKey is the ReuseKey of in.
+func reuseKey(in Inputs) (ReuseKey, error) {
+	var key ReuseKey
+	var err error
+	if key.Inputs, err = in.Digest(); err != nil {
+		return key, err
+	}
+	if in.IsUpgrade {
+		in.IsUpgrade = false
+		if key.InstallInputs, err = in.Digest(); err != nil {
+			return key, err
+		}
+	}
+	return key, nil
 }
 
 // assemble turns rendered files into the canonical render: hooks sorted out,

@@ -3,8 +3,11 @@ package render
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,12 +50,30 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		return nil, fmt.Errorf("render %s of Release %s/%s: %w", res.Ref, rel.Namespace, rel.Name, err)
 	}
 	controller := true
+	labels := map[string]string{v1alpha1.LabelRelease: rel.Name}
+	var annotations map[string]string
+	if res.Inputs != "" {
+		labels[v1alpha1.LabelInputs] = InputsLabel(res.Inputs)
+		annotations = map[string]string{v1alpha1.AnnotationInputs: res.Inputs}
+	}
+	if res.Revision > 0 {
+		labels[v1alpha1.LabelRevision] = strconv.FormatInt(res.Revision, 10)
+	}
+	if a, err := LookupsAnnotation(res.Lookups); err != nil {
+		return nil, err
+	} else if a != "" {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.AnnotationLookups] = a
+	}
 	return &v1alpha1.Render{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Render"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      RenderName(rel.Name, res.Ref),
-			Namespace: rel.Namespace,
-			Labels:    map[string]string{v1alpha1.LabelRelease: rel.Name},
+			Name:        RenderName(rel.Name, res.Ref),
+			Namespace:   rel.Namespace,
+			Labels:      labels,
+			Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion:         v1alpha1.SchemeGroupVersion.String(),
 				Kind:               "Release",
@@ -70,6 +91,72 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		Waves:        res.Waves,
 		Manifests:    buf.Bytes(),
 	}, nil
+}
+
+// ResultFromObject reads a Render object back into the result it stores, for a
+// reuse of the render: objects, hooks, waves, ref, chart, inputs and revision. The
+// result has no Warnings (they were reported when the render was made) and its
+// IsUpgrade is left to the caller, who knows which inputs it matched.
+func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
+	what := fmt.Sprintf("Render %s/%s", obj.Namespace, obj.Name)
+	zr, err := gzip.NewReader(bytes.NewReader(obj.Manifests))
+	if err != nil {
+		return nil, fmt.Errorf("%s: manifests: %w", what, err)
+	}
+	canonical, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: manifests: %w", what, err)
+	}
+	objs, hooks, err := Decode(canonical)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if ref := refOf(canonical); ref != obj.RenderRef {
+		return nil, fmt.Errorf("%s: its manifests have the digest %s, not its renderRef %s", what, ref, obj.RenderRef)
+	}
+	revision, _ := RevisionOf(obj.Labels) // a Render without one has revision 0
+	var reads []LookupRead
+	if a := obj.Annotations[v1alpha1.AnnotationLookups]; a != "" {
+		if err := json.Unmarshal([]byte(a), &reads); err != nil {
+			return nil, fmt.Errorf("%s: annotation %s: %w", what, v1alpha1.AnnotationLookups, err)
+		}
+	}
+	return &Result{
+		Ref:          obj.RenderRef,
+		ValuesDigest: obj.ValuesDigest,
+		ChartName:    obj.Chart.Name,
+		ChartVersion: obj.Chart.Version,
+		Inputs:       obj.Annotations[v1alpha1.AnnotationInputs],
+		Revision:     revision,
+		Lookups:      reads,
+		Objects:      objs,
+		Waves:        wavesOf(objs),
+		Hooks:        hooks,
+		Canonical:    canonical,
+	}, nil
+}
+
+// LookupsAnnotation is the value of AnnotationLookups for the reads of a render; ""
+// when there are none.
+func LookupsAnnotation(reads []LookupRead) (string, error) {
+	if len(reads) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(reads)
+	if err != nil {
+		return "", fmt.Errorf("the lookups of a render: %w", err)
+	}
+	return string(b), nil
+}
+
+// RevisionOf reads LabelRevision from a Render's labels; false when it has none or
+// it is not a positive number.
+func RevisionOf(labels map[string]string) (int64, bool) {
+	n, err := strconv.ParseInt(labels[v1alpha1.LabelRevision], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // RendersToDelete chooses which of a Release's Render objects to delete: it keeps

@@ -16,7 +16,7 @@ func TestNewRenderObject(t *testing.T) {
 	repo := chartServer(t)
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "web")
-	res := renderOK(t, r, Request{Release: rel})
+	res := renderOK(t, r, Request{Release: rel, Revision: 4})
 
 	got, err := NewRenderObject(rel, res)
 	if err != nil {
@@ -29,7 +29,12 @@ func TestNewRenderObject(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      "web-" + hex[:10],
 			Namespace: "team-a",
-			Labels:    map[string]string{v1alpha1.LabelRelease: "web"},
+			Labels: map[string]string{
+				v1alpha1.LabelRelease:  "web",
+				v1alpha1.LabelInputs:   strings.TrimPrefix(res.Inputs, "sha256:")[:32],
+				v1alpha1.LabelRevision: "4",
+			},
+			Annotations: map[string]string{v1alpha1.AnnotationInputs: res.Inputs},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "convoy.kumodo.io/v1alpha1", Kind: "Release", Name: "web", UID: "uid-web",
 				Controller: &yes, BlockOwnerDeletion: &yes,

@@ -1,0 +1,246 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
+)
+
+// A render is a function of its inputs (render.Inputs): while they stay, the Render
+// made from them is reused instead of templating the chart again, so that a template's
+// randAlphaNum, uuidv4, now or genCA does not make a new render at every reconcile.
+// The Render objects carry their inputs (v1.AnnotationInputs) and are found in the
+// cache of Render metadata; the current render of each Release is also kept in memory
+// with its manifests, so that a steady Release reads nothing to reuse it.
+
+// renderMemory holds, for each Release, the Render object of its latest render with
+// its manifests (gzip'd, as stored). It is safe for concurrent use; the zero value is
+// ready to use.
+type renderMemory struct {
+	mu      sync.Mutex
+	renders map[release.Key]*v1.Render
+	// warned is the inputs digest of the last unexplained render change reported for
+	// each Release, so that it is reported once.
+	warned map[release.Key]string
+}
+
+// get returns the remembered Render of key when it belongs to the Release of uid.
+func (m *renderMemory) get(key release.Key, uid types.UID) *v1.Render {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	obj := m.renders[key]
+	if obj == nil || !ownedBy(obj.OwnerReferences, uid) {
+		return nil
+	}
+	return obj
+}
+
+func (m *renderMemory) put(key release.Key, obj *v1.Render) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.renders == nil {
+		m.renders = map[release.Key]*v1.Render{}
+	}
+	m.renders[key] = obj
+}
+
+// warnOnce reports whether an unexplained change for inputs is to be reported, and
+// notes that it was.
+func (m *renderMemory) warnOnce(key release.Key, inputs string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.warned == nil {
+		m.warned = map[release.Key]string{}
+	}
+	if m.warned[key] == inputs {
+		return false
+	}
+	m.warned[key] = inputs
+	return true
+}
+
+func (m *renderMemory) forget(key release.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.renders, key)
+	delete(m.warned, key)
+}
+
+func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
+	for _, ref := range refs {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// renderCandidate is an earlier render of a Release: a Render object as the
+// metadata cache has it, or the one in memory.
+type renderCandidate struct {
+	// name is the Render object's name.
+	name string
+	// inputs is its inputs digest (v1.AnnotationInputs); empty for a Render made
+	// before inputs were recorded.
+	inputs string
+	// revision is its revision (v1.LabelRevision); 0 when it has none.
+	revision int64
+}
+
+// chooseReuse picks the earlier render to reuse for the inputs of key, or returns -1
+// to template the chart anew:
+//
+//   - the current render (the Render named current, status.render's) when its inputs
+//     are key's, also as an install: a Release keeps the render that installed it
+//     while no input changes (its first successful apply does not make a new
+//     render);
+//   - else a render of exactly key.Inputs, the one of the highest revision (there are
+//     several only when a Render was lost and its inputs rendered again).
+func chooseReuse(current string, key render.ReuseKey, cands []renderCandidate) int {
+	best := -1
+	for i, c := range cands {
+		if c.inputs == "" {
+			continue
+		}
+		if c.name == current && (c.inputs == key.Inputs || c.inputs == key.InstallInputs) {
+			return i
+		}
+		if c.inputs == key.Inputs && (best < 0 || c.revision > cands[best].revision) {
+			best = i
+		}
+	}
+	return best
+}
+
+// renderHistory is what the reconcile knows of the Release's earlier renders: the
+// candidates for a reuse and their revisions.
+type renderHistory struct {
+	cands []renderCandidate
+	// remembered is the Render in memory; nil when there is none.
+	remembered *v1.Render
+}
+
+// history lists the Release's Render objects from the cache of Render metadata (no
+// request) and adds the one in memory.
+func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHistory, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("RenderList"))
+	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil {
+		return nil, fmt.Errorf("list the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	h := &renderHistory{remembered: r.renders.get(releaseKey(rel), rel.UID)}
+	seen := map[string]bool{}
+	add := func(m metav1.ObjectMeta) {
+		if seen[m.Name] || !ownedBy(m.OwnerReferences, rel.UID) {
+			return
+		}
+		seen[m.Name] = true
+		revision, _ := render.RevisionOf(m.Labels)
+		h.cands = append(h.cands, renderCandidate{name: m.Name, inputs: m.Annotations[v1.AnnotationInputs], revision: revision})
+	}
+	if h.remembered != nil {
+		add(h.remembered.ObjectMeta)
+	}
+	for _, m := range list.Items {
+		add(m.ObjectMeta)
+	}
+	return h, nil
+}
+
+// revisions are the revisions of the Release's renders, for NextRenderRevision.
+func (h *renderHistory) revisions() []int64 {
+	out := make([]int64, 0, len(h.cands))
+	for _, c := range h.cands {
+		out = append(out, c.revision)
+	}
+	return out
+}
+
+// candidate returns the candidate named name; false when there is none.
+func (h *renderHistory) candidate(name string) (renderCandidate, bool) {
+	for _, c := range h.cands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return renderCandidate{}, false
+}
+
+// reuse is render.Request.Reuse: the earlier render chooseReuse picks, from memory or
+// read from the API server (only when the inputs match a Render other than the one in
+// memory). A Render that is gone or cannot be read back is not reused.
+func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key render.ReuseKey) (*render.Result, error) {
+	rel := st.rel
+	i := chooseReuse(currentRenderName(rel), key, h.cands)
+	if i < 0 {
+		return nil, nil
+	}
+	c := h.cands[i]
+	obj := h.remembered
+	if obj == nil || obj.Name != c.name {
+		logr.FromContextOrDiscard(ctx).V(1).Info("Reading the Render of the same inputs", "render", c.name)
+		obj = &v1.Render{}
+		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: c.name}, obj)
+		switch {
+		case client.IgnoreNotFound(err) != nil:
+			return nil, fmt.Errorf("read Render %s/%s: %w", rel.Namespace, c.name, err)
+		case err != nil, obj.Annotations[v1.AnnotationInputs] != c.inputs:
+			return nil, nil // gone, or changed since the cache saw it
+		}
+	}
+	res, err := render.ResultFromObject(obj)
+	if err != nil {
+		logr.FromContextOrDiscard(ctx).Error(err, "Cannot reuse a Render: rendering anew", "render", obj.Name)
+		return nil, nil
+	}
+	res.Inputs = c.inputs
+	res.IsUpgrade = key.InstallInputs != "" && c.inputs == key.Inputs
+	st.renderObj = obj
+	return res, nil
+}
+
+// unexplainedChange is the warning for a render templated anew that differs from the
+// current render although no input is known to have changed, or "". After reuse this
+// happens only when the current render's Render could not be reused: deleted by
+// hand, lost with a restore, or made by a convoy that did not record inputs; the
+// chart then gives a new render because its templates are not deterministic.
+func unexplainedChange(rel *v1.Release, h *renderHistory, key render.ReuseKey, res *render.Result) string {
+	old := rel.Status.Render
+	if old == nil || old.Ref == res.Ref {
+		return ""
+	}
+	cur, known := h.candidate(currentRenderName(rel))
+	switch {
+	case known && cur.inputs != "":
+		if cur.inputs != key.Inputs && cur.inputs != key.InstallInputs {
+			return "" // an input changed
+		}
+	case old.ValuesDigest != res.ValuesDigest || old.ChartVersion != res.ChartVersion:
+		return "" // the current render's inputs are unknown, but these changed
+	}
+	return fmt.Sprintf("Render %s differs from render %s although, as far as convoy knows, none of its inputs changed (chart %s, values %s): "+
+		"the chart's templates give a new result each time they run (randAlphaNum, uuidv4, now, genCA, …) "+
+		"and the Render of %s could not be reused (deleted, or made by an earlier convoy). "+
+		"convoy keeps render %s until an input changes.", res.Ref, old.Ref, res.ChartVersion, res.ValuesDigest, old.Ref, res.Ref)
+}
+
+// currentRenderName is the name of the Render of status.render; "" when there is none.
+func currentRenderName(rel *v1.Release) string {
+	if rel.Status.Render == nil || rel.Status.Render.Ref == "" {
+		return ""
+	}
+	return render.RenderName(rel.Name, rel.Status.Render.Ref)
+}
+
+func releaseKey(rel *v1.Release) release.Key {
+	return release.Key{Namespace: rel.Namespace, Name: rel.Name}
+}

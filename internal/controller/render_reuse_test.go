@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render"
+)
+
+// Which earlier render a reconcile reuses (rule 7 of issue 12): the current one while
+// its inputs are the same, also as the install it was; else one of exactly the same
+// inputs; else none (template anew).
+func TestChooseReuse(t *testing.T) {
+	install := render.ReuseKey{Inputs: "sha256:install-x"}
+	upgrade := render.ReuseKey{Inputs: "sha256:upgrade-x", InstallInputs: "sha256:install-x"}
+	cand := func(name, inputs string, revision int64) renderCandidate {
+		return renderCandidate{name: name, inputs: inputs, revision: revision}
+	}
+	cases := map[string]struct {
+		current string
+		key     render.ReuseKey
+		cands   []renderCandidate
+		want    string // the name chosen; "" for none
+	}{
+		"no earlier render": {current: "", key: install},
+		"the current render, same inputs": {
+			current: "web-1", key: install, cands: []renderCandidate{cand("web-1", "sha256:install-x", 1)}, want: "web-1",
+		},
+		"the current render installed the Release, which is now applied": {
+			current: "web-1", key: upgrade, cands: []renderCandidate{cand("web-1", "sha256:install-x", 1)}, want: "web-1",
+		},
+		"an older install render of the inputs is not reused for an upgrade": {
+			current: "web-2", key: upgrade,
+			cands: []renderCandidate{cand("web-1", "sha256:install-x", 1), cand("web-2", "sha256:install-y", 2)},
+		},
+		"an older render of the same inputs, as an upgrade": {
+			current: "web-3", key: upgrade,
+			cands: []renderCandidate{cand("web-2", "sha256:upgrade-x", 2), cand("web-3", "sha256:upgrade-y", 3)},
+			want:  "web-2",
+		},
+		"several renders of the same inputs: the highest revision": {
+			current: "web-9", key: install,
+			cands: []renderCandidate{cand("web-4", "sha256:install-x", 4), cand("web-6", "sha256:install-x", 6), cand("web-5", "sha256:install-x", 5)},
+			want:  "web-6",
+		},
+		"the current render wins over a higher revision of the same inputs": {
+			current: "web-4", key: install,
+			cands: []renderCandidate{cand("web-6", "sha256:install-x", 6), cand("web-4", "sha256:install-x", 4)},
+			want:  "web-4",
+		},
+		"the current render, other inputs": {
+			current: "web-1", key: upgrade, cands: []renderCandidate{cand("web-1", "sha256:install-y", 1)},
+		},
+		"a Render without recorded inputs is never reused": {
+			current: "web-1", key: install, cands: []renderCandidate{cand("web-1", "", 0)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if i := chooseReuse(tc.current, tc.key, tc.cands); i >= 0 {
+				got = tc.cands[i].name
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("chosen (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A render templated anew that differs from the current one is reported when no input
+// is known to have changed: after reuse, only when the current Render was lost or
+// made before inputs were recorded.
+func TestUnexplainedChange(t *testing.T) {
+	const oldRef, newRef = "sha256:0123456789aaaa", "sha256:9876543210bbbb"
+	key := render.ReuseKey{Inputs: "sha256:upgrade-x", InstallInputs: "sha256:install-x"}
+	current := render.RenderName("web", oldRef)
+	rel := testRelease("web", statusOnly(func(s *v1.ReleaseStatus) {
+		s.Render = &v1.RenderStatus{Ref: oldRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values"}
+	}))
+	res := &render.Result{Ref: newRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values", Inputs: key.Inputs}
+	cases := map[string]struct {
+		rel   *v1.Release
+		cands []renderCandidate
+		res   *render.Result
+		want  bool
+	}{
+		"the current Render is gone, chart and values the same": {rel: rel, res: res, want: true},
+		"the current Render has no inputs recorded, chart and values the same": {
+			rel: rel, res: res, cands: []renderCandidate{{name: current}}, want: true,
+		},
+		"the current Render records the same inputs but could not be reused": {
+			rel: rel, res: res, cands: []renderCandidate{{name: current, inputs: key.Inputs}}, want: true,
+		},
+		"the current Render records these inputs as the install": {
+			rel: rel, res: res, cands: []renderCandidate{{name: current, inputs: key.InstallInputs}}, want: true,
+		},
+		"the current Render records other inputs": {
+			rel: rel, res: res, cands: []renderCandidate{{name: current, inputs: "sha256:other"}},
+		},
+		"the current Render is gone and the values changed": {
+			rel: rel, res: &render.Result{Ref: newRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:other"},
+		},
+		"the current Render is gone and the chart version changed": {
+			rel: rel, res: &render.Result{Ref: newRef, ChartVersion: "1.0.1", ValuesDigest: "sha256:values"},
+		},
+		"the same render":  {rel: rel, res: &render.Result{Ref: oldRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values"}},
+		"the first render": {rel: testRelease("web"), res: res},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := unexplainedChange(tc.rel, &renderHistory{cands: tc.cands}, key, tc.res)
+			if (got != "") != tc.want {
+				t.Errorf("warning %q, want one: %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRenderMemoryWarnsOncePerInputs(t *testing.T) {
+	m := &renderMemory{}
+	web, api := releaseKey(testRelease("web")), releaseKey(testRelease("api"))
+	got := []bool{m.warnOnce(web, "a"), m.warnOnce(web, "a"), m.warnOnce(api, "a"), m.warnOnce(web, "b"), m.warnOnce(web, "b")}
+	m.forget(web)
+	got = append(got, m.warnOnce(web, "b"))
+	if diff := cmp.Diff([]bool{true, false, true, true, false, true}, got); diff != "" {
+		t.Errorf("warnOnce (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,214 @@
+package render
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// The inputs digest is a function of the inputs only: the same inputs in another
+// order of API versions or of JSON keys give the same digest, and each input changes
+// it.
+func TestInputsDigest(t *testing.T) {
+	base := func() Inputs {
+		return Inputs{
+			ChartDigest:  "sha256:c0ffee",
+			ValuesDigest: "sha256:va1ue5",
+			Mutations: []v1alpha1.Mutation{
+				{Target: v1alpha1.MutationTarget{Kind: "Deployment"}, Patch: "spec:\n  replicas: 2\n"},
+				{Target: v1alpha1.MutationTarget{Kind: "ConfigMap"}, JSONPatch: []v1alpha1.JSONPatchOperation{
+					{Op: "add", Path: "/data/b", Value: &runtime.RawExtension{Raw: []byte(`{"x":1,"y":[1,2]}`)}},
+				}},
+			},
+			KubeVersion: "v1.37.2",
+			APIVersions: []string{"apps/v1", "v1", "batch/v1"},
+			ReleaseName: "web",
+			Namespace:   "apps",
+		}
+	}
+	want, err := base().Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(want, "sha256:") || len(want) != len("sha256:")+64 {
+		t.Fatalf("digest %q, want sha256:<64 hex digits>", want)
+	}
+
+	same := map[string]func(*Inputs){
+		"API versions in another order": func(in *Inputs) { in.APIVersions = []string{"v1", "batch/v1", "apps/v1"} },
+		"an API version twice":          func(in *Inputs) { in.APIVersions = append(in.APIVersions, "v1") },
+		"JSON patch keys in another order": func(in *Inputs) {
+			in.Mutations[1].JSONPatch[0].Value.Raw = []byte(`{ "y": [1, 2], "x": 1 }`)
+		},
+	}
+	for name, change := range same {
+		t.Run("same: "+name, func(t *testing.T) {
+			in := base()
+			change(&in)
+			got, err := in.Digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("digest %s, want %s", got, want)
+			}
+		})
+	}
+
+	changed := map[string]func(*Inputs){
+		"chart":                      func(in *Inputs) { in.ChartDigest = "sha256:c0ffef" },
+		"values":                     func(in *Inputs) { in.ValuesDigest = "sha256:va1ue6" },
+		"a mutation's patch":         func(in *Inputs) { in.Mutations[0].Patch = "spec:\n  replicas: 3\n" },
+		"a mutation's target":        func(in *Inputs) { in.Mutations[0].Target.Name = "web" },
+		"a JSON patch value":         func(in *Inputs) { in.Mutations[1].JSONPatch[0].Value.Raw = []byte(`{"x":2,"y":[1,2]}`) },
+		"the mutations' order":       func(in *Inputs) { in.Mutations[0], in.Mutations[1] = in.Mutations[1], in.Mutations[0] },
+		"no mutations":               func(in *Inputs) { in.Mutations = nil },
+		"Kubernetes version":         func(in *Inputs) { in.KubeVersion = "v1.38.0" },
+		"an API version more":        func(in *Inputs) { in.APIVersions = append(in.APIVersions, "example.com/v1") },
+		"an API version less":        func(in *Inputs) { in.APIVersions = in.APIVersions[1:] },
+		"release name":               func(in *Inputs) { in.ReleaseName = "api" },
+		"target namespace":           func(in *Inputs) { in.Namespace = "apps-2" },
+		"an upgrade, not an install": func(in *Inputs) { in.IsUpgrade = true },
+	}
+	seen := map[string]string{want: "base"}
+	for name, change := range changed {
+		t.Run("changed: "+name, func(t *testing.T) {
+			in := base()
+			change(&in)
+			got, err := in.Digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other, ok := seen[got]; ok {
+				t.Errorf("digest %s, the same as for %s", got, other)
+			}
+			seen[got] = name
+		})
+	}
+}
+
+func TestInputsDigestRejectsABrokenJSONPatchValue(t *testing.T) {
+	in := Inputs{Mutations: []v1alpha1.Mutation{{JSONPatch: []v1alpha1.JSONPatchOperation{
+		{Op: "add", Path: "/a", Value: &runtime.RawExtension{Raw: []byte(`{broken`)}},
+	}}}}
+	_, err := in.Digest()
+	if ReasonOf(err) != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "mutations[0].jsonPatch[0].value") {
+		t.Errorf("error %v, want Unappliable naming mutations[0].jsonPatch[0].value", err)
+	}
+}
+
+// The templates see the revision and install or upgrade that the request sets
+// (Helm's .Release.Revision, .Release.IsInstall, .Release.IsUpgrade).
+func TestRenderReleaseRevision(t *testing.T) {
+	repo := newChartRepo(t).add("generated", "1.0.0")
+	r, _ := testRenderer(t)
+	cases := map[string]struct {
+		revision  int64
+		isUpgrade bool
+		want      map[string]string
+	}{
+		"unset: an install at revision 1": {want: map[string]string{"revision": "1", "isInstall": "true", "isUpgrade": "false"}},
+		"an install at revision 2":        {revision: 2, want: map[string]string{"revision": "2", "isInstall": "true", "isUpgrade": "false"}},
+		"an upgrade at revision 5":        {revision: 5, isUpgrade: true, want: map[string]string{"revision": "5", "isInstall": "false", "isUpgrade": "true"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := renderOK(t, r, Request{Release: testRelease("db", repo.url(), "generated"), Revision: tc.revision, IsUpgrade: tc.isUpgrade})
+			data := configMapData(t, res, "db-release")
+			got := map[string]string{"revision": data["revision"], "isInstall": data["isInstall"], "isUpgrade": data["isUpgrade"]}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf(".Release (-want +got):\n%s", diff)
+			}
+			if res.Revision != max(tc.revision, 1) || res.IsUpgrade != tc.isUpgrade || res.Reused {
+				t.Errorf("result revision %d, upgrade %v, reused %v", res.Revision, res.IsUpgrade, res.Reused)
+			}
+		})
+	}
+}
+
+// Request.Reuse is asked with the inputs' digests before the chart is templated; the
+// render it returns is the result, and without one the chart is templated.
+func TestRenderReuse(t *testing.T) {
+	repo := newChartRepo(t).add("generated", "1.0.0")
+	r, _ := testRenderer(t)
+	rel := testRelease("db", repo.url(), "generated")
+	var keys []ReuseKey
+	none := func(_ context.Context, k ReuseKey) (*Result, error) {
+		keys = append(keys, k)
+		return nil, nil
+	}
+	install := renderOK(t, r, Request{Release: rel, Reuse: none})
+	again := renderOK(t, r, Request{Release: rel, Reuse: none})
+	if install.Ref == again.Ref {
+		t.Fatalf("two renders of the chart of random values gave one ref %s: the test chart does not test reuse", install.Ref)
+	}
+	upgrade := renderOK(t, r, Request{Release: rel, IsUpgrade: true, Revision: 2, Reuse: none})
+	other := renderOK(t, r, Request{Release: testRelease("db", repo.url(), "generated", values(`greeting: hi`)), Reuse: none})
+
+	want := []ReuseKey{
+		{Inputs: install.Inputs}, {Inputs: install.Inputs},
+		{Inputs: upgrade.Inputs, InstallInputs: install.Inputs},
+		{Inputs: other.Inputs},
+	}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("keys asked (-want +got):\n%s", diff)
+	}
+	if install.Inputs == upgrade.Inputs || install.Inputs == other.Inputs {
+		t.Errorf("inputs %s (install), %s (upgrade), %s (other values): want three digests", install.Inputs, upgrade.Inputs, other.Inputs)
+	}
+
+	earlier := &Result{Ref: install.Ref, Objects: install.Objects, Inputs: install.Inputs, Revision: 1}
+	got := renderOK(t, r, Request{Release: rel, Reuse: func(context.Context, ReuseKey) (*Result, error) { return earlier, nil }})
+	if got != earlier || !got.Reused || got.ValuesDigest != install.ValuesDigest || got.ChartDigest != install.ChartDigest {
+		t.Errorf("result %+v, want the earlier render, reused, with the values and chart digests", got)
+	}
+}
+
+// A Render object reads back into the result it stores.
+func TestResultFromObject(t *testing.T) {
+	repo := newChartRepo(t).add("hooks", "1.0.0")
+	r, _ := testRenderer(t)
+	rel := testRelease("web", repo.url(), "hooks")
+	res := renderOK(t, r, Request{Release: rel, Revision: 7, IsUpgrade: true})
+	obj, err := NewRenderObject(rel, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ResultFromObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *res
+	want.Warnings, want.IsUpgrade, want.ChartDigest = nil, false, "" // not stored
+	if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b Object) bool {
+		return a.Wave == b.Wave && cmp.Equal(a.Object, b.Object)
+	})); diff != "" {
+		t.Errorf("result read back (-want +got):\n%s", diff)
+	}
+
+	obj.RenderRef = "sha256:" + strings.Repeat("0", 64)
+	if _, err := ResultFromObject(obj); err == nil || !strings.Contains(err.Error(), "not its renderRef") {
+		t.Errorf("a Render whose manifests are not its renderRef's: error %v", err)
+	}
+}
+
+// configMapData is the data of the ConfigMap name of a render.
+func configMapData(t *testing.T, res *Result, name string) map[string]string {
+	t.Helper()
+	for _, o := range res.Objects {
+		if o.GetKind() == "ConfigMap" && o.GetName() == name {
+			data := map[string]string{}
+			for k, v := range o.Object["data"].(map[string]any) {
+				data[k], _ = v.(string)
+			}
+			return data
+		}
+	}
+	t.Fatalf("no ConfigMap %s in the render", name)
+	return nil
+}
