@@ -39,7 +39,7 @@ func newChartRepo() (*chartRepo, error) {
 	defer os.RemoveAll(dir)
 	index := repo.NewIndexFile()
 	var dirs []string
-	for _, name := range []string{"app", "hooks", "generated", "lookup"} {
+	for _, name := range []string{"app", "hooks"} {
 		dirs = append(dirs, filepath.Join("testdata", "charts", name))
 	}
 	patterns, err := corpus.Charts()

@@ -22,15 +22,19 @@ import (
 	"kumodo.io/convoy/test/corpus"
 )
 
-// corpusUpgrades are the values of an upgrade of each corpus chart: a change that
-// makes a new render. A chart added to the corpus needs an entry.
-var corpusUpgrades = map[string]string{
-	"admission-webhook-jobs": `{"replicas": 2}`,
-	"crds":                   `{"policy": {"mode": "audit"}}`,
-	"install-upgrade-hooks":  `{"version": "2"}`,
-	"pre-delete-hooks":       `{"replicas": 2}`,
-	"schema":                 `{"replicaCount": 2}`,
-	"subchart-deps":          `{"replicaCount": 3}`,
+// corpusValues are the values of the install of each corpus chart and of its
+// upgrade: a change that makes a new render. A chart added to the corpus needs an
+// entry. The local control plane has no storage provisioner, so persistence is off.
+var corpusValues = map[string]struct{ install, upgrade string }{
+	"admission-webhook-jobs": {`{}`, `{"replicas": 2}`},
+	"crds":                   {`{}`, `{"policy": {"mode": "audit"}}`},
+	"generated":              {`{}`, `{"greeting": "hi"}`},
+	"install-upgrade-hooks":  {`{}`, `{"version": "2"}`},
+	"lookup":                 {`{}`, `{"greeting": "hi"}`},
+	"pre-delete-hooks":       {`{}`, `{"replicas": 2}`},
+	"schema":                 {`{}`, `{"replicaCount": 2}`},
+	"subchart-deps": {`{"database": {"persistence": {"enabled": false}}}`,
+		`{"database": {"persistence": {"enabled": false}}, "replicaCount": 3}`},
 }
 
 // leftoverKinds are the kinds the corpus charts create, searched for what a deleted
@@ -71,9 +75,9 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 	t.Cleanup(charts.Close)
 
 	for _, pattern := range patterns {
-		upgrade, ok := corpusUpgrades[pattern]
+		vals, ok := corpusValues[pattern]
 		if !ok {
-			t.Errorf("corpus chart %s has no upgrade values in corpusUpgrades", pattern)
+			t.Errorf("corpus chart %s has no values in corpusValues", pattern)
 			continue
 		}
 		for _, automatic := range []bool{true, false} {
@@ -87,6 +91,7 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 					ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
 					Spec: v1.ReleaseSpec{
 						Chart:      v1.ChartSource{Repository: charts.URL, Name: pattern},
+						Values:     &runtime.RawExtension{Raw: []byte(vals.install)},
 						SyncPolicy: v1.SyncPolicy{Automatic: ptr.To(automatic)},
 					},
 				}
@@ -95,14 +100,11 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 				}
 				e.create(rel)
 
-				first := e.corpusReady(name, automatic)
+				first := e.corpusReady(name, automatic, "")
 				e.corpusSteady(name, first)
 
-				e.corpusUpdate(name, upgrade)
-				second := e.corpusReady(name, automatic)
-				if second == first {
-					t.Fatalf("the upgrade values %s made no new render", upgrade)
-				}
+				e.corpusUpdate(name, vals.upgrade)
+				second := e.corpusReady(name, automatic, first)
 				e.corpusSteady(name, second)
 
 				if err := e.client.Delete(e.ctx, e.release(name)); err != nil {
@@ -121,10 +123,14 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 	}
 }
 
-// corpusReady brings the Release name to Applied, Healthy and Ready (a /sync first in
-// manual mode) and returns its render ref.
-func (e *env) corpusReady(name string, automatic bool) string {
+// corpusReady brings the Release name to Applied, Healthy and Ready with a render
+// other than old (a /sync first in manual mode) and returns its render ref.
+func (e *env) corpusReady(name string, automatic bool, old string) string {
 	e.t.Helper()
+	e.eventually("a render other than "+old, func() (bool, string) {
+		r := e.release(name).Status.Render
+		return r != nil && r.Ref != old, fmt.Sprintf("render %+v", r)
+	})
 	if !automatic {
 		e.waitCondition(name, v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 		e.sync(name)

@@ -28,13 +28,18 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/render/charttest"
+	"kumodo.io/convoy/test/corpus"
 )
 
 // packageChart packages testdata/charts/<name> at version with the Helm SDK and
 // returns the archive.
 func packageChart(t testing.TB, name, version string) []byte {
 	t.Helper()
-	return charttest.Package(t, filepath.Join("testdata", "charts", name), charttest.Version(version))
+	dir := filepath.Join("testdata", "charts", name)
+	if _, err := os.Stat(dir); err != nil {
+		dir = corpus.Dir(name) // a chart of the pattern corpus
+	}
+	return charttest.Package(t, dir, charttest.Version(version))
 }
 
 func saveChart(t testing.TB, c *chart.Chart, version string) []byte {
