@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ var corpusValues = map[string]struct{ install, upgrade string }{
 	"crds":                   {`{}`, `{"policy": {"mode": "audit"}}`},
 	"generated":              {`{}`, `{"greeting": "hi"}`},
 	"install-upgrade-hooks":  {`{}`, `{"version": "2"}`},
+	"keep-on-uninstall":      {`{}`, `{"replicas": 2}`},
 	"lookup":                 {`{}`, `{"greeting": "hi"}`},
 	"pre-delete-hooks":       {`{}`, `{"replicas": 2}`},
 	"schema":                 {`{}`, `{"replicaCount": 2}`},
@@ -107,6 +109,7 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 				second := e.corpusReady(name, automatic, first)
 				e.corpusSteady(name, second)
 
+				kept := e.kept(name)
 				if err := e.client.Delete(e.ctx, e.release(name)); err != nil {
 					t.Fatal(err)
 				}
@@ -118,6 +121,9 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 					left := e.leftovers(name)
 					return len(left) == 0, "left: " + strings.Join(left, ", ")
 				})
+				if now := e.kept(name); !slices.Equal(now, kept) {
+					t.Errorf("objects with resource-policy keep after the deletion: %v, want %v", now, kept)
+				}
 			})
 		}
 	}
@@ -176,6 +182,20 @@ func (e *env) corpusUpdate(name, values string) {
 // are neither CRDs nor kept.
 func (e *env) leftovers(name string) []string {
 	e.t.Helper()
+	return e.labelled(name, false)
+}
+
+// kept lists the objects that carry the convoy labels of the Release name and
+// helm.sh/resource-policy keep.
+func (e *env) kept(name string) []string {
+	e.t.Helper()
+	return e.labelled(name, true)
+}
+
+// labelled lists the objects of leftoverKinds that carry the convoy labels of the
+// Release name, with (kept) or without helm.sh/resource-policy keep.
+func (e *env) labelled(name string, kept bool) []string {
+	e.t.Helper()
 	var out []string
 	for _, k := range leftoverKinds {
 		list := &unstructured.UnstructuredList{}
@@ -188,7 +208,7 @@ func (e *env) leftovers(name string) []string {
 			e.t.Fatalf("list %s: %v", k.gvk.Kind, err)
 		}
 		for _, o := range list.Items {
-			if strings.EqualFold(strings.TrimSpace(o.GetAnnotations()["helm.sh/resource-policy"]), "keep") {
+			if strings.EqualFold(strings.TrimSpace(o.GetAnnotations()["helm.sh/resource-policy"]), "keep") != kept {
 				continue
 			}
 			out = append(out, k.gvk.Kind+" "+o.GetName())
