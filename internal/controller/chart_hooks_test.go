@@ -88,7 +88,7 @@ func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
 	// The phase is done: hook-succeeded deletes the RBAC and the Job; the apply and the
 	// PostApply run follow, with the RBAC applied again for the patch Job.
 	e.sync("awj", false)
-	rel = e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
+	e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
 	if e.deployment("awj-controller") == nil {
 		t.Fatal("the Deployment is not applied while the PostApply hook runs")
 	}

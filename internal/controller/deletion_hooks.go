@@ -41,13 +41,9 @@ func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, targ
 	if ref == "" {
 		return nil, nil
 	}
-	obj, err := r.getRender(ctx, rel, ref)
-	if err != nil || obj == nil {
+	chartHooks, err := r.chartHooksOf(ctx, rel, ref)
+	if err != nil || len(chartHooks) == 0 {
 		return nil, err
-	}
-	_, chartHooks, err := render.DecodeManifests(obj.Manifests)
-	if err != nil {
-		return nil, fmt.Errorf("read the manifests of Render %s: %w", obj.Name, err)
 	}
 	owner := hooks.Owner{Name: rel.Name, Namespace: rel.Namespace, TargetNamespace: render.TargetNamespace(rel)}
 	hs, err := hooks.ForRun(owner, ref, v1.HookRunDelete, nil, chartHooks)

@@ -2,14 +2,13 @@ package controller
 
 import (
 	"context"
-	"math"
-
 	"fmt"
-	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -345,13 +344,9 @@ func (r *Reconciler) hookObjects(ctx context.Context, rel *v1.Release, refs ...s
 			continue
 		}
 		seen[ref] = true
-		obj, err := r.getRender(ctx, rel, ref)
-		if err != nil || obj == nil {
-			return out, err
-		}
-		_, chartHooks, err := render.DecodeManifests(obj.Manifests)
+		chartHooks, err := r.chartHooksOf(ctx, rel, ref)
 		if err != nil {
-			return out, fmt.Errorf("read the manifests of Render %s: %w", obj.Name, err)
+			return out, err
 		}
 		for _, h := range chartHooks {
 			if hooks.IsJob(h.Object) {
@@ -366,4 +361,18 @@ func (r *Reconciler) hookObjects(ctx context.Context, rel *v1.Release, refs ...s
 		}
 	}
 	return out, nil
+}
+
+// chartHooksOf reads the chart's hooks of the render ref from its Render object; none
+// when the Render is gone.
+func (r *Reconciler) chartHooksOf(ctx context.Context, rel *v1.Release, ref string) ([]hooks.Chart, error) {
+	obj, err := r.getRender(ctx, rel, ref)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	_, chartHooks, err := render.DecodeManifests(obj.Manifests)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifests of Render %s: %w", obj.Name, err)
+	}
+	return chartHooks, nil
 }
