@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -164,4 +166,41 @@ func TestSP14_DroppedMissingObjectDoesNotBlockUpgrade(t *testing.T) {
 // conditionTrue says whether the condition typ of rel is True.
 func conditionTrue(rel *v1.Release, typ string) bool {
 	return apimeta.IsStatusConditionTrue(rel.Status.Conditions, typ)
+}
+
+// SP-03, issue 13 case 7: automatic mode applies the render it already applied in full
+// at each reconcile, also while a lower wave is unhealthy: a hand edit of wave 2 is
+// put back by the periodic reconcile while wave 0 cannot become Healthy (a hand-set
+// nodeSelector that no node matches keeps its new pod Pending).
+func TestSP03_AutomaticReappliesEveryWaveWhileALowerWaveIsUnhealthy(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: 3 * time.Second}
+	e.create(rel)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, d); err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.NodeSelector = map[string]string{"convoy.test/no-such-node": "true"}
+		return e.client.Update(e.ctx, d, client.FieldOwner("kubectl-edit"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("wave 0 not Healthy", func() (bool, string) {
+		st := e.inventory("app").Status
+		i := slices.IndexFunc(st.Waves, func(w v1.WaveHealth) bool { return w.Wave == 0 })
+		return i >= 0 && st.Waves[i].Health != v1.HealthHealthy, fmt.Sprintf("waves %+v", st.Waves)
+	})
+	e.scale("wave-2", 3)
+	e.eventually("the periodic reconcile puts wave-2's replicas back", func() (bool, string) {
+		r := e.replicas("wave-2")
+		return r == 1, fmt.Sprintf("replicas %d, Applied %+v", r, apimeta.FindStatusCondition(e.release("app").Status.Conditions, v1.ConditionApplied))
+	})
 }
