@@ -104,7 +104,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		}
 	}
 
-	waves := release.PlanWaves(plan.RenderRef, intWaves(ap.Waves()), in.Health)
+	waves := release.PlanWaves(waveInput(st, in, plan.RenderRef, ap.Entries(nil)))
 	var entries []v1.InventoryObject
 	for _, w := range waves.Waves {
 		wave := int32(w) //nolint:gosec // waves come from int32 annotations
@@ -220,12 +220,37 @@ func applyObjects(objs []render.Object) []apply.Object {
 	return out
 }
 
-func intWaves(waves []int32) []int {
-	out := make([]int, 0, len(waves))
-	for _, w := range waves {
-		out = append(out, int(w))
+// waveInput is what PlanWaves decides from for renderRef, whose objects are entries.
+func waveInput(st *state, in release.Input, renderRef string, entries []v1.InventoryObject) release.WaveInput {
+	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: in.Health}
+	waves := map[int32]bool{}
+	for _, e := range entries {
+		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: int(e.Wave)})
+		waves[e.Wave] = true
 	}
+	out.AppliedWaves = appliedWaves(st, renderRef, len(waves))
 	return out
+}
+
+// appliedWaves is how many of the total waves of renderRef, ascending, earlier
+// reconciles applied for it. The inventory names a render once an apply of it is
+// done; status.syncWave then counts the waves applied while a later one waits, and is
+// cleared when the last wave is applied. Anything else (the inventory names another
+// render, a syncWave of another number of waves) means none: the waves are walked
+// anew.
+func appliedWaves(st *state, renderRef string, total int) int {
+	if st.inventory == nil || st.inventory.RenderRef != renderRef {
+		return 0
+	}
+	sw := st.rel.Status.SyncWave
+	switch {
+	case sw == nil:
+		return total
+	case int(sw.Total) == total:
+		return int(sw.Current)
+	default:
+		return 0
+	}
 }
 
 // growInventory adds entries to the inventory's object list before they are applied,

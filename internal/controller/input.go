@@ -207,6 +207,12 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 	for _, w := range inv.Status.Waves {
 		h.Waves = append(h.Waves, release.WaveHealth{Wave: int(w.Wave), Health: string(w.Health)})
 	}
+	if len(inv.Status.Objects) > 0 {
+		h.Objects = make(map[v1.ObjectReference]string, len(inv.Status.Objects))
+		for _, o := range inv.Status.Objects {
+			h.Objects[release.ObjectKey(o.ObjectReference)] = string(o.Health)
+		}
+	}
 	return h
 }
 

@@ -1,6 +1,10 @@
 package release
 
-import "time"
+import (
+	"time"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
 
 // Input is everything one reconcile decides from. The controller fills it from the
 // Release, its status, the current render, the ReleaseInventory and the failure counter;
@@ -161,6 +165,8 @@ type Health struct {
 	Message string
 	// Waves is the health of each sync wave of RenderRef.
 	Waves []WaveHealth
+	// Objects is the health of each object of the inventory, by ObjectKey.
+	Objects map[v1.ObjectReference]string
 }
 
 // WaveHealth is the observer's health of one sync wave.

@@ -149,9 +149,29 @@ func TestHoldAfterSuccessfulApply(t *testing.T) {
 }
 
 func TestPlanWaves(t *testing.T) {
-	healthy := func(ref string, waves ...int) *Health {
-		h := &Health{RenderRef: ref, State: HealthProgressing}
+	ref := func(name string) v1.ObjectReference {
+		return v1.ObjectReference{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: name}
+	}
+	// objects is one Deployment per wave, named after it ("w-1", "w0", ...).
+	objects := func(waves ...int) []WaveObject {
+		var out []WaveObject
 		for _, w := range waves {
+			out = append(out, WaveObject{Ref: ref("w" + itoa(w)), Wave: w})
+		}
+		return out
+	}
+	// healthy is the observer's data for renderRef: the named objects Healthy, the
+	// others listed Progressing; every wave Healthy, as the old objects of an
+	// upgrade make it look.
+	healthy := func(renderRef string, names []string, others ...string) *Health {
+		h := &Health{RenderRef: renderRef, State: HealthProgressing, Objects: map[v1.ObjectReference]string{}}
+		for _, n := range names {
+			h.Objects[ObjectKey(ref(n))] = HealthHealthy
+		}
+		for _, n := range others {
+			h.Objects[ObjectKey(ref(n))] = HealthProgressing
+		}
+		for w := -1; w <= 2; w++ {
 			h.Waves = append(h.Waves, WaveHealth{Wave: w, Health: HealthHealthy})
 		}
 		return h
@@ -161,35 +181,87 @@ func TestPlanWaves(t *testing.T) {
 			" are applied; wave " + itoa(next) + " waits until they are Healthy."}
 	}
 	cases := map[string]struct {
-		waves  []int
-		health *Health
-		want   WavePlan
+		in   WaveInput
+		want WavePlan
 	}{
 		"no objects":                 {want: WavePlan{}},
-		"one wave: applied, no hold": {waves: []int{0, 0, 0}, want: WavePlan{Waves: []int{0}, Total: 1}},
+		"no objects, applied":        {in: WaveInput{Applied: true}, want: WavePlan{}},
+		"one wave: applied, no hold": {in: WaveInput{Objects: objects(0, 0, 0)}, want: WavePlan{Waves: []int{0}, Total: 1}},
 		"first reconcile: the first wave, then hold": {
-			waves: []int{1, 0, -1, 1}, want: WavePlan{Waves: []int{-1}, Total: 3, Hold: hold(-1, 0)},
+			in:   WaveInput{Objects: objects(1, 0, -1, 1)},
+			want: WavePlan{Waves: []int{-1}, Total: 3, Hold: hold(-1, 0)},
 		},
-		"the first wave healthy: up to the second": {
-			waves: []int{-1, 0, 1}, health: healthy(refNew, -1),
+		"the first wave applied and healthy: up to the second": {
+			in:   WaveInput{Objects: objects(-1, 0, 1), AppliedWaves: 1, Health: healthy(refNew, []string{"w-1"})},
 			want: WavePlan{Waves: []int{-1, 0}, Total: 3, Hold: hold(0, 1)},
 		},
-		"all but the last healthy: every wave": {
-			waves: []int{-1, 0, 1}, health: healthy(refNew, -1, 0),
+		"all but the last applied and healthy: every wave": {
+			in:   WaveInput{Objects: objects(-1, 0, 1), AppliedWaves: 2, Health: healthy(refNew, []string{"w-1", "w0"})},
 			want: WavePlan{Waves: []int{-1, 0, 1}, Total: 3},
 		},
 		"health of another render does not count": {
-			waves: []int{0, 1}, health: healthy(refOld, 0, 1),
+			in:   WaveInput{Objects: objects(0, 1), AppliedWaves: 1, Health: healthy(refOld, []string{"w0", "w1"})},
 			want: WavePlan{Waves: []int{0}, Total: 2, Hold: hold(0, 1)},
 		},
 		"a later wave healthy, an earlier not": {
-			waves: []int{0, 1, 2}, health: healthy(refNew, 1),
+			in:   WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 2, Health: healthy(refNew, []string{"w1"}, "w0")},
 			want: WavePlan{Waves: []int{0}, Total: 3, Hold: hold(0, 1)},
+		},
+		// Case 1 of issue 13: after the upgrade's wave 0, the inventory still holds the
+		// old render's objects of waves 1 and 2, Healthy; they do not count until this
+		// render applied them.
+		"upgrade: healthy waves not yet applied for this render do not count": {
+			in:   WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 1, Health: healthy(refNew, []string{"w0", "w1", "w2"})},
+			want: WavePlan{Waves: []int{0, 1}, Total: 3, Hold: hold(1, 2)},
+		},
+		"upgrade: the wave applied in this reconcile waits for its assessment": {
+			in:   WaveInput{Objects: objects(0, 1, 2), Health: healthy(refNew, []string{"w0", "w1", "w2"})},
+			want: WavePlan{Waves: []int{0}, Total: 3, Hold: hold(0, 1)},
+		},
+		"an object of the render without a health result is not healthy": {
+			in: WaveInput{
+				Objects:      append(objects(0, 1), WaveObject{Ref: ref("new"), Wave: 0}),
+				AppliedWaves: 1, Health: healthy(refNew, []string{"w0", "w1"}),
+			},
+			want: WavePlan{Waves: []int{0}, Total: 2, Hold: hold(0, 1)},
+		},
+		"an object's health counts whatever its version": {
+			in: WaveInput{
+				Objects:      []WaveObject{{Ref: v1.ObjectReference{Group: "apps", Version: "v1beta2", Kind: "Deployment", Namespace: "ns", Name: "w0"}}, {Ref: ref("w1"), Wave: 1}},
+				AppliedWaves: 1, Health: healthy(refNew, []string{"w0"}),
+			},
+			want: WavePlan{Waves: []int{0, 1}, Total: 2},
+		},
+		// Case 2: an object the render dropped stays in the inventory, and in the
+		// observer's data, until the prune; it never gates a wave.
+		"upgrade: a dropped object that is Missing does not gate": {
+			in: WaveInput{Objects: objects(0, 1), AppliedWaves: 1, Health: func() *Health {
+				h := healthy(refNew, []string{"w0"})
+				h.Objects[ObjectKey(ref("dropped"))] = HealthMissing
+				h.Waves = []WaveHealth{{Wave: 0, Health: HealthMissing}, {Wave: 1, Health: HealthHealthy}}
+				return h
+			}()},
+			want: WavePlan{Waves: []int{0, 1}, Total: 2},
+		},
+		// Case 7: the render applied in full is applied in full at each reconcile,
+		// whatever a lower wave's health.
+		"the render applied in full: every wave, a lower one Degraded": {
+			in: WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 3, Applied: true, Health: func() *Health {
+				h := healthy(refNew, []string{"w1", "w2"})
+				h.Objects[ObjectKey(ref("w0"))] = HealthDegraded
+				return h
+			}()},
+			want: WavePlan{Waves: []int{0, 1, 2}, Total: 3},
+		},
+		"the render applied in full, no health yet: every wave": {
+			in:   WaveInput{Objects: objects(0, 1, 2), Applied: true},
+			want: WavePlan{Waves: []int{0, 1, 2}, Total: 3},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PlanWaves(refNew, tc.waves, tc.health)); diff != "" {
+			tc.in.RenderRef = refNew
+			if diff := cmp.Diff(tc.want, PlanWaves(tc.in)); diff != "" {
 				t.Errorf("PlanWaves() (-want +got):\n%s", diff)
 			}
 		})

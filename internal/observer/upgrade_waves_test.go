@@ -1,0 +1,206 @@
+package observer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
+)
+
+// End to end with the release controller: the sync waves of an upgrade (issue 13,
+// cases 1 and 2). The chart upgrade-waves has Deployments wave-0, wave-1 and wave-2 in
+// waves 0, 1 and 2, and optionally "dropped" in wave 1.
+
+const (
+	imageOld = "registry.example/app:1"
+	imageNew = "registry.example/app:2"
+)
+
+// upgradeRelease is a Release of the chart upgrade-waves with values.
+func upgradeRelease(ns, name, values string) *v1.Release {
+	rel := testRelease(ns, name)
+	rel.Spec.Chart.Name = "upgrade-waves"
+	rel.Spec.Values = &runtime.RawExtension{Raw: []byte(values)}
+	return rel
+}
+
+// rolloutEvents records, in the order the API server made them, when each Deployment
+// of the namespace got the new image ("applied wave-1") and when its rollout of it was
+// complete ("rolled out wave-1": every replica updated and available, none old).
+type rolloutEvents struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (e *env) watchRollouts(image string) *rolloutEvents {
+	e.t.Helper()
+	w, err := e.client.Watch(e.ctx, &appsv1.DeploymentList{}, client.InNamespace(e.ns))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	r := &rolloutEvents{}
+	go func() {
+		for ev := range w.ResultChan() {
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok || ev.Type == watch.Deleted || d.Spec.Template.Spec.Containers[0].Image != image {
+				continue
+			}
+			r.add("applied " + d.Name)
+			want := ptr.Deref(d.Spec.Replicas, 1)
+			st := d.Status
+			if st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want {
+				r.add("rolled out " + d.Name)
+			}
+		}
+	}()
+	return r
+}
+
+func (r *rolloutEvents) add(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.log, what) {
+		r.log = append(r.log, what)
+	}
+}
+
+func (r *rolloutEvents) index(what string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Index(r.log, what)
+}
+
+func (r *rolloutEvents) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.log, ", ")
+}
+
+// SP-14, issue 13 case 1: an upgrade that changes the Deployments of waves 0, 1 and 2
+// rolls them out wave by wave. The inventory still lists the old, Healthy objects of
+// waves 1 and 2 while wave 0 rolls out; they must not count for the new render. Wave 2
+// changes only once wave 1 (slow: minReadySeconds 8) rolled out the new render.
+func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{"slowWave1": 8}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	e.create(rel)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+
+	rollouts := e.watchRollouts(imageNew)
+	e.setValues("app", fmt.Sprintf(`{"slowWave1": 8, "image": %q}`, imageNew))
+	e.eventually("the upgrade applied and Ready", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		ready := conditionTrue(r, v1.ConditionReady)
+		return ready && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
+			fmt.Sprintf("ready %t, lastSuccessful %+v; Deployments: %s", ready, ls, rollouts)
+	})
+	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
+		before, after := rollouts.index(step[0]), rollouts.index(step[1])
+		if before < 0 || after < 0 || before > after {
+			t.Errorf("%q must come before %q; events: %s", step[0], step[1], rollouts)
+		}
+	}
+	t.Logf("Deployments: %s", rollouts)
+}
+
+// SP-14, issue 13 case 2: an object that the new render drops never gates its waves.
+// In manual mode "dropped" (wave 1) is deleted by hand, so the inventory lists it
+// Missing; a /sync of an upgrade without it goes through every wave and prunes it.
+func TestSP14_DroppedMissingObjectDoesNotBlockUpgrade(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	e.create(upgradeRelease(e.ns, "app", `{"dropped": true}`))
+	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+	e.sync("app")
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+
+	// Deleted until the observer reports it Missing: a late /sync of the install
+	// (the observer's) may apply the render again and bring it back.
+	e.eventually("dropped deleted by hand and Missing", func() (bool, string) {
+		dropped := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "dropped"}}
+		if err := e.client.Delete(e.ctx, dropped); err != nil && !apierrors.IsNotFound(err) {
+			return false, err.Error()
+		}
+		st := e.inventory("app").Status
+		i := slices.IndexFunc(st.Objects, func(o v1.ObjectHealth) bool { return o.Name == "dropped" })
+		return i >= 0 && st.Objects[i].Health == v1.HealthMissing, fmt.Sprintf("objects %+v", st.Objects)
+	})
+
+	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
+	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+	e.sync("app")
+	e.eventually("the upgrade applied, the dropped object pruned", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		applied := conditionTrue(r, v1.ConditionApplied)
+		inv := e.inventory("app")
+		listed := slices.ContainsFunc(inv.Objects, func(o v1.InventoryObject) bool { return o.Name == "dropped" })
+		return applied && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef && !listed,
+			fmt.Sprintf("applied %t, lastSuccessful %+v, dropped listed %t, waves %+v, syncWave %+v",
+				applied, ls, listed, inv.Status.Waves, r.Status.SyncWave)
+	})
+	e.waitCondition("app", v1.ConditionHealthy, metav1.ConditionTrue, v1.ReasonHealthy)
+}
+
+// conditionTrue says whether the condition typ of rel is True.
+func conditionTrue(rel *v1.Release, typ string) bool {
+	return apimeta.IsStatusConditionTrue(rel.Status.Conditions, typ)
+}
+
+// SP-03, issue 13 case 7: automatic mode applies the render it already applied in full
+// at each reconcile, also while a lower wave is unhealthy: a hand edit of wave 2 is
+// put back by the periodic reconcile while wave 0 cannot become Healthy (a hand-set
+// nodeSelector that no node matches keeps its new pod Pending).
+func TestSP03_AutomaticReappliesEveryWaveWhileALowerWaveIsUnhealthy(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: 3 * time.Second}
+	e.create(rel)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, d); err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.NodeSelector = map[string]string{"convoy.test/no-such-node": "true"}
+		return e.client.Update(e.ctx, d, client.FieldOwner("kubectl-edit"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("wave 0 not Healthy", func() (bool, string) {
+		st := e.inventory("app").Status
+		i := slices.IndexFunc(st.Waves, func(w v1.WaveHealth) bool { return w.Wave == 0 })
+		return i >= 0 && st.Waves[i].Health != v1.HealthHealthy, fmt.Sprintf("waves %+v", st.Waves)
+	})
+	e.scale("wave-2", 3)
+	e.eventually("the periodic reconcile puts wave-2's replicas back", func() (bool, string) {
+		r := e.replicas("wave-2")
+		return r == 1, fmt.Sprintf("replicas %d, Applied %+v", r, apimeta.FindStatusCondition(e.release("app").Status.Conditions, v1.ConditionApplied))
+	})
+}
