@@ -120,9 +120,14 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	switch {
 	case out.Status.Rollout != nil:
 	case applied && plan.Apply.RollBack:
+		// Why it failed: judged in this reconcile, or by the one before when the
+		// rollback's apply had to wait (a sync wave of the previous render).
 		why := "The rollout failed"
-		if plan.Rollout != nil {
+		switch {
+		case plan.Rollout != nil:
 			why = "The rollout failed: " + strings.TrimSuffix(plan.Rollout.Message, ".")
+		case in.Rollout != nil && in.Rollout.Phase == RolloutFailed && in.Rollout.Message != "":
+			why = "The rollout failed: " + strings.TrimSuffix(in.Rollout.Message, ".")
 		}
 		out.Status.RolloutPhase = &RolloutChange{Phase: RolloutRolledBack, Message: fmt.Sprintf(
 			"%s; rolled back to render %s.", why, plan.Apply.RenderRef)}

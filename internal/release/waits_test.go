@@ -74,6 +74,16 @@ func TestRolloutStartsAtTheFirstWave(t *testing.T) {
 			wantLast:   refOld,
 			wantReason: v1.ReasonRolledBack,
 		},
+		"a rollback that waited for a wave of the previous render says why the rollout failed": {
+			in: input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(Rollout{
+				Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded.",
+			}), waveHold(refOld)),
+			attempt: Succeeded(),
+			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed: The render became Degraded; " +
+				"rolled back to render " + refOld + "."},
+			wantLast:   refOld,
+			wantReason: v1.ReasonRolledBack,
+		},
 		"a failed apply of the first wave starts no rollout": {
 			in:         input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute)),
 			attempt:    Stopped(v1.ReasonDeployFailed, "The apply of sync wave 0 failed: boom."),
