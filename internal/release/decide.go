@@ -184,14 +184,22 @@ const (
 		"Run kubectl convoy release sync to apply it."
 	msgAutomaticApplied = "The render is applied."
 	msgRolledBack       = "The render failed its rollout and was rolled back; the previous render stays " +
-		"applied until the render changes or a forced /sync."
+		"applied until the render changes or a forced /sync. Change the values or the chart for a new " +
+		"render, or run kubectl convoy release sync --force to roll this one out again."
 )
 
 // syncPolicyStep is step 6: automatic mode and manual mode with a pending /sync go on;
 // manual mode without one reports and stops, with no apply and no dry run.
+//
+// A render whose rollout was rolled back reports RolledBack, as the rollback did: a
+// /sync would not apply it (step 7 keeps the previous render), only a new render or a
+// forced sync would.
 func syncPolicyStep(d *decision) *Result {
 	if d.in.Policy.Automatic || d.plan.Sync.Pending || d.rollingBack {
 		return nil
+	}
+	if r := d.in.Rollout; r != nil && r.Phase == RolloutRolledBack && r.RenderRef == d.target && !d.plan.Force.Pending {
+		return &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
 	}
 	switch {
 	case d.target == d.in.LastSuccessfulRender && d.report != nil:

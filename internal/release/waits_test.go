@@ -248,3 +248,61 @@ func with(in Input, opts ...option) Input {
 	}
 	return in
 }
+
+// Issue 13 case 5: in manual mode, after a rollback, a render whose rollout was rolled
+// back reports RolledBack (with what to do), as the rollback did, not WaitingForSync:
+// a /sync would keep the previous render applied.
+func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {
+	rolledBack := Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
+	held := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
+	cases := map[string]struct {
+		in        Input
+		wantStop  *Result
+		wantApply *Apply
+	}{
+		"no /sync: RolledBack, nothing applied": {
+			in:       input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack)),
+			wantStop: held,
+		},
+		"a /sync: the previous render is applied, RolledBack": {
+			in:        input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), syncRequest(t2), handledSyncAt(t1)),
+			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: held},
+		},
+		"a forced /sync: the rolled-back render is rolled out again": {
+			in:        input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), forcedSyncRequest(t2), handledSyncAt(t1), handledForceAt(t1)),
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+		},
+		"a new render: WaitingForSync": {
+			in: input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute),
+				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refPin, PreviousRenderRef: refOld})),
+			wantStop: &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			plan := Decide(tc.in)
+			if diff := cmp.Diff(tc.wantStop, plan.Stop); diff != "" {
+				t.Errorf("Stop (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantApply, plan.Apply); diff != "" {
+				t.Errorf("Apply (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// No flapping: the rollback reconcile and the quiet ones after it report the same
+	// Applied condition.
+	in := input(manual(), lastSuccessful(refNew), failurePolicy(time.Minute), progressing(-time.Second), healthOf(refNew, HealthProgressing))
+	_, out := reconcile(in, Succeeded())
+	first := out.Applied
+	if first.Reason != v1.ReasonRolledBack {
+		t.Fatalf("rollback reconcile: Applied %+v, want RolledBack", first)
+	}
+	for i := range 2 {
+		in = next(in, out)
+		_, out = reconcile(in, Succeeded())
+		if diff := cmp.Diff(first, out.Applied); diff != "" {
+			t.Errorf("quiet reconcile %d after the rollback: Applied (-rollback +now):\n%s", i+1, diff)
+		}
+	}
+}
