@@ -1,10 +1,12 @@
 package observer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -101,4 +103,37 @@ func TestRolloutOfAFirstWaveThatNeverBecomesHealthyRollsBack(t *testing.T) {
 		t.Errorf("wave-1 generation %d, image %s: want 1, the good render's image", w1.Generation, img)
 	}
 	tl.neverHealthy(t, bad)
+}
+
+// Issue 13 case 5, end to end: in manual mode a render whose rollout failed at its
+// deadline is rolled back (without a /sync: the failurePolicy's standing order), and
+// the periodic reconciles after it keep reporting RolledBack with what to do, never
+// WaitingForSync ("run sync to apply it"), which a /sync would not do.
+func TestManualModeKeepsReportingRolledBack(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := appRelease(e.ns, "app", valuesAvailable)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(false)
+	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Second}
+	rel.Spec.FailurePolicy = &v1.FailurePolicy{HealthTimeout: &metav1.Duration{Duration: 5 * time.Second}}
+	e.create(rel)
+	good := e.waitRender("app", "")
+	e.sync("app")
+	e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
+
+	e.setValues("app", valuesNeverAvailable)
+	bad := e.waitRender("app", good)
+	e.sync("app")
+	e.waitRollout("app", bad, v1.RolloutRolledBack, time.Time{})
+	e.consistently("the periodic reconciles report RolledBack", 4*time.Second, func() (bool, string) {
+		rel := e.release("app")
+		applied := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+		ok := applied != nil && applied.Reason == v1.ReasonRolledBack && strings.Contains(applied.Message, "--force") &&
+			rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef == good
+		return ok, fmt.Sprintf("Applied %+v, lastSuccessful %+v", applied, rel.Status.LastSuccessful)
+	})
+	if sel := e.nodeSelector(e.ns, "app"); len(sel) != 0 {
+		t.Errorf("the Deployment has the rolled-back render's nodeSelector %v", sel)
+	}
 }
