@@ -98,7 +98,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 			return failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
 		}
 	} else {
-		logger.Info("Skipping the pre-apply dry run: a forced sync is pending")
+		logger.Info("Skipping the pre-apply dry run: a forced sync, or an apply that began, goes on")
 		if ap, err = apply.NewPlan(objects); err != nil {
 			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
 		}
@@ -143,7 +143,9 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	}
 	if waves.Hold != nil {
 		st.syncWave, st.syncWaveSet = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)}, true //nolint:gosec // few waves
-		return *waves.Hold, nil
+		hold := *waves.Hold
+		hold.WavesApplied = true
+		return hold, nil
 	}
 	st.syncWave, st.syncWaveSet = nil, true
 

@@ -99,6 +99,9 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		return in, err
 	}
 	in.Health = health(st.inventory)
+	if rel.Status.SyncWave != nil && st.inventory != nil {
+		in.WaveHold = st.inventory.RenderRef
+	}
 
 	if in.Pin, err = r.pin(ctx, st); err != nil {
 		return in, err

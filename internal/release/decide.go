@@ -36,7 +36,9 @@ type Apply struct {
 	// after a rollback the previous render.
 	RenderRef string
 	// DryRun asks for the server-side dry run of the whole render before anything is
-	// applied (step 9). False when a force is pending.
+	// applied (step 9). False when a force is pending, and for the rest of an apply
+	// that began without one: the render's apply held at a sync wave goes on, or the
+	// hook batches of a forced sync go on.
 	DryRun bool
 	// RunHooks asks for the PreApply hook batches before the dry run and the PostApply
 	// batches after a successful apply (steps 8 and 12): for a render other than the
@@ -45,9 +47,10 @@ type Apply struct {
 	// RerunHooks (a forced sync) asks to delete the Jobs of the render's hooks before
 	// the first batch, so that every batch runs anew.
 	RerunHooks bool
-	// StartRollout asks for a new Progressing rollout once the apply succeeded (the
-	// Release has a failurePolicy, and the render differs from the rollout's or a force
-	// is pending). Finish returns it as Outcome.Status.Rollout.
+	// StartRollout asks for a new Progressing rollout once the first sync wave is
+	// applied (the Release has a failurePolicy, and the render differs from the
+	// rollout's, a force is pending, or a forced sync's hook batches go on). Finish
+	// returns it as Outcome.Status.Rollout.
 	StartRollout bool
 	// Report, when set, is reported in place of Applied after a successful apply: the
 	// apply counts as successful (lastSuccessful, lastHandledSyncAt) but the Release
@@ -78,6 +81,9 @@ type decision struct {
 	rollbackHold bool
 	// rollingBack: the apply is the rollback of a Failed rollout.
 	rollingBack bool
+	// forcedHooks: the hook batches of a forced sync of a RolledBack render go on
+	// (rolloutHoldStep).
+	forcedHooks bool
 	apply       Apply
 }
 
@@ -178,14 +184,22 @@ const (
 		"Run kubectl convoy release sync to apply it."
 	msgAutomaticApplied = "The render is applied."
 	msgRolledBack       = "The render failed its rollout and was rolled back; the previous render stays " +
-		"applied until the render changes or a forced /sync."
+		"applied until the render changes or a forced /sync. Change the values or the chart for a new " +
+		"render, or run kubectl convoy release sync --force to roll this one out again."
 )
 
 // syncPolicyStep is step 6: automatic mode and manual mode with a pending /sync go on;
 // manual mode without one reports and stops, with no apply and no dry run.
+//
+// A render whose rollout was rolled back reports RolledBack, as the rollback did: a
+// /sync would not apply it (step 7 keeps the previous render), only a new render or a
+// forced sync would.
 func syncPolicyStep(d *decision) *Result {
 	if d.in.Policy.Automatic || d.plan.Sync.Pending || d.rollingBack {
 		return nil
+	}
+	if r := d.in.Rollout; r != nil && r.Phase == RolloutRolledBack && r.RenderRef == d.target && !d.plan.Force.Pending {
+		return &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
 	}
 	switch {
 	case d.target == d.in.LastSuccessfulRender && d.report != nil:
@@ -217,6 +231,9 @@ func rolloutStep(d *decision) *Result {
 		h := d.in.Health
 		assessed := h != nil && h.RenderRef == r.RenderRef
 		switch {
+		case assessed && h.State == HealthHealthy && d.in.WaveHold == r.RenderRef:
+			// Healthy so far, but later waves of the render are not applied yet.
+			return nil
 		case assessed && h.State == HealthHealthy:
 			d.plan.Rollout = &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."}
 			return nil
@@ -247,10 +264,15 @@ func rolloutStep(d *decision) *Result {
 
 // rolloutHoldStep is step 7: while the render to apply is the one whose rollout was
 // rolled back, and no force is pending, keep the previous render applied and report
-// RolledBack.
+// RolledBack. A hook batch of that render recorded as running is a forced sync's (the
+// hold runs no hooks): its apply goes on as forced, with no hold.
 func rolloutHoldStep(d *decision) *Result {
 	r := d.in.Rollout
 	if r == nil || r.Phase != RolloutRolledBack || r.RenderRef != d.target || d.plan.Force.Pending {
+		return nil
+	}
+	if d.in.HooksRunning == d.target {
+		d.forcedHooks = true
 		return nil
 	}
 	res := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
@@ -282,20 +304,26 @@ func hooksStep(d *decision) *Result {
 	return nil
 }
 
-// dryRunStep is step 9: a pending force skips the pre-apply dry run.
+// dryRunStep is step 9: the pre-apply dry run comes before anything of the render is
+// applied, unless a force skips it. The reconciles that carry on an apply that began
+// (the render's apply held at a sync wave, or a forced sync's hook batches) do not
+// dry-run: the first waves are applied already, or the force's skip lasts for its
+// whole apply.
 func dryRunStep(d *decision) *Result {
-	d.apply.DryRun = !d.plan.Force.Pending
+	continued := d.in.WaveHold != "" && d.in.WaveHold == d.target
+	d.apply.DryRun = !d.plan.Force.Pending && !continued && !d.forcedHooks
 	return nil
 }
 
-// rolloutStartStep decides whether a successful apply starts a new Progressing rollout
-// (step 12): with a failurePolicy, for a render other than the rollout's, or on a
-// forced sync, which also clears a Failed or RolledBack rollout.
+// rolloutStartStep decides whether the apply starts a new Progressing rollout (step
+// 12) once its first sync wave is applied: with a failurePolicy, for a render other
+// than the rollout's, or on a forced sync, which also clears a Failed or RolledBack
+// rollout, also in the reconcile that applies after the forced sync's hook batches.
 func rolloutStartStep(d *decision) *Result {
 	if d.in.FailurePolicy == nil || d.rollbackHold {
 		return nil
 	}
 	r := d.in.Rollout
-	d.apply.StartRollout = d.plan.Force.Pending || r == nil || r.RenderRef != d.target
+	d.apply.StartRollout = d.plan.Force.Pending || d.forcedHooks || r == nil || r.RenderRef != d.target
 	return nil
 }

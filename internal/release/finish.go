@@ -69,6 +69,9 @@ type RolloutStart struct {
 // reason of the step that stopped: hooks, dry run, sync waves, apply, prune). When
 // plan.Stop is set, nothing was attempted and attempt is ignored.
 //
+// A WaitingForSyncWave after the first waves (attempt.WavesApplied) starts the
+// render's rollout (Apply.StartRollout) but does not count as the apply.
+//
 // A WaitingForHooks or HookFailed of the PostApply batches (attempt.AfterApply) comes
 // after a successful apply: the apply counts (lastSuccessful, a new rollout), the
 // Release reports the hooks' reason, and a pending /sync stays pending until the
@@ -77,11 +80,16 @@ type RolloutStart struct {
 // reconcile forward.
 func Finish(in Input, plan Plan, attempt Result) Outcome {
 	res := attempt
-	res.AfterApply, res.RecheckAfter = false, 0
-	applied, hooksDone := false, true
+	res.AfterApply, res.WavesApplied, res.RecheckAfter = false, false, 0
+	applied, hooksDone, started := false, true, false
 	switch {
 	case plan.Stop != nil:
 		res = *plan.Stop
+	case plan.Apply != nil && attempt.WavesApplied:
+		// The first waves are applied, the rest waits: the rollout starts now, so
+		// that a render whose first wave never becomes Healthy fails at its
+		// deadline, and a forced sync's new rollout carries it through its waves.
+		started = true
 	case plan.Apply != nil && attempt.AfterApply && attempt.Reason != v1.ReasonApplied:
 		applied, hooksDone = true, false
 	case plan.Apply != nil && attempt.Reason == v1.ReasonApplied:
@@ -105,16 +113,21 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 		if !in.Policy.Automatic && plan.Sync.Pending && hooksDone {
 			out.Status.LastHandledSyncAt = timeCopy(plan.Sync.At)
 		}
-		if plan.Apply.StartRollout {
-			out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
-		}
+	}
+	if (applied || started) && plan.Apply.StartRollout {
+		out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
 	}
 	switch {
 	case out.Status.Rollout != nil:
 	case applied && plan.Apply.RollBack:
+		// Why it failed: judged in this reconcile, or by the one before when the
+		// rollback's apply had to wait (a sync wave of the previous render).
 		why := "The rollout failed"
-		if plan.Rollout != nil {
+		switch {
+		case plan.Rollout != nil:
 			why = "The rollout failed: " + strings.TrimSuffix(plan.Rollout.Message, ".")
+		case in.Rollout != nil && in.Rollout.Phase == RolloutFailed && in.Rollout.Message != "":
+			why = "The rollout failed: " + strings.TrimSuffix(in.Rollout.Message, ".")
 		}
 		out.Status.RolloutPhase = &RolloutChange{Phase: RolloutRolledBack, Message: fmt.Sprintf(
 			"%s; rolled back to render %s.", why, plan.Apply.RenderRef)}

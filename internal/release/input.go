@@ -46,6 +46,10 @@ type Input struct {
 	// not finished; empty when none. Its batches go on even when the render is the last
 	// successful one (a forced re-run, or PostApply batches after the apply).
 	HooksRunning string
+	// WaveHold is the render whose apply the last reconcile that applied left held at
+	// a sync wave (status.syncWave set; the ReleaseInventory names the render): its
+	// first waves are applied, the later ones wait. Empty when none.
+	WaveHold string
 	// Health is the observer's data from the ReleaseInventory status; nil when the
 	// observer has written none.
 	Health *Health

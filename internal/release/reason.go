@@ -17,6 +17,11 @@ type Result struct {
 	// hook batches). Finish then counts the apply as done (lastSuccessful, a new
 	// rollout) and reports Reason. Only for an attempt's Result.
 	AfterApply bool
+	// WavesApplied: the render's first sync waves were applied before the step that
+	// stopped (WaitingForSyncWave). Finish then starts the render's rollout, but the
+	// apply is not done: no lastSuccessful, a pending /sync stays pending. Only for an
+	// attempt's Result.
+	WavesApplied bool
 	// RecheckAfter, when > 0, is when the step that stopped wants to look again (the
 	// earliest timeout of a running hook batch). Only for an attempt's Result.
 	RecheckAfter time.Duration
