@@ -167,14 +167,6 @@ type Health struct {
 	// Message is the observer's explanation (for example the first unhealthy object);
 	// empty for the default message.
 	Message string
-	// Waves is the health of each sync wave of RenderRef.
-	Waves []WaveHealth
 	// Objects is the health of each object of the inventory, by ObjectKey.
 	Objects map[v1.ObjectReference]string
-}
-
-// WaveHealth is the observer's health of one sync wave.
-type WaveHealth struct {
-	Wave   int
-	Health string
 }
