@@ -8,10 +8,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
@@ -171,12 +169,9 @@ func (d *deletionHooks) deleteLeftovers(ctx context.Context) error {
 	if d == nil {
 		return nil
 	}
-	c := d.run.st.target.Client
 	for _, h := range d.run.hooks {
-		obj := h.Object.DeepCopy()
-		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete hook %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		if err := d.run.delete(ctx, h, "of the deleted Release"); err != nil {
+			return err
 		}
 	}
 	return nil

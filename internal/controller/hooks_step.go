@@ -98,11 +98,8 @@ func (h *hookRun) rerun(ctx context.Context) error {
 		if !hook.IsJob() {
 			continue
 		}
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: h.namespace, Name: hook.Job}}
-		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job to run it again", "job", hook.Job)
-		err := h.st.target.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete hook Job %s/%s: %w", h.namespace, hook.Job, err)
+		if err := h.delete(ctx, hook, "to run it again"); err != nil {
+			return err
 		}
 	}
 	h.resume, h.rerunning = nil, true
@@ -162,12 +159,21 @@ func (h *hookRun) deleteByPolicy(ctx context.Context, phase v1.HookPhase, batch 
 		if hook.Phase != phase || (batch != nil && hook.Batch != *batch) || !hook.Deletes(policy) {
 			continue
 		}
-		obj := hook.Object.DeepCopy()
-		logr.FromContextOrDiscard(ctx).Info("Deleting a hook by its delete policy", "kind", obj.GetKind(), "name", obj.GetName(), "policy", policy)
-		err := h.st.target.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete hook %s %s/%s (%s): %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), policy, err)
+		if err := h.delete(ctx, hook, "by its delete policy "+string(policy)); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// delete deletes a hook's Job (with its pods: propagation Background) or object; one
+// that is gone already is fine. why is for the log.
+func (h *hookRun) delete(ctx context.Context, hook hooks.Hook, why string) error {
+	obj := hook.Object.DeepCopy()
+	logr.FromContextOrDiscard(ctx).Info("Deleting a hook "+why, "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+	err := h.st.target.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete hook %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }

@@ -133,7 +133,7 @@ func hookRecord(rel *v1.Release, in release.Input) (string, *release.FailedHook)
 		return "", nil
 	}
 	for _, ref := range candidates {
-		if ref == "" || !slices.Contains(hookJobNames(rel.Name, hs[i].Name, ref), hs[i].Job) {
+		if ref == "" || !slices.Contains(hooks.JobNames(rel.Name, hs[i].Name, ref), hs[i].Job) {
 			continue
 		}
 		if failed := release.FailedHookOf(ref, hs); failed != nil {
@@ -207,9 +207,6 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 		return nil
 	}
 	h := &release.Health{RenderRef: inv.Status.RenderRef, State: string(inv.Status.Health)}
-	for _, w := range inv.Status.Waves {
-		h.Waves = append(h.Waves, release.WaveHealth{Wave: int(w.Wave), Health: string(w.Health)})
-	}
 	if len(inv.Status.Objects) > 0 {
 		h.Objects = make(map[v1.ObjectReference]string, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
@@ -268,10 +265,4 @@ func (r *Reconciler) getRender(ctx context.Context, rel *v1.Release, ref string)
 		return nil, nil // another render with the same short name
 	}
 	return obj, nil
-}
-
-// hookJobNames are the names the Job of hook may have for a render: its PreApply or
-// PostApply run (hooks.ForRun).
-func hookJobNames(rel, hook, ref string) []string {
-	return []string{hooks.JobName(rel, hook, ref), hooks.JobName(rel, hook+"-post", ref)}
 }

@@ -241,11 +241,10 @@ func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart [
 				obj.SetLabels(labels)
 				h.Object = obj
 			} else {
-				hookName := name
+				h.Job = JobName(owner.Name, name, renderRef)
 				if phase == v1.HookPostApply && c.Has(pre) {
-					hookName = name + "-post"
+					h.Job = JobName(owner.Name, name+postSuffix, renderRef)
 				}
-				h.Job = JobName(owner.Name, hookName, renderRef)
 				var job batchv1.Job
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(c.Object.Object, &job); err != nil {
 					return nil, fmt.Errorf("hook Job %s: not a valid Job: %w", name, err)
@@ -315,6 +314,16 @@ func buildJob(owner Owner, h Hook, spec batchv1.JobSpec, labels, annotations map
 	unstructured.RemoveNestedField(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return u, nil
+}
+
+// postSuffix is added to the hook name in the Job name of the PostApply run of a
+// chart hook that is also a PreApply hook.
+const postSuffix = "-post"
+
+// JobNames are the names the Job of a hook may have for a render: that of its run in
+// one phase, and that of the PostApply run of a hook of both phases (ForRun).
+func JobNames(release, hook, renderRef string) []string {
+	return []string{JobName(release, hook, renderRef), JobName(release, hook+postSuffix, renderRef)}
 }
 
 // maxJobName is the longest hook Job name: a DNS label, since the Job controller
