@@ -24,6 +24,8 @@ const (
 	twoWavesFirstNeverAvailable = `{"image":"registry.example/app:2","firstNodeSelector":{"convoy.kumodo.io/test":"no-such-node"}}`
 )
 
+// SP-20 — seed: "The next reconcile then: … starts a new Progressing rollout, if the
+// Release has a failurePolicy. This clears a Failed or RolledBack rollout."
 // Issue 13 cases 3 and 4, end to end with the controller and the observer on kwok: the
 // rollout of a render applied wave by wave starts when its first wave is applied, so a
 // render whose first wave never becomes Healthy fails at its deadline and is rolled

@@ -92,7 +92,8 @@ func (r *rolloutEvents) String() string {
 	return strings.Join(r.log, ", ")
 }
 
-// SP-14, issue 13 case 1: an upgrade that changes the Deployments of waves 0, 1 and 2
+// SP-14 — seed: "The observer sends one when a sync wave completes" (it carries the
+// waves of an upgrade as of a first install). Issue 13 case 1: an upgrade that changes the Deployments of waves 0, 1 and 2
 // rolls them out wave by wave. The inventory still lists the old, Healthy objects of
 // waves 1 and 2 while wave 0 rolls out; they must not count for the new render. Wave 2
 // changes only once wave 1 (slow: minReadySeconds 8) rolled out the new render.
@@ -168,7 +169,9 @@ func conditionTrue(rel *v1.Release, typ string) bool {
 	return apimeta.IsStatusConditionTrue(rel.Status.Conditions, typ)
 }
 
-// SP-03, issue 13 case 7: automatic mode applies the render it already applied in full
+// SP-03 — seed: "In automatic mode, convoy applies the full render at each reconcile,
+// also when nothing changed. This also corrects drift at each periodic reconcile."
+// Issue 13 case 7: automatic mode applies the render it already applied in full
 // at each reconcile, also while a lower wave is unhealthy: a hand edit of wave 2 is
 // put back by the periodic reconcile while wave 0 cannot become Healthy (a hand-set
 // nodeSelector that no node matches keeps its new pod Pending).
