@@ -20569,6 +20569,13 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 							Format:      "",
 						},
 					},
+					"jobUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "jobUID is the UID of the Job the observer assessed (ReleaseInventory status only): a Job created anew under the same name, as a forced re-run of the hooks does, is another run, whose outcome is signalled again even when it is the same.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
 							Description: "message says why, for people.",
@@ -21210,6 +21217,12 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseInventory(ref common.ReferenceCa
 							},
 						},
 					},
+					"syncWave": {
+						SchemaProps: spec.SchemaProps{
+							Description: "syncWave is set while the apply of renderRef holds at a sync wave: how many of its waves are applied (the Release's status.syncWave, written with renderRef in one write, so that the observer never sees one without the other). Unset once every wave is applied.",
+							Ref:         ref(v1alpha1.SyncWaveStatus{}.OpenAPIModelName()),
+						},
+					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status is the observer's health data.",
@@ -21221,7 +21234,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseInventory(ref common.ReferenceCa
 			},
 		},
 		Dependencies: []string{
-			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.InventoryObject{}.OpenAPIModelName(), v1alpha1.ReleaseInventoryStatus{}.OpenAPIModelName()},
+			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.InventoryObject{}.OpenAPIModelName(), v1alpha1.ReleaseInventoryStatus{}.OpenAPIModelName(), v1alpha1.SyncWaveStatus{}.OpenAPIModelName()},
 	}
 }
 

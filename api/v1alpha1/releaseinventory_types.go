@@ -23,6 +23,12 @@ type ReleaseInventory struct {
 	// +optional
 	// +listType=atomic
 	Objects []InventoryObject `json:"objects,omitempty"`
+	// syncWave is set while the apply of renderRef holds at a sync wave: how many of its
+	// waves are applied (the Release's status.syncWave, written with renderRef in one
+	// write, so that the observer never sees one without the other). Unset once every
+	// wave is applied.
+	// +optional
+	SyncWave *SyncWaveStatus `json:"syncWave,omitempty"`
 
 	// status is the observer's health data.
 	// +optional
@@ -173,6 +179,11 @@ type HookStatus struct {
 	// job is the name of the Job; empty for a hook that is an object to apply.
 	// +optional
 	Job string `json:"job,omitempty"`
+	// jobUID is the UID of the Job the observer assessed (ReleaseInventory status only):
+	// a Job created anew under the same name, as a forced re-run of the hooks does, is
+	// another run, whose outcome is signalled again even when it is the same.
+	// +optional
+	JobUID string `json:"jobUID,omitempty"`
 	// message says why, for people.
 	// +optional
 	Message string `json:"message,omitempty"`

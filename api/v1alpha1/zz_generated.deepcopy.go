@@ -528,6 +528,11 @@ func (in *ReleaseInventory) DeepCopyInto(out *ReleaseInventory) {
 		*out = make([]InventoryObject, len(*in))
 		copy(*out, *in)
 	}
+	if in.SyncWave != nil {
+		in, out := &in.SyncWave, &out.SyncWave
+		*out = new(SyncWaveStatus)
+		**out = **in
+	}
 	in.Status.DeepCopyInto(&out.Status)
 	return
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -138,11 +139,17 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	// Only now does the inventory name the render applied, with the generations the
 	// apply gave the objects it changed: the observer must not assess the render on a
 	// view of its objects from before the apply.
-	if inv, err = r.writeInventory(ctx, st.rel, inv, plan.RenderRef, apply.Applied(inv.Objects, changes)); err != nil {
+	// With it, when a later wave waits, how many waves are applied: in the same write,
+	// so that the observer sees the render and its progress together.
+	var progress *v1.SyncWaveStatus
+	if waves.Hold != nil {
+		progress = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)} //nolint:gosec // few waves
+	}
+	if inv, err = r.writeInventory(ctx, st.rel, inv, plan.RenderRef, progress, apply.Applied(inv.Objects, changes)); err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
 	if waves.Hold != nil {
-		st.syncWave, st.syncWaveSet = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)}, true //nolint:gosec // few waves
+		st.syncWave, st.syncWaveSet = progress, true
 		hold := *waves.Hold
 		hold.WavesApplied = true
 		return hold, nil
@@ -164,7 +171,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if pruned != nil {
 		r.reportKept(ctx, st.rel, "Prune", pruned.Kept)
 		st.applyChanges.pruned += len(pruned.Deleted)
-		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, pruned.Inventory); werr != nil && err == nil {
+		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, nil, pruned.Inventory); werr != nil && err == nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
 		}
 	}
@@ -264,7 +271,7 @@ func appliedWaves(st *state, renderRef string, total int) int {
 func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if st.inventory == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
-		inv, err := r.writeInventory(ctx, st.rel, empty, renderRef, apply.Merge(nil, entries))
+		inv, err := r.writeInventory(ctx, st.rel, empty, renderRef, nil, apply.Merge(nil, entries))
 		if err == nil || !apierrors.IsAlreadyExists(err) {
 			return inv, err
 		}
@@ -273,10 +280,11 @@ func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef str
 	if err != nil {
 		return nil, err
 	}
+	var progress *v1.SyncWaveStatus
 	if inv.ResourceVersion != "" {
-		renderRef = inv.RenderRef
+		renderRef, progress = inv.RenderRef, inv.SyncWave
 	}
-	return r.writeInventory(ctx, st.rel, inv, renderRef, apply.Merge(inv.Objects, entries))
+	return r.writeInventory(ctx, st.rel, inv, renderRef, progress, apply.Merge(inv.Objects, entries))
 }
 
 // currentInventory reads the Release's ReleaseInventory from the API server, not the
@@ -304,11 +312,12 @@ func (r *Reconciler) readInventory(ctx context.Context, key client.ObjectKey) (*
 	return inv, nil
 }
 
-// writeInventory records objects as the inventory's list, creating the inventory
-// (owned by the Release, with the finalizer that reconcileDelete removes) when it does
-// not exist. Nothing is written when nothing
-// changes. It returns the inventory as written.
-func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+// writeInventory records objects as the inventory's list of renderRef, with the
+// progress of its apply (syncWave, nil once every wave is applied), creating the
+// inventory (owned by the Release, with the finalizer that reconcileDelete removes) when
+// it does not exist. Nothing is written when nothing changes. It returns the inventory
+// as written.
+func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, syncWave *v1.SyncWaveStatus, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if inv.ResourceVersion == "" {
 		created := &v1.ReleaseInventory{
 			ObjectMeta: metav1.ObjectMeta{
@@ -320,6 +329,7 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 			Cluster:   rel.Spec.Cluster,
 			RenderRef: renderRef,
 			Objects:   objects,
+			SyncWave:  syncWave,
 		}
 		if err := r.client.Create(ctx, created); err != nil {
 			return inv, fmt.Errorf("cannot create the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
@@ -329,11 +339,12 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 	// An inventory written before it carried the finalizer gets it now; one being
 	// deleted cannot (the API server refuses new finalizers then), and keeps its own.
 	addFinalizer := inv.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(inv, v1.Finalizer)
-	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && slices.Equal(inv.Objects, objects) && !addFinalizer {
+	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && ptr.Equal(inv.SyncWave, syncWave) &&
+		slices.Equal(inv.Objects, objects) && !addFinalizer {
 		return inv, nil
 	}
 	updated := inv.DeepCopy()
-	updated.Cluster, updated.RenderRef, updated.Objects = rel.Spec.Cluster, renderRef, objects
+	updated.Cluster, updated.RenderRef, updated.SyncWave, updated.Objects = rel.Spec.Cluster, renderRef, syncWave, objects
 	if addFinalizer {
 		controllerutil.AddFinalizer(updated, v1.Finalizer)
 	}

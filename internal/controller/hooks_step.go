@@ -323,7 +323,7 @@ func (r *Reconciler) ensureInventory(ctx context.Context, st *state) error {
 		return nil
 	}
 	empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
-	inv, err := r.writeInventory(ctx, st.rel, empty, "", nil)
+	inv, err := r.writeInventory(ctx, st.rel, empty, "", nil, nil)
 	switch {
 	case err == nil:
 		st.inventory = inv

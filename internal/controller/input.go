@@ -84,7 +84,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	}
 	in.ClusterWaveBlocker = clusterWaveBlocker(rel, others)
 
-	if in.ClusterWaveBlocker == "" {
+	if !release.HoldsBeforeRender(in) {
 		stop, err := r.renderStep(ctx, st)
 		if err != nil {
 			return in, err

@@ -97,9 +97,16 @@ func inventoryPredicate() predicate.Predicate {
 // its Applied or Healthy condition, which may release (or hold) the Releases of higher
 // cluster waves on the same Cluster (SP-30). A change of reason or message alone does
 // not count; nor does a resync.
+//
+// A move of the Release to another Cluster or cluster wave counts too: the Releases it
+// held where it was may go on (issue 13, case 10); clusterWaveHandler enqueues the
+// higher waves of both places.
 func clusterWaveConditionChanged(old, new *v1.Release) bool {
 	if old == nil || new == nil {
 		return false
+	}
+	if clusterKey(old) != clusterKey(new) || old.Spec.ClusterWave != new.Spec.ClusterWave {
+		return true
 	}
 	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
 		if conditionStatus(old, t) != conditionStatus(new, t) {

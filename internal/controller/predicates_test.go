@@ -192,6 +192,13 @@ func TestSP30_ClusterWaveConditionChange(t *testing.T) {
 			new: with(base, resourceVersion("2"), condition(v1.ConditionReady, "True", "Ready")), want: false,
 		},
 		"a resync": {new: with(base), want: false},
+		// Issue 13, case 10: the Releases it held where it was may go on.
+		"it moves to another Cluster": {
+			new: with(base, resourceVersion("2"), generation(2), func(r *v1.Release) { r.Spec.Cluster = "prod-eu" }), want: true,
+		},
+		"it moves to another cluster wave": {
+			new: with(base, resourceVersion("2"), generation(2), func(r *v1.Release) { r.Spec.ClusterWave = 3 }), want: true,
+		},
 		"a spec change": {
 			new: with(base, resourceVersion("2"), generation(2), values(`{"a":1}`)), want: false,
 		},

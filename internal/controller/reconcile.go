@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -45,6 +46,8 @@ type Reconciler struct {
 	clusters  clusters.Resolver
 	events    EventRecorder
 	failures  *release.FailureCounter
+	// retries is the work queue's rate limiter, told when a reconcile keeps the count.
+	retries *retryLimiter
 	// writes holds the resourceVersion of the last write to each Release.
 	writes *writeLog
 	// renders holds the latest render of each Release, to reuse it while its inputs stay.
@@ -122,6 +125,10 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	}
 	out := release.Finish(in, plan, attempt)
 	r.failures.Update(key, out.Counter)
+	if out.Counter == release.CounterKeep {
+		// A non-transient failure returns no error; the work queue's count stays too.
+		r.retries.keep(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
+	}
 
 	logger := logr.FromContextOrDiscard(ctx).WithValues("reason", out.Result.Reason)
 	if st.render != nil {

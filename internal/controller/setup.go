@@ -123,6 +123,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		clusters:          o.Clusters,
 		events:            o.Events,
 		failures:          release.NewFailureCounter(),
+		retries:           newRetryLimiter(),
 		writes:            &writeLog{},
 		renders:           &renderMemory{},
 		applyOpts:         o.Apply,
@@ -138,11 +139,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
 		Watches(&v1.ReleaseInventory{}, handler.EnqueueRequestsFromMapFunc(inventoryRelease),
 			builder.WithPredicates(inventoryPredicate())).
-		Watches(&v1.Release{}, handler.EnqueueRequestsFromMapFunc(higherWaves(mgr.GetClient())),
+		Watches(&v1.Release{}, clusterWaveHandler(mgr.GetClient()),
 			builder.WithPredicates(clusterWavePredicate())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.Concurrency,
 			SkipNameValidation:      ptr.To(o.SkipNameValidation),
+			RateLimiter:             r.retries,
 		}).
 		Complete(rec)
 	if err != nil {

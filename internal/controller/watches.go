@@ -5,7 +5,10 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -50,21 +53,41 @@ func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Re
 	return list.Items, nil
 }
 
-// higherWaves returns the map function of the cluster-wave watch: the Releases of a
-// higher clusterWave on the same Cluster as the Release that changed.
-func higherWaves(c client.Reader) func(ctx context.Context, obj client.Object) []reconcile.Request {
-	return func(ctx context.Context, obj client.Object) []reconcile.Request {
-		rel, ok := obj.(*v1.Release)
-		if !ok {
-			return nil
+// clusterWaveHandler is the event handler of the cluster-wave watch: it enqueues the
+// Releases of a higher clusterWave on the same Cluster as the Release that changed,
+// and, for an update, also those above where it was before: a Release that moves to
+// another Cluster or wave no longer holds them (issue 13, case 10).
+func clusterWaveHandler(c client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, obj := range objs {
+			for _, req := range higherWaves(ctx, c, obj) {
+				q.Add(req)
+			}
 		}
-		others, err := sameCluster(ctx, c, rel)
-		if err != nil {
-			log.FromContext(ctx).Error(err, "Cannot list the Releases of the same cluster", "release", client.ObjectKeyFromObject(rel))
-			return nil
-		}
-		return higherWaveRequests(rel, others)
 	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}
+
+// higherWaves lists, from the cache, the Releases of a higher clusterWave on the same
+// Cluster as obj.
+func higherWaves(ctx context.Context, c client.Reader, obj client.Object) []reconcile.Request {
+	rel, ok := obj.(*v1.Release)
+	if !ok || rel == nil {
+		return nil
+	}
+	others, err := sameCluster(ctx, c, rel)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the Releases of the same cluster", "release", client.ObjectKeyFromObject(rel))
+		return nil
+	}
+	return higherWaveRequests(rel, others)
 }
 
 // higherWaveRequests picks, from the Releases of the same Cluster, those of a higher

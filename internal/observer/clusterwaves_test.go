@@ -194,3 +194,67 @@ func (e *env) deploymentExists(ns, name string) bool {
 	}
 	return err == nil
 }
+
+// SP-04 — seed: "Equal. The Applied condition is True with reason Applied. The message
+// says that the Release is in sync and that the apply waits for /sync." Issue 13 case
+// 6: the sentence has no exception for cluster waves. A manual Release of cluster wave 1
+// in sync stays Applied=True/Applied while a Release of wave 0 is not ready; the wave
+// gates only an apply, so a /sync of it waits with WaitingForClusterWave.
+func TestSP04_ManualReleaseInSyncInAHigherClusterWaveReportsApplied(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+
+	upper := appRelease(e.ns, "upper", valuesAvailable)
+	upper.Spec.SyncPolicy.Automatic = nil
+	upper.Spec.ClusterWave = 1
+	e.create(upper)
+	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+	e.sync("upper")
+	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, "Ready")
+
+	lower := appRelease(e.ns, "lower", valuesAvailable)
+	lower.Spec.SyncPolicy.Automatic = nil // never synced: Applied=False/WaitingForSync
+	e.create(lower)
+	e.waitCondition("lower", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+
+	// A spec change reconciles the upper Release; its render stays the same.
+	rel := e.release("upper")
+	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Hour}
+	if err := e.client.Update(e.ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the upper Release reconciled after its spec change, Applied=True/Applied", func() (bool, string) {
+		r := e.release("upper")
+		c := apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionApplied)
+		return r.Status.ObservedGeneration == rel.Generation && c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1.ReasonApplied,
+			fmt.Sprintf("observedGeneration %d (want %d), Applied %+v", r.Status.ObservedGeneration, rel.Generation, c)
+	})
+
+	// A /sync asks for an apply: that waits for the lower wave.
+	e.sync("upper")
+	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
+}
+
+// SP-30 — seed: "The status of the Applied or Healthy condition changes on a Release of
+// a lower cluster wave on the same Cluster." Issue 13 case 10: a lower-wave Release
+// that moves to a higher cluster wave no longer holds the Release above it, which goes
+// on at once (no interval, informer resync 10 minutes), not at the next resync.
+func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+
+	e.create(appRelease(e.ns, "lower", valuesNeverAvailable)) // Applied, never Healthy
+	upper := appRelease(e.ns, "upper", valuesAvailable)
+	upper.Spec.ClusterWave = 1
+	e.create(upper)
+	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
+
+	rel := e.release("lower")
+	rel.Spec.ClusterWave = 2
+	if err := e.client.Update(e.ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
+}

@@ -70,6 +70,19 @@ func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel
 
 // renderObjects reads the objects of the Render ref of rel.
 func (o *Observer) renderObjects(ctx context.Context, rel *v1.Release, ref string) ([]*unstructured.Unstructured, error) {
+	objs, err := o.readRender(ctx, rel, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, ob := range objs {
+		out[i] = ob.Unstructured
+	}
+	return out, nil
+}
+
+// readRender reads the objects of the Render ref of rel, with their sync waves.
+func (o *Observer) readRender(ctx context.Context, rel *v1.Release, ref string) ([]render.Object, error) {
 	obj := &v1.Render{}
 	key := client.ObjectKey{Namespace: rel.Namespace, Name: render.RenderName(rel.Name, ref)}
 	if err := o.apiReader.Get(ctx, key, obj); err != nil {
@@ -85,11 +98,7 @@ func (o *Observer) renderObjects(ctx context.Context, rel *v1.Release, ref strin
 	if err != nil {
 		return nil, fmt.Errorf("read the manifests of Render %s: %w", key, err)
 	}
-	out := make([]*unstructured.Unstructured, len(objs))
-	for i, ob := range objs {
-		out[i] = ob.Unstructured
-	}
-	return out, nil
+	return objs, nil
 }
 
 // driftTimes is when the observer last checked each Release for drift, and the result.

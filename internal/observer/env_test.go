@@ -17,6 +17,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -71,6 +72,11 @@ type running struct {
 
 // syncs is the number of /sync requests it sent.
 func (r *running) syncs() int { return int(testutil.ToFloat64(r.obs.metrics.syncRequests)) }
+
+// triggers is the number of occurrences of kind it signalled.
+func (r *running) triggers(kind health.TriggerKind) int {
+	return int(testutil.ToFloat64(r.obs.metrics.syncTriggers.WithLabelValues(string(kind))))
+}
 
 // writes is the number of status writes it made.
 func (r *running) writes() int { return int(testutil.ToFloat64(r.obs.metrics.statusWrites)) }

@@ -53,7 +53,10 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 			continue
 		}
 		var job *batchv1.Job
+		// The run is the Job's UID; a Job gone keeps the UID it had.
+		st.JobUID = stored[h.Name+"/"+h.Job].JobUID
 		if live != nil {
+			st.JobUID = string(live.GetUID())
 			job = &batchv1.Job{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, job); err != nil {
 				return nil, 0, fmt.Errorf("read hook Job %s/%s: %w", ns, h.Job, err)

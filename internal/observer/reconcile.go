@@ -83,7 +83,16 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 
 	a := health.Assess(health.AssessInput{Inventory: inv, Results: results, Hooks: hooks, Drift: drift, Now: now})
 	mem, known := o.memory.Get(key)
-	sig := health.Triggers(inv.Status, a.Status, health.ReleaseViewOf(rel), mem, known)
+	view := health.ReleaseViewOf(rel, inv)
+	var wavesRecheck time.Duration
+	if view.Waiting() {
+		if view.RenderWaves, err = o.renderWavesOf(ctx, rel, view.RenderRef); err != nil {
+			// No wave completes without the render's waves: try again soon.
+			log.Error(err, "Cannot read the sync waves of the render being applied")
+			wavesRecheck = unsyncedRecheck
+		}
+	}
+	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
 	if len(sig.Send) > 0 {
 		log.Info("Requesting a sync", "triggers", describe(sig.Send))
 		if err := o.syncer.Sync(ctx, rel.Namespace, rel.Name); err != nil {
@@ -108,7 +117,7 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	o.metrics.assessment.Observe(o.clock.Since(start).Seconds())
 
-	requeue := earliest(hookRecheck, driftRecheck)
+	requeue := earliest(earliest(hookRecheck, driftRecheck), wavesRecheck)
 	if !synced {
 		requeue = earliest(requeue, unsyncedRecheck)
 	}
@@ -161,6 +170,7 @@ func behind(live *unstructured.Unstructured, obj v1.InventoryObject) bool {
 func (o *Observer) forget(w *watches, key types.NamespacedName) {
 	w.forget(key)
 	o.memory.Forget(key)
+	o.renderWaves.forget(key)
 	o.driftTimes.forget(key)
 }
 

@@ -92,6 +92,8 @@ type Observer struct {
 
 	memory     health.Memory
 	driftTimes driftTimes
+	// renderWaves are the sync waves of the render each Release applies wave by wave.
+	renderWaves renderWaves
 	// watches is set when the controller starts (it needs the queue).
 	watches atomic.Pointer[watches]
 }

@@ -13,12 +13,14 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/release"
 )
 
@@ -206,4 +208,65 @@ func TestSP03_AutomaticReappliesEveryWaveWhileALowerWaveIsUnhealthy(t *testing.T
 		r := e.replicas("wave-2")
 		return r == 1, fmt.Sprintf("replicas %d, Applied %+v", r, apimeta.FindStatusCondition(e.release("app").Status.Conditions, v1.ConditionApplied))
 	})
+}
+
+// SP-14 — seed: "The observer sends one when a sync wave completes". Issue 13 case 8:
+// a pinned render is applied wave by wave in manual mode as well; its waves complete
+// although status.render.ref names the current render, not the pinned one. Render A
+// (image 1) is installed, render B (image 2) applied; the pin to A (a /sync) applies
+// wave 0 of A, and only the observer's wave /syncs carry it through waves 1 and 2.
+func TestSP14_PinnedRenderRollsOutWaveByWaveInManualMode(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	obs := e.startObserver(observerOptions{})
+	e.create(upgradeRelease(e.ns, "app", `{}`))
+	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+	e.sync("app")
+	renderA := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady).Status.LastSuccessful.RenderRef
+
+	// A late /sync of the observer's may apply render B before the person's does.
+	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
+	e.sync("app")
+	e.eventually("render B applied and Ready", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		return conditionTrue(r, v1.ConditionReady) && ls != nil && ls.RenderRef != renderA, fmt.Sprintf("lastSuccessful %+v", ls)
+	})
+
+	rollouts := e.watchRollouts(imageOld)
+	waveSyncs, renderSyncs := obs.triggers(health.TriggerSyncWave), obs.triggers(health.TriggerNewRender)
+	e.pin("app", renderA)
+	e.eventually("pinned render A applied in full", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		c := apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionApplied)
+		return c != nil && c.Reason == v1.ReasonPinned && ls != nil && ls.RenderRef == renderA,
+			fmt.Sprintf("Applied %+v, lastSuccessful %+v, syncWave %+v; Deployments: %s", c, ls, r.Status.SyncWave, rollouts)
+	})
+	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
+		before, after := rollouts.index(step[0]), rollouts.index(step[1])
+		if before < 0 || after < 0 || before > after {
+			t.Errorf("%q must come before %q; events: %s", step[0], step[1], rollouts)
+		}
+	}
+	// The observer signalled waves 0 and 1 of render A (each before the next wave was
+	// applied: it sends /sync before it writes the status that reconciles the
+	// Release), and announced render A once, when its last wave was in.
+	if got := obs.triggers(health.TriggerSyncWave) - waveSyncs; got != 2 {
+		t.Errorf("the observer signalled %d completed sync waves of the pinned render, want 2", got)
+	}
+	e.eventually("render A announced once", func() (bool, string) {
+		got := obs.triggers(health.TriggerNewRender) - renderSyncs
+		return got == 1, fmt.Sprintf("%d new-render /syncs", got)
+	})
+}
+
+// pin writes releases/<name>/pin at renderRef, as kubectl convoy release pin does.
+func (e *env) pin(name, renderRef string) {
+	e.t.Helper()
+	rel := e.release(name)
+	body := fmt.Sprintf(`{"pin":{"renderRef":%q}}`, renderRef)
+	if err := e.client.SubResource(v1.SubresourcePin).Patch(e.ctx, rel, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
+		e.t.Fatalf("patch releases/%s/pin with %s: %v", name, body, err)
+	}
 }

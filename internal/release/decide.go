@@ -95,15 +95,16 @@ type step func(d *decision) *Result
 // Step 1 (deletion) is the controller's; steps 10–12 are carried out by the controller
 // (PlanWaves decides the sync waves) and judged by Finish.
 var steps = []step{
-	clusterWaveStep,  // 2
-	preflightStep,    // 3, 4
-	pinStep,          // 5
-	rolloutStep,      // the rollout's outcome; a rollback goes on in both modes
-	syncPolicyStep,   // 6
-	rolloutHoldStep,  // 7
-	hooksStep,        // 8
-	dryRunStep,       // 9
-	rolloutStartStep, // 12, decided now: a new rollout once the apply succeeds
+	clusterWaveStep,      // 2
+	preflightStep,        // 3, 4
+	pinStep,              // 5
+	rolloutStep,          // the rollout's outcome; a rollback goes on in both modes
+	syncPolicyStep,       // 6
+	clusterWaveApplyStep, // 2, for a rollback in manual mode
+	rolloutHoldStep,      // 7
+	hooksStep,            // 8
+	dryRunStep,           // 9
+	rolloutStartStep,     // 12, decided now: a new rollout once the apply succeeds
 }
 
 // Decide runs the steps of the reconcile flow up to the apply and returns the Plan. It
@@ -124,8 +125,33 @@ func Decide(in Input) Plan {
 	return d.plan
 }
 
-// clusterWaveStep holds while a Release of a lower cluster wave is not ready (step 2).
+// HoldsBeforeRender says whether the cluster wave stops the reconcile of in before
+// the Cluster is resolved and the chart rendered (step 2): a Release of a lower
+// cluster wave is not ready, and an apply may follow (automatic mode, or a pending
+// /sync or force). A manual Release with nothing pending renders and reports as step 6
+// says ("Equal. The Applied condition is True with reason Applied" has no exception):
+// the cluster wave gates only an apply (issue 13, case 6).
+func HoldsBeforeRender(in Input) bool {
+	if in.ClusterWaveBlocker == "" {
+		return false
+	}
+	sync, force, _ := requests(in)
+	return in.Policy.Automatic || sync.Pending || force.Pending
+}
+
+// clusterWaveStep holds while a Release of a lower cluster wave is not ready and an
+// apply may follow (step 2, HoldsBeforeRender).
 func clusterWaveStep(d *decision) *Result {
+	if !d.in.Policy.Automatic && !d.plan.Sync.Pending && !d.plan.Force.Pending {
+		return nil
+	}
+	return clusterWaveApplyStep(d)
+}
+
+// clusterWaveApplyStep holds the apply that step 6 let through in manual mode without
+// a pending request (the rollback of a Failed rollout) while a Release of a lower
+// cluster wave is not ready. Every other apply was held at step 2.
+func clusterWaveApplyStep(d *decision) *Result {
 	if d.in.ClusterWaveBlocker == "" {
 		return nil
 	}

@@ -10,6 +10,29 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
+// HoldsBeforeRender: the cluster wave stops a reconcile before the render only when an
+// apply may follow (issue 13, case 6).
+func TestHoldsBeforeRender(t *testing.T) {
+	cases := map[string]struct {
+		in   Input
+		want bool
+	}{
+		"no lower wave blocks":               {in: input(automatic()), want: false},
+		"automatic, blocked":                 {in: input(automatic(), blockedByClusterWave("b/db")), want: true},
+		"manual, blocked, nothing pending":   {in: input(manual(), blockedByClusterWave("b/db")), want: false},
+		"manual, blocked, a /sync pending":   {in: input(manual(), syncRequest(t1), blockedByClusterWave("b/db")), want: true},
+		"manual, blocked, a force pending":   {in: input(manual(), forceAt(t1), blockedByClusterWave("b/db")), want: true},
+		"manual, blocked, the /sync handled": {in: input(manual(), syncRequest(t1), handledSyncAt(t1), blockedByClusterWave("b/db")), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := HoldsBeforeRender(tc.in); got != tc.want {
+				t.Errorf("HoldsBeforeRender = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
 // The steps of the reconcile flow around the sync policy (sync-policy.md steps 2–9):
 // what is decided here now, so that the later issues only fill in their step.
 func TestDecideSteps(t *testing.T) {
@@ -26,6 +49,27 @@ func TestDecideSteps(t *testing.T) {
 		},
 		"step 2 before step 4": {
 			in: input(automatic(), blockedByClusterWave("team-b/db"), rendered(""), preflight(v1.ReasonSourceNotReady, "down")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
+				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
+		},
+		// SP-04 — seed: "Equal. The Applied condition is True with reason Applied."
+		// Issue 13 case 6: the cluster wave gates only an apply.
+		"step 2: manual, in sync, no /sync, a lower cluster wave not ready: Applied": {
+			in:   input(manual(), lastSuccessful(refNew), blockedByClusterWave("team-b/db")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonApplied, Message: msgManualInSync}},
+		},
+		"step 2: manual, render differs, no /sync, a lower cluster wave not ready: WaitingForSync": {
+			in:   input(manual(), lastSuccessful(refOld), blockedByClusterWave("team-b/db")),
+			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers}},
+		},
+		"step 2: manual with a pending /sync, a lower cluster wave not ready: the apply waits": {
+			in: input(manual(), lastSuccessful(refNew), syncRequest(t1), blockedByClusterWave("team-b/db")),
+			want: Plan{Sync: Request{Pending: true, At: at(t1)}, Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
+				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
+		},
+		"step 2: manual, the rollback of a Failed rollout waits for a lower cluster wave": {
+			in: input(manual(), lastSuccessful(refNew), failurePolicy(time.Minute), blockedByClusterWave("team-b/db"),
+				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
 			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
 				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
 		},

@@ -28,6 +28,10 @@ func inventoryContent(inv *convoyv1alpha1.ReleaseInventory) field.ErrorList {
 	for i := range inv.Objects {
 		errs = append(errs, objectReference(&inv.Objects[i].ObjectReference, field.NewPath("objects").Index(i))...)
 	}
+	if sw := inv.SyncWave; sw != nil && (sw.Current < 1 || sw.Current > sw.Total) {
+		errs = append(errs, field.Invalid(field.NewPath("syncWave"), *sw,
+			"current must be at least 1 and at most total: how many of the render's waves are applied"))
+	}
 	return errs
 }
 

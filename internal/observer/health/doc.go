@@ -31,7 +31,7 @@
 //	a := health.Assess(health.AssessInput{
 //		Inventory: inv, Results: results, Hooks: hooks, Drift: inv.Status.Drift, Now: clock.Now(),
 //	})
-//	view := health.ReleaseViewOf(rel)
+//	view := health.ReleaseViewOf(rel, inv) // and view.RenderWaves while view.Waiting()
 //	mem, known := memory.Get(key)
 //	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
 //	if len(sig.Send) > 0 {

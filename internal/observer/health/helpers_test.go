@@ -1,6 +1,7 @@
 package health
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,13 +56,28 @@ func oh(r v1.ObjectReference, res Result) v1.ObjectHealth {
 	return v1.ObjectHealth{ObjectReference: r, Health: res.Health, Message: res.Message}
 }
 
-// assessed is a stored status for a render with the given wave healths.
+// assessed is a stored status for a render with the given wave healths: wave w has
+// one object, waveObject(w), of the wave's health.
 func assessed(renderRef string, waves ...v1.WaveHealth) v1.ReleaseInventoryStatus {
 	hs := make([]v1.HealthStatus, len(waves))
+	objects := make([]v1.ObjectHealth, len(waves))
 	for i, w := range waves {
 		hs[i] = w.Health
+		objects[i] = v1.ObjectHealth{ObjectReference: waveObject(w.Wave), Health: w.Health}
 	}
-	return v1.ReleaseInventoryStatus{RenderRef: renderRef, AssessedAt: at(0), Health: Worst(hs...), Waves: waves}
+	return v1.ReleaseInventoryStatus{RenderRef: renderRef, AssessedAt: at(0), Health: Worst(hs...), Objects: objects, Waves: waves}
+}
+
+// waveObject is the one object of wave w in assessed and waiting.
+func waveObject(w int32) v1.ObjectReference { return ref("Deployment", fmt.Sprintf("wave-%d", w)) }
+
+// renderWaves is RenderWaves for a render with one object in each of waves 0…total-1.
+func renderWaves(total int32) map[v1.ObjectReference]int32 {
+	out := make(map[v1.ObjectReference]int32, total)
+	for w := range total {
+		out[ObjectKey(waveObject(w))] = w
+	}
+	return out
 }
 
 func wave(w int32, h v1.HealthStatus) v1.WaveHealth { return v1.WaveHealth{Wave: w, Health: h} }
@@ -71,6 +87,7 @@ func waiting(current, total int32) ReleaseView {
 		AppliedReason: v1.ReasonWaitingForSyncWave,
 		RenderRef:     "sha256:r1",
 		SyncWave:      &v1.SyncWaveStatus{Current: current, Total: total},
+		RenderWaves:   renderWaves(total),
 	}
 }
 

@@ -41,26 +41,51 @@ type Trigger struct {
 type ReleaseView struct {
 	// AppliedReason is the reason of the Applied condition.
 	AppliedReason string
-	// RenderRef is status.render.ref, the render being applied; empty: not checked.
+	// RenderRef is the render being applied: the ReleaseInventory's renderRef, which
+	// the controller sets with status.syncWave in the apply that holds at a wave. It is
+	// status.render.ref unless a pin or a rollback applies another render. Empty: not
+	// checked.
 	RenderRef string
-	// SyncWave is status.syncWave.
+	// SyncWave is the progress of the apply of RenderRef while a later wave waits: the
+	// ReleaseInventory's syncWave, written with its renderRef (the Release's
+	// status.syncWave is written later, in the status write of the same reconcile).
 	SyncWave *v1.SyncWaveStatus
+	// RenderWaves is the sync wave of each object of RenderRef's render, by object key
+	// (ObjectKey: no version), from its Render object. Objects of the inventory that
+	// the render dropped are not among them, so they never gate a wave. Needed only
+	// while the Release waits for a sync wave (Waiting); without it no wave completes.
+	RenderWaves map[v1.ObjectReference]int32
 }
 
-// ReleaseViewOf takes the ReleaseView from a Release's status.
-func ReleaseViewOf(rel *v1.Release) ReleaseView {
+// ReleaseViewOf takes the ReleaseView from a Release's status and its
+// ReleaseInventory (nil: none). RenderWaves is left for the caller to fill when
+// Waiting says it is needed.
+func ReleaseViewOf(rel *v1.Release, inv *v1.ReleaseInventory) ReleaseView {
 	var view ReleaseView
 	if c := meta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); c != nil {
 		view.AppliedReason = c.Reason
 	}
-	if rel.Status.Render != nil {
-		view.RenderRef = rel.Status.Render.Ref
-	}
-	if rel.Status.SyncWave != nil {
-		sw := *rel.Status.SyncWave
-		view.SyncWave = &sw
+	if inv != nil {
+		view.RenderRef = inv.RenderRef
+		if inv.SyncWave != nil {
+			sw := *inv.SyncWave
+			view.SyncWave = &sw
+		}
 	}
 	return view
+}
+
+// Waiting says whether the Release waits for a sync wave of the render being applied,
+// the only time the waves of the render (RenderWaves) are needed.
+func (v ReleaseView) Waiting() bool {
+	return v.AppliedReason == v1.ReasonWaitingForSyncWave && v.SyncWave != nil && v.RenderRef != ""
+}
+
+// ObjectKey identifies an object across API versions: its reference without the
+// version, as the inventory identifies objects.
+func ObjectKey(ref v1.ObjectReference) v1.ObjectReference {
+	ref.Version = ""
+	return ref
 }
 
 // Signals is what Triggers decided.
@@ -128,26 +153,35 @@ func partlyApplied(st v1.ReleaseInventoryStatus, rel ReleaseView) bool {
 		(rel.RenderRef == "" || rel.RenderRef == st.RenderRef)
 }
 
-// waveOccurrence holds when the Release is WaitingForSyncWave after the wave at
-// position k (status.syncWave.current) and the first k waves of the status are Healthy
-// for the render being applied.
+// waveOccurrence holds when the Release is WaitingForSyncWave after the k-th wave of
+// the render being applied (k is status.syncWave.current) and every object of that
+// render in its first k waves is Healthy in a status assessed for that render. Only
+// the render's own objects count: the inventory also lists, until the prune, objects
+// that the render dropped (issue 13, case 8).
 func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, bool) {
-	if rel.AppliedReason != v1.ReasonWaitingForSyncWave || rel.SyncWave == nil || st.RenderRef == "" {
+	if !rel.Waiting() || st.RenderRef != rel.RenderRef || len(rel.RenderWaves) == 0 {
 		return Trigger{}, false
 	}
-	if rel.RenderRef != "" && rel.RenderRef != st.RenderRef {
-		return Trigger{}, false
+	waves := make([]int32, 0, len(rel.RenderWaves))
+	for _, w := range rel.RenderWaves {
+		waves = append(waves, w)
 	}
+	slices.Sort(waves)
+	waves = slices.Compact(waves)
 	k := int(rel.SyncWave.Current)
-	if k < 1 || k > len(st.Waves) {
+	if k < 1 || k > len(waves) {
 		return Trigger{}, false
 	}
-	for _, w := range st.Waves[:k] {
-		if w.Health != v1.HealthHealthy {
+	last := waves[k-1]
+	assessed := make(map[v1.ObjectReference]v1.HealthStatus, len(st.Objects))
+	for _, o := range st.Objects {
+		assessed[ObjectKey(o.ObjectReference)] = o.Health
+	}
+	for obj, w := range rel.RenderWaves {
+		if w <= last && assessed[obj] != v1.HealthHealthy {
 			return Trigger{}, false
 		}
 	}
-	last := st.Waves[k-1].Wave
 	return Trigger{
 		Kind:    TriggerSyncWave,
 		Key:     fmt.Sprintf("wave/%s/%d", st.RenderRef, last),
@@ -176,7 +210,12 @@ func hookOccurrences(hooks []v1.HookStatus) []Trigger {
 		done := true
 		var ids []string
 		for _, h := range hs {
-			ids = append(ids, h.Name+"="+h.Job)
+			id := h.Name + "=" + h.Job
+			if h.JobUID != "" {
+				// A Job created anew under the same name is another run (issue 13, case 9).
+				id += "@" + h.JobUID
+			}
+			ids = append(ids, id)
 			switch h.Phase {
 			case v1.HookJobSucceeded:
 			case v1.HookJobFailed:

@@ -109,6 +109,54 @@ func TestSP14_SyncWaveCompletesWhileWaitingForSyncWave(t *testing.T) {
 	})
 }
 
+// SP-14 — seed: "The observer sends one when a sync wave completes". Issue 13 case 8:
+// the wave counts for the render being applied (the inventory's), also when that is not
+// status.render.ref (a pinned or rolled-back-to render), and only over that render's
+// objects: an object of the inventory that the render dropped never gates a wave, and
+// an object of the render in a later wave does not either.
+func TestSP14_SyncWaveCountsOverTheAppliedRendersObjects(t *testing.T) {
+	r1 := "sha256:r1"
+	dropped := v1.ObjectHealth{ObjectReference: ref("Deployment", "dropped"), Health: v1.HealthMissing}
+	withDropped := func(st v1.ReleaseInventoryStatus) v1.ReleaseInventoryStatus {
+		st.Objects = append(st.Objects, dropped)
+		st.Waves[0].Health = v1.HealthMissing
+		return st
+	}
+	runTriggerCases(t, map[string]triggerCase{
+		"a pinned render (status.render.ref is another) completes its wave": {
+			stored: assessed(r1, wave(0, P), wave(1, P), wave(2, P)),
+			next:   assessed(r1, wave(0, H), wave(1, P), wave(2, P)),
+			rel:    waiting(1, 3), memory: nil, known: true,
+			// the render is partly applied: only the wave, no new-render /sync
+			want: []string{"wave/sha256:r1/0"},
+		},
+		"a dropped object Missing in wave 0 does not gate it": {
+			stored: withDropped(assessed(r1, wave(0, P), wave(1, P))),
+			next:   withDropped(assessed(r1, wave(0, H), wave(1, P))),
+			rel:    waiting(1, 2), memory: nil, known: true,
+			want: []string{"wave/sha256:r1/0"},
+		},
+		"an object of the render in wave 1 is not assessed for wave 0": {
+			stored: assessed(r1, wave(0, P), wave(1, D)),
+			next:   assessed(r1, wave(0, H), wave(1, D)),
+			rel:    waiting(1, 2), memory: nil, known: true,
+			want: []string{"wave/sha256:r1/0"},
+		},
+		"an object of the render in wave 0 has no result yet": {
+			stored: assessed(r1, wave(1, H)),
+			next:   assessed(r1, wave(1, H)),
+			rel:    waiting(1, 2), memory: nil, known: true,
+		},
+		"the render's waves are unknown (its Render could not be read)": {
+			stored: assessed(r1, wave(0, P), wave(1, P)),
+			next:   assessed(r1, wave(0, H), wave(1, P)),
+			rel: ReleaseView{AppliedReason: v1.ReasonWaitingForSyncWave, RenderRef: r1,
+				SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 2}},
+			memory: nil, known: true,
+		},
+	})
+}
+
 // SP-15: the observer sends /sync when health assessment reaches a new render: the
 // first time every object of a render has a health result.
 func TestSP15_HealthAssessmentReachesNewRender(t *testing.T) {
@@ -151,7 +199,8 @@ func TestSP15_HealthAssessmentReachesNewRender(t *testing.T) {
 		"applied wave by wave: only the wave; the inventory does not hold the whole render yet": {
 			stored: assessed("sha256:r1", wave(0, H)),
 			next:   assessed("sha256:r2", wave(0, H)),
-			rel:    ReleaseView{AppliedReason: v1.ReasonWaitingForSyncWave, RenderRef: "sha256:r2", SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 2}},
+			rel: ReleaseView{AppliedReason: v1.ReasonWaitingForSyncWave, RenderRef: "sha256:r2",
+				SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 2}, RenderWaves: renderWaves(2)},
 			memory: []string{"render/sha256:r1"}, known: true,
 			want: []string{"wave/sha256:r2/0"},
 		},
@@ -264,6 +313,19 @@ func TestSP16_HookBatchCompletes(t *testing.T) {
 			rel:    rel, memory: append(mem, batch0+"Succeeded"), known: true,
 			want: []string{"hooks/1/seed=podinfo-seed-0123456789/Succeeded"},
 		},
+		// Issue 13, case 9: a forced sync re-creates the batch's Jobs under the same
+		// names; a re-run that fails the same way is another occurrence.
+		"a forced re-run fails the same way: signalled again": {
+			stored: withHooks(st, run(hook("migrate", 0, failed), "uid-1")),
+			next:   withHooks(st, run(hook("migrate", 0, failed), "uid-2")),
+			rel:    rel, memory: append(mem, "hooks/0/migrate=podinfo-migrate-0123456789@uid-1/Failed"), known: true,
+			want: []string{"hooks/0/migrate=podinfo-migrate-0123456789@uid-2/Failed"},
+		},
+		"the same run assessed again: not signalled again": {
+			stored: withHooks(st, run(hook("migrate", 0, failed), "uid-1")),
+			next:   withHooks(st, run(hook("migrate", 0, failed), "uid-1")),
+			rel:    rel, memory: append(mem, "hooks/0/migrate=podinfo-migrate-0123456789@uid-1/Failed"), known: true,
+		},
 		"after a restart, a completed batch in the stored status is not sent again": {
 			stored: withHooks(st, hook("migrate", 0, ok), hook("backup", 0, ok)),
 			next:   withHooks(st, hook("migrate", 0, ok), hook("backup", 0, ok)),
@@ -278,20 +340,33 @@ func TestSP16_HookBatchCompletes(t *testing.T) {
 	})
 }
 
+// run sets the UID of the Job of h: which run of the hook it is.
+func run(h v1.HookStatus, uid string) v1.HookStatus {
+	h.JobUID = uid
+	return h
+}
+
 func TestReleaseViewOf(t *testing.T) {
 	rel := &v1.Release{Status: v1.ReleaseStatus{
 		Conditions: []metav1.Condition{
 			{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1.ReasonWaitingForSyncWave},
 			{Type: v1.ConditionApplied, Status: metav1.ConditionFalse, Reason: v1.ReasonWaitingForSyncWave},
 		},
-		Render:   &v1.RenderStatus{Ref: "sha256:r1"},
-		SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 3},
+		Render: &v1.RenderStatus{Ref: "sha256:r2"},
+		// Not written yet: the inventory's progress counts.
+		SyncWave: nil,
 	}}
+	// Pinned at r1: the inventory names the render being applied, not status.render.
+	inv := inventory("sha256:r1")
+	inv.SyncWave = &v1.SyncWaveStatus{Current: 1, Total: 3}
 	want := ReleaseView{AppliedReason: v1.ReasonWaitingForSyncWave, RenderRef: "sha256:r1", SyncWave: &v1.SyncWaveStatus{Current: 1, Total: 3}}
-	if diff := cmp.Diff(want, ReleaseViewOf(rel)); diff != "" {
+	if diff := cmp.Diff(want, ReleaseViewOf(rel, inv)); diff != "" {
 		t.Errorf("ReleaseViewOf (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(ReleaseView{}, ReleaseViewOf(&v1.Release{})); diff != "" {
+	if !want.Waiting() {
+		t.Error("Waiting() = false for a Release WaitingForSyncWave with status.syncWave")
+	}
+	if diff := cmp.Diff(ReleaseView{}, ReleaseViewOf(&v1.Release{}, nil)); diff != "" {
 		t.Errorf("ReleaseViewOf(empty) (-want +got):\n%s", diff)
 	}
 }
