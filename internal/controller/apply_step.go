@@ -107,8 +107,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 
 	waves := release.PlanWaves(waveInput(st, in, plan.RenderRef, ap.Entries(nil)))
 	var entries []v1.InventoryObject
-	for _, w := range waves.Waves {
-		wave := int32(w) //nolint:gosec // waves come from int32 annotations
+	for _, wave := range waves.Waves {
 		entries = append(entries, ap.Entries(&wave)...)
 	}
 	inv, err := r.growInventory(ctx, st, plan.RenderRef, entries)
@@ -124,8 +123,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	}
 
 	var changes []apply.Change
-	for _, w := range waves.Waves {
-		wave := int32(w) //nolint:gosec // as above
+	for _, wave := range waves.Waves {
 		logger.V(1).Info("Applying a sync wave", "wave", wave)
 		res, err := applier.ApplyWave(ctx, ap, wave)
 		if res != nil {
@@ -234,7 +232,7 @@ func waveInput(st *state, in release.Input, renderRef string, entries []v1.Inven
 	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: in.Health}
 	waves := map[int32]bool{}
 	for _, e := range entries {
-		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: int(e.Wave)})
+		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: e.Wave})
 		waves[e.Wave] = true
 	}
 	out.AppliedWaves = appliedWaves(st, renderRef, len(waves))

@@ -41,17 +41,17 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 	}
 
 	if ro := out.Status.Rollout; ro != nil {
-		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+release.RolloutProgressing, "Rollout",
+		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+string(v1.RolloutProgressing), "Rollout",
 			"Rollout of render %s started; it has until %s to become Healthy.", ro.RenderRef, ro.Deadline.UTC().Format(time.RFC3339))
 	} else if p := out.Status.RolloutPhase; p != nil {
 		if f := out.Status.RolloutFailure; f != nil {
-			r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventRollout+f.Phase, "Rollout", "%s", f.Message)
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventRollout+string(f.Phase), "Rollout", "%s", f.Message)
 		}
 		kind := corev1.EventTypeNormal
-		if p.Phase != release.RolloutSucceeded {
+		if p.Phase != v1.RolloutSucceeded {
 			kind = corev1.EventTypeWarning
 		}
-		r.events.Eventf(rel, nil, kind, eventRollout+p.Phase, "Rollout", "%s", p.Message)
+		r.events.Eventf(rel, nil, kind, eventRollout+string(p.Phase), "Rollout", "%s", p.Message)
 	}
 
 	switch out.Kind {

@@ -166,7 +166,7 @@ func failurePolicy(p *v1.FailurePolicy) *release.FailurePolicy {
 	if p == nil {
 		return nil
 	}
-	out := &release.FailurePolicy{Action: string(p.Action)}
+	out := &release.FailurePolicy{Action: p.Action}
 	if p.HealthTimeout != nil {
 		out.HealthTimeout = p.HealthTimeout.Duration
 	}
@@ -194,7 +194,7 @@ func rollout(r *v1.RolloutStatus) *release.Rollout {
 	if r == nil {
 		return nil
 	}
-	out := &release.Rollout{Phase: string(r.Phase), RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef, Message: r.Message}
+	out := &release.Rollout{Phase: r.Phase, RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef, Message: r.Message}
 	if r.Deadline != nil {
 		out.Deadline = r.Deadline.Time
 	}
@@ -206,11 +206,11 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 	if inv == nil || inv.Status.RenderRef == "" {
 		return nil
 	}
-	h := &release.Health{RenderRef: inv.Status.RenderRef, State: string(inv.Status.Health)}
+	h := &release.Health{RenderRef: inv.Status.RenderRef, State: inv.Status.Health}
 	if len(inv.Status.Objects) > 0 {
-		h.Objects = make(map[v1.ObjectReference]string, len(inv.Status.Objects))
+		h.Objects = make(map[v1.ObjectReference]v1.HealthStatus, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
-			h.Objects[release.ObjectKey(o.ObjectReference)] = string(o.Health)
+			h.Objects[release.ObjectKey(o.ObjectReference)] = o.Health
 		}
 	}
 	return h

@@ -49,16 +49,16 @@ func HealthyCondition(health *Health, lastSuccessful string) Condition {
 		return c
 	}
 	switch health.State {
-	case HealthHealthy:
+	case v1.HealthHealthy:
 		c.Status, c.Reason = StatusTrue, v1.ReasonHealthy
 		c.Message = "Every object of the last applied render is healthy."
-	case HealthProgressing:
+	case v1.HealthProgressing:
 		c.Status, c.Reason = StatusFalse, v1.ReasonProgressing
 		c.Message = "Objects of the last applied render are still progressing."
-	case HealthDegraded:
+	case v1.HealthDegraded:
 		c.Status, c.Reason = StatusFalse, v1.ReasonDegraded
 		c.Message = "An object of the last applied render failed. See the ReleaseInventory for which."
-	case HealthMissing:
+	case v1.HealthMissing:
 		c.Status, c.Reason = StatusFalse, v1.ReasonMissing
 		c.Message = "An object of the last applied render is missing from the cluster; the next apply recreates it."
 	default:

@@ -47,7 +47,7 @@ func TestAppliedCondition(t *testing.T) {
 }
 
 func TestHealthyCondition(t *testing.T) {
-	assessed := func(state, message string) *Health {
+	assessed := func(state v1.HealthStatus, message string) *Health {
 		return &Health{RenderRef: refOld, State: state, Message: message}
 	}
 	cases := map[string]struct {
@@ -56,32 +56,32 @@ func TestHealthyCondition(t *testing.T) {
 		want           Condition
 	}{
 		"Healthy": {
-			health: assessed(HealthHealthy, ""), lastSuccessful: refOld,
+			health: assessed(v1.HealthHealthy, ""), lastSuccessful: refOld,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusTrue, Reason: v1.ReasonHealthy,
 				Message: "Every object of the last applied render is healthy."},
 		},
 		"Progressing": {
-			health: assessed(HealthProgressing, ""), lastSuccessful: refOld,
+			health: assessed(v1.HealthProgressing, ""), lastSuccessful: refOld,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusFalse, Reason: v1.ReasonProgressing,
 				Message: "Objects of the last applied render are still progressing."},
 		},
 		"Degraded, with the observer's message": {
-			health: assessed(HealthDegraded, "Deployment podinfo/podinfo: progress deadline exceeded."), lastSuccessful: refOld,
+			health: assessed(v1.HealthDegraded, "Deployment podinfo/podinfo: progress deadline exceeded."), lastSuccessful: refOld,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusFalse, Reason: v1.ReasonDegraded,
 				Message: "Deployment podinfo/podinfo: progress deadline exceeded."},
 		},
 		"Missing": {
-			health: assessed(HealthMissing, ""), lastSuccessful: refOld,
+			health: assessed(v1.HealthMissing, ""), lastSuccessful: refOld,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusFalse, Reason: v1.ReasonMissing,
 				Message: "An object of the last applied render is missing from the cluster; the next apply recreates it."},
 		},
 		"Unknown": {
-			health: assessed(HealthUnknown, ""), lastSuccessful: refOld,
+			health: assessed(v1.HealthUnknown, ""), lastSuccessful: refOld,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusUnknown, Reason: v1.ReasonNotAssessed,
 				Message: "The observer cannot assess the health of the last applied render."},
 		},
 		"health of another render: NotAssessed": {
-			health: assessed(HealthHealthy, ""), lastSuccessful: refNew,
+			health: assessed(v1.HealthHealthy, ""), lastSuccessful: refNew,
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusUnknown, Reason: v1.ReasonNotAssessed,
 				Message: "The observer has not assessed the last applied render yet."},
 		},
@@ -91,7 +91,7 @@ func TestHealthyCondition(t *testing.T) {
 				Message: "The observer has not assessed the last applied render yet."},
 		},
 		"nothing applied: NotAssessed": {
-			health: assessed(HealthHealthy, ""),
+			health: assessed(v1.HealthHealthy, ""),
 			want: Condition{Type: v1.ConditionHealthy, Status: StatusUnknown, Reason: v1.ReasonNotAssessed,
 				Message: "No render has been applied yet."},
 		},
@@ -107,7 +107,7 @@ func TestHealthyCondition(t *testing.T) {
 
 // Finish assesses Healthy against lastSuccessful as this reconcile leaves it.
 func TestHealthyFollowsTheNewLastSuccessful(t *testing.T) {
-	in := input(automatic(), lastSuccessful(refOld), health(Health{RenderRef: refOld, State: HealthHealthy}))
+	in := input(automatic(), lastSuccessful(refOld), health(Health{RenderRef: refOld, State: v1.HealthHealthy}))
 	_, out := reconcile(in, Succeeded())
 	if out.Healthy.Reason != v1.ReasonNotAssessed {
 		t.Errorf("Healthy after applying a new render = %+v, want NotAssessed", out.Healthy)
@@ -161,7 +161,7 @@ func TestConditionsDoNotChangeWithTimeOrCount(t *testing.T) {
 		"pinned":             {opts: []option{automatic(), pin(refPin)}, attempt: Succeeded()},
 		"pin gone":           {opts: []option{automatic(), pinnedRenderGone()}},
 		"cluster wave":       {opts: []option{automatic(), blockedByClusterWave("team-b/db")}},
-		"rolled back":        {opts: []option{automatic(), failurePolicy(0), rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})}, attempt: Succeeded()},
+		"rolled back":        {opts: []option{automatic(), failurePolicy(0), rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})}, attempt: Succeeded()},
 		"transient, backoff": {opts: []option{automatic(), backoff(time.Second)}, attempt: failure(v1.ReasonDeployFailed)},
 	}
 	for name, tc := range cases {

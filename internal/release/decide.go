@@ -63,8 +63,8 @@ type Apply struct {
 
 // RolloutChange is a new phase of status.rollout and why.
 type RolloutChange struct {
-	// Phase is RolloutSucceeded, RolloutFailed or RolloutRolledBack.
-	Phase string
+	// Phase is v1.RolloutSucceeded, v1.RolloutFailed or v1.RolloutRolledBack.
+	Phase v1.RolloutPhase
 	// Message says why, for people.
 	Message string
 }
@@ -224,7 +224,7 @@ func syncPolicyStep(d *decision) *Result {
 	if d.in.Policy.Automatic || d.plan.Sync.Pending || d.rollingBack {
 		return nil
 	}
-	if r := d.in.Rollout; r != nil && r.Phase == RolloutRolledBack && r.RenderRef == d.target && !d.plan.Force.Pending {
+	if r := d.in.Rollout; r != nil && r.Phase == v1.RolloutRolledBack && r.RenderRef == d.target && !d.plan.Force.Pending {
 		return &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
 	}
 	switch {
@@ -253,27 +253,27 @@ func rolloutStep(d *decision) *Result {
 		return nil
 	}
 	phase := r.Phase
-	if phase == RolloutProgressing {
+	if phase == v1.RolloutProgressing {
 		h := d.in.Health
 		assessed := h != nil && h.RenderRef == r.RenderRef
 		switch {
-		case assessed && h.State == HealthHealthy && d.in.WaveHold == r.RenderRef:
+		case assessed && h.State == v1.HealthHealthy && d.in.WaveHold == r.RenderRef:
 			// Healthy so far, but later waves of the render are not applied yet.
 			return nil
-		case assessed && h.State == HealthHealthy:
-			d.plan.Rollout = &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."}
+		case assessed && h.State == v1.HealthHealthy:
+			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutSucceeded, Message: "The render became Healthy before its deadline."}
 			return nil
-		case assessed && h.State == HealthDegraded:
-			d.plan.Rollout = &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."}
+		case assessed && h.State == v1.HealthDegraded:
+			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."}
 		case !r.Deadline.IsZero() && !d.in.Now.Before(r.Deadline):
-			d.plan.Rollout = &RolloutChange{Phase: RolloutFailed, Message: fmt.Sprintf(
+			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutFailed, Message: fmt.Sprintf(
 				"The render did not become Healthy before its deadline %s.", r.Deadline.UTC().Format(time.RFC3339))}
 		default:
 			return nil
 		}
-		phase = RolloutFailed
+		phase = v1.RolloutFailed
 	}
-	if phase != RolloutFailed || fp.Action == ActionHalt || r.RenderRef != d.target {
+	if phase != v1.RolloutFailed || fp.Action == v1.FailureActionHalt || r.RenderRef != d.target {
 		return nil
 	}
 	if r.PreviousRenderRef == "" || r.PreviousRenderRef == r.RenderRef {
@@ -294,7 +294,7 @@ func rolloutStep(d *decision) *Result {
 // hold runs no hooks): its apply goes on as forced, with no hold.
 func rolloutHoldStep(d *decision) *Result {
 	r := d.in.Rollout
-	if r == nil || r.Phase != RolloutRolledBack || r.RenderRef != d.target || d.plan.Force.Pending {
+	if r == nil || r.Phase != v1.RolloutRolledBack || r.RenderRef != d.target || d.plan.Force.Pending {
 		return nil
 	}
 	if d.in.HooksRunning == d.target {

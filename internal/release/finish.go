@@ -126,12 +126,12 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 		switch {
 		case plan.Rollout != nil:
 			why = "The rollout failed: " + strings.TrimSuffix(plan.Rollout.Message, ".")
-		case in.Rollout != nil && in.Rollout.Phase == RolloutFailed && in.Rollout.Message != "":
+		case in.Rollout != nil && in.Rollout.Phase == v1.RolloutFailed && in.Rollout.Message != "":
 			why = "The rollout failed: " + strings.TrimSuffix(in.Rollout.Message, ".")
 		}
-		out.Status.RolloutPhase = &RolloutChange{Phase: RolloutRolledBack, Message: fmt.Sprintf(
+		out.Status.RolloutPhase = &RolloutChange{Phase: v1.RolloutRolledBack, Message: fmt.Sprintf(
 			"%s; rolled back to render %s.", why, plan.Apply.RenderRef)}
-		if plan.Rollout != nil && plan.Rollout.Phase == RolloutFailed {
+		if plan.Rollout != nil && plan.Rollout.Phase == v1.RolloutFailed {
 			out.Status.RolloutFailure = plan.Rollout
 		}
 	case plan.Rollout != nil:
@@ -149,7 +149,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	switch {
 	case out.Status.Rollout != nil:
 		deadline = out.Status.Rollout.Deadline
-	case in.Rollout != nil && in.Rollout.Phase == RolloutProgressing && out.Status.RolloutPhase == nil:
+	case in.Rollout != nil && in.Rollout.Phase == v1.RolloutProgressing && out.Status.RolloutPhase == nil:
 		deadline = in.Rollout.Deadline
 	}
 	if plan.Stop == nil && attempt.RecheckAfter > 0 {
@@ -174,7 +174,7 @@ func withFailedRollout(c Condition, r *Rollout, st StatusUpdate, lastSuccessful 
 	if p := st.RolloutPhase; p != nil {
 		phase, msg = p.Phase, p.Message
 	}
-	if phase != RolloutFailed {
+	if phase != v1.RolloutFailed {
 		return c
 	}
 	why := ""
@@ -195,7 +195,7 @@ func rolloutStart(in Input, renderRef string) *RolloutStart {
 	}
 	previous := ""
 	switch r := in.Rollout; {
-	case r != nil && r.Phase == RolloutSucceeded && r.RenderRef != renderRef:
+	case r != nil && r.Phase == v1.RolloutSucceeded && r.RenderRef != renderRef:
 		previous = r.RenderRef
 	case r != nil && r.PreviousRenderRef != "":
 		previous = r.PreviousRenderRef

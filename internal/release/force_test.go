@@ -47,7 +47,7 @@ func TestSP19_ForceSkipsPreApplyDryRun(t *testing.T) {
 
 func TestSP20_ForceStartsNewProgressingRollout(t *testing.T) {
 	seed := "starts a new Progressing rollout, if the Release has a failurePolicy. This clears a Failed or RolledBack rollout."
-	rolledBack := Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
+	rolledBack := Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
 	cases := map[string]struct {
 		in          Input
 		wantApply   *Apply
@@ -60,13 +60,13 @@ func TestSP20_ForceStartsNewProgressingRollout(t *testing.T) {
 		},
 		"force clears a Failed rollout (Halt)": {
 			in: input(manual(), rendered(refNew), lastSuccessful(refNew), failurePolicy(0),
-				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
+				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
 			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
 			wantRollout: &RolloutStart{RenderRef: refNew, PreviousRenderRef: refOld, StartedAt: now, Deadline: now.Add(DefaultHealthTimeout)},
 		},
 		"force of an unchanged render after a Succeeded rollout": {
 			in: input(automatic(), rendered(refNew), lastSuccessful(refNew), failurePolicy(time.Minute),
-				rollout(Rollout{Phase: RolloutSucceeded, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
+				rollout(Rollout{Phase: v1.RolloutSucceeded, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
 			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
 			wantRollout: &RolloutStart{RenderRef: refNew, PreviousRenderRef: refOld, StartedAt: now, Deadline: now.Add(time.Minute)},
 		},
@@ -80,7 +80,7 @@ func TestSP20_ForceStartsNewProgressingRollout(t *testing.T) {
 		},
 		"without force, an unchanged render after a Succeeded rollout starts none": {
 			in: input(automatic(), rendered(refNew), lastSuccessful(refNew), failurePolicy(0),
-				rollout(Rollout{Phase: RolloutSucceeded, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutSucceeded, RenderRef: refNew, PreviousRenderRef: refOld})),
 			wantApply: applyOf(refNew),
 		},
 	}

@@ -2,6 +2,8 @@ package release
 
 import (
 	"time"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
 // now is the fixed time of every test reconcile.
@@ -123,7 +125,7 @@ func next(in Input, out Outcome) Input {
 	}
 	if out.Status.Rollout != nil {
 		r := out.Status.Rollout
-		in.Rollout = &Rollout{Phase: RolloutProgressing, RenderRef: r.RenderRef,
+		in.Rollout = &Rollout{Phase: v1.RolloutProgressing, RenderRef: r.RenderRef,
 			PreviousRenderRef: r.PreviousRenderRef, Deadline: r.Deadline}
 	} else if p := out.Status.RolloutPhase; p != nil && in.Rollout != nil {
 		r := *in.Rollout

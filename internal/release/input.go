@@ -84,16 +84,9 @@ type FailurePolicy struct {
 	// HealthTimeout is the time a new rollout has to become Healthy; 0 means the
 	// default, DefaultHealthTimeout.
 	HealthTimeout time.Duration
-	// Action is what a Failed rollout does: ActionRollback (also when empty) or
-	// ActionHalt.
-	Action string
+	// Action is what a Failed rollout does: Rollback (also when empty) or Halt.
+	Action v1.FailureAction
 }
-
-// Failure policy actions (spec.failurePolicy.action).
-const (
-	ActionRollback = "Rollback"
-	ActionHalt     = "Halt"
-)
 
 // Requests holds the /sync and forced /sync requests and what was handled of them.
 type Requests struct {
@@ -117,18 +110,10 @@ type Pin struct {
 	RenderExists bool
 }
 
-// Rollout phases (status.rollout.phase).
-const (
-	RolloutProgressing = "Progressing"
-	RolloutSucceeded   = "Succeeded"
-	RolloutFailed      = "Failed"
-	RolloutRolledBack  = "RolledBack"
-)
-
 // Rollout is status.rollout.
 type Rollout struct {
-	// Phase is one of the Rollout* phases.
-	Phase string
+	// Phase is status.rollout.phase.
+	Phase v1.RolloutPhase
 	// RenderRef is the render this rollout is about.
 	RenderRef string
 	// PreviousRenderRef is the render to roll back to.
@@ -148,25 +133,15 @@ type FailedHook struct {
 	Message string
 }
 
-// Health states of the observer's assessment (ReleaseInventory status.health and
-// status.waves[].health).
-const (
-	HealthHealthy     = "Healthy"
-	HealthProgressing = "Progressing"
-	HealthDegraded    = "Degraded"
-	HealthMissing     = "Missing"
-	HealthUnknown     = "Unknown"
-)
-
 // Health is the observer's data from ReleaseInventory status.
 type Health struct {
 	// RenderRef is the render the data assesses.
 	RenderRef string
-	// State is the health of the whole render, one of the Health* states.
-	State string
+	// State is the health of the whole render.
+	State v1.HealthStatus
 	// Message is the observer's explanation (for example the first unhealthy object);
 	// empty for the default message.
 	Message string
 	// Objects is the health of each object of the inventory, by ObjectKey.
-	Objects map[v1.ObjectReference]string
+	Objects map[v1.ObjectReference]v1.HealthStatus
 }

@@ -372,7 +372,7 @@ func TestSP42_DefaultRateLimiterStartsAt5msAndDoublesTo1000s(t *testing.T) {
 
 func TestRequeueAtRolloutDeadline(t *testing.T) {
 	progressing := func(deadline time.Time) option {
-		return rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: deadline})
+		return rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: deadline})
 	}
 	cases := map[string]struct {
 		in      Input
@@ -411,7 +411,7 @@ func TestRequeueAtRolloutDeadline(t *testing.T) {
 		},
 		"a Succeeded rollout has no deadline": {
 			in: input(automatic(), interval(time.Hour), failurePolicy(0), rendered(refNew), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutSucceeded, RenderRef: refNew, Deadline: now.Add(time.Minute)})),
+				rollout(Rollout{Phase: v1.RolloutSucceeded, RenderRef: refNew, Deadline: now.Add(time.Minute)})),
 			attempt: Succeeded(),
 			want:    Requeue{After: time.Hour},
 		},

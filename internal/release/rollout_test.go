@@ -10,7 +10,7 @@ import (
 )
 
 // withAction sets the failurePolicy's action.
-func withAction(action string) option {
+func withAction(action v1.FailureAction) option {
 	return func(in *Input) {
 		if in.FailurePolicy == nil {
 			in.FailurePolicy = &FailurePolicy{}
@@ -22,10 +22,10 @@ func withAction(action string) option {
 // progressing is a Progressing rollout of refNew from refOld whose deadline is d
 // after now (negative: passed).
 func progressing(d time.Duration) option {
-	return rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(d)})
+	return rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(d)})
 }
 
-func healthOf(ref, state string) option { return health(Health{RenderRef: ref, State: state}) }
+func healthOf(ref string, state v1.HealthStatus) option { return health(Health{RenderRef: ref, State: state}) }
 
 // How a Progressing rollout ends (rollout-hooks-pin-waves.md, "Progressive rollout"):
 // the phase written, and what the reconcile applies.
@@ -40,82 +40,82 @@ func TestRolloutOutcome(t *testing.T) {
 		wantLast  string
 	}{
 		"Healthy before the deadline: Succeeded": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthHealthy)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthHealthy)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
-			wantPhase: &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutSucceeded, Message: "The render became Healthy before its deadline."},
 			wantLast:  refNew,
 		},
 		"Healthy for another render does not count": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refOld, HealthHealthy)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refOld, v1.HealthHealthy)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
 			wantLast:  refNew,
 		},
 		"still Progressing before the deadline: no change": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthProgressing)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthProgressing)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
 			wantLast:  refNew,
 		},
 		"Degraded, action Rollback (the default): the previous render is applied, RolledBack": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack,
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack,
 				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
 			wantLast: refOld,
 		},
 		"deadline passed, still Progressing: Failed, rolled back": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second), healthOf(refNew, HealthProgressing)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second), healthOf(refNew, v1.HealthProgressing)),
 			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed: The render did not become Healthy before its deadline " +
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack, Message: "The rollout failed: The render did not become Healthy before its deadline " +
 				now.Add(-time.Second).Format(time.RFC3339) + "; rolled back to render " + refOld + "."},
 			wantLast: refOld,
 		},
 		"the deadline is reached exactly: Failed": {
-			in:        input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew), progressing(0)),
+			in:        input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew), progressing(0)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
-			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render did not become Healthy before its deadline " + now.Format(time.RFC3339) + "."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutFailed, Message: "The render did not become Healthy before its deadline " + now.Format(time.RFC3339) + "."},
 			wantLast:  refNew,
 		},
 		"Degraded, action Halt: Failed, the failed render stays applied": {
-			in:        input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			in:        input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
-			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."},
 			wantLast:  refNew,
 		},
 		"Failed with nothing to roll back to: Failed, says so": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, HealthDegraded)),
+				rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
-			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded. There is no previous render to roll back to."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded. There is no previous render to roll back to."},
 			wantLast:  refNew,
 		},
 		"the rollback's apply fails: Failed is written, the next reconcile tries again": {
-			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			in:        input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Stopped(v1.ReasonDeployFailed, "down"),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
-			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."},
 			wantLast:  refNew,
 		},
 		"a stored Failed rollout with Rollback is rolled back": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
 			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed; rolled back to render " + refOld + "."},
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack, Message: "The rollout failed; rolled back to render " + refOld + "."},
 			wantLast:  refOld,
 		},
 		"manual mode, no /sync: the rollback goes on (the failurePolicy is a standing order)": {
-			in:        input(manual(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			in:        input(manual(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack, RollBack: true},
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack,
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack,
 				Message: "The rollout failed: The render became Degraded; rolled back to render " + refOld + "."},
 			wantLast: refOld,
 		},
@@ -125,14 +125,14 @@ func TestRolloutOutcome(t *testing.T) {
 		// Failed or RolledBack rollout."
 		"SP-20: a pending force starts a new rollout instead of judging or rolling back": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second),
-				healthOf(refNew, HealthDegraded), forcedSyncRequest(t1)),
+				healthOf(refNew, v1.HealthDegraded), forcedSyncRequest(t1)),
 			attempt:   Succeeded(),
 			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
 			wantLast:  refNew,
 		},
 		"no failurePolicy: no rollout is judged": {
 			in: input(automatic(), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(-time.Minute)}), healthOf(refNew, HealthDegraded)),
+				rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(-time.Minute)}), healthOf(refNew, v1.HealthDegraded)),
 			attempt:   Succeeded(),
 			wantApply: applyOf(refNew),
 			wantLast:  refNew,
@@ -164,7 +164,7 @@ func TestRolloutOutcome(t *testing.T) {
 // After a rollback the Release holds at the previous render (RolledBack) until the
 // render changes or a forced sync starts a new rollout, which succeeds once Healthy.
 func TestRolloutRollbackThenHoldThenForce(t *testing.T) {
-	in := input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, HealthDegraded))
+	in := input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute), healthOf(refNew, v1.HealthDegraded))
 	_, out := reconcile(in, Succeeded())
 	if out.Result.Reason != v1.ReasonRolledBack {
 		t.Fatalf("rollback reconcile: %s, want RolledBack", out.Result.Reason)
@@ -190,9 +190,9 @@ func TestRolloutRollbackThenHoldThenForce(t *testing.T) {
 		t.Errorf("new rollout's previous render %s, want %s", out.Status.Rollout.PreviousRenderRef, refOld)
 	}
 	in = next(forced, out)
-	healthOf(refNew, HealthHealthy)(&in)
+	healthOf(refNew, v1.HealthHealthy)(&in)
 	_, out = reconcile(in, Succeeded())
-	if p := out.Status.RolloutPhase; p == nil || p.Phase != RolloutSucceeded {
+	if p := out.Status.RolloutPhase; p == nil || p.Phase != v1.RolloutSucceeded {
 		t.Errorf("after Healthy: rollout phase %+v, want Succeeded", p)
 	}
 	if out.Result.Reason != v1.ReasonApplied {
@@ -204,7 +204,7 @@ func TestRolloutRollbackThenHoldThenForce(t *testing.T) {
 // the Healthy condition says that its rollout failed and why, as long as it is not
 // Healthy; the conditions of other rollouts are untouched.
 func TestHealthySaysWhyTheRolloutFailed(t *testing.T) {
-	failedRollout := rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded."})
+	failedRollout := rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded."})
 	degradedMsg := "An object of the last applied render failed. See the ReleaseInventory for which."
 	cases := map[string]struct {
 		in         Input
@@ -213,47 +213,47 @@ func TestHealthySaysWhyTheRolloutFailed(t *testing.T) {
 		wantMsg    string
 	}{
 		"Halt: the reconcile that fails the rollout": {
-			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
-				progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+			in: input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew),
+				progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded,
 			wantMsg: "The rollout of render " + refNew + " failed: The render became Degraded. " +
 				"It stays applied until a new render or a forced sync starts a new rollout. " + degradedMsg,
 		},
 		"Halt: the reconciles after it, at the deadline, still Progressing": {
-			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render did not become Healthy before its deadline."}),
-				healthOf(refNew, HealthProgressing)),
+			in: input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew),
+				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render did not become Healthy before its deadline."}),
+				healthOf(refNew, v1.HealthProgressing)),
 			wantStatus: StatusFalse, wantReason: v1.ReasonProgressing,
 			wantMsg: "The rollout of render " + refNew + " failed: The render did not become Healthy before its deadline. " +
 				"It stays applied until a new render or a forced sync starts a new rollout. Objects of the last applied render are still progressing.",
 		},
 		"Halt: a failed render that becomes Healthy later is just Healthy": {
-			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
-				failedRollout, healthOf(refNew, HealthHealthy)),
+			in: input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew),
+				failedRollout, healthOf(refNew, v1.HealthHealthy)),
 			wantStatus: StatusTrue, wantReason: v1.ReasonHealthy,
 			wantMsg: "Every object of the last applied render is healthy.",
 		},
 		"Rollback with nothing to roll back to: Failed, Healthy says so": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
-				rollout(Rollout{Phase: RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, HealthDegraded)),
+				rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}), healthOf(refNew, v1.HealthDegraded)),
 			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded,
 			wantMsg: "The rollout of render " + refNew + " failed: The render became Degraded. There is no previous render to roll back to. " +
 				"It stays applied until a new render or a forced sync starts a new rollout. " + degradedMsg,
 		},
 		"rolled back: Healthy is about the previous render, no note": {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
-				progressing(time.Minute), healthOf(refNew, HealthDegraded)),
+				progressing(time.Minute), healthOf(refNew, v1.HealthDegraded)),
 			wantStatus: StatusUnknown, wantReason: v1.ReasonNotAssessed,
 			wantMsg: "The observer has not assessed the last applied render yet.",
 		},
 		"a forced sync starts a new rollout: no note": {
-			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refNew),
-				failedRollout, healthOf(refNew, HealthDegraded), forcedSyncRequest(t1)),
+			in: input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refNew),
+				failedRollout, healthOf(refNew, v1.HealthDegraded), forcedSyncRequest(t1)),
 			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded, wantMsg: degradedMsg,
 		},
 		"a new render: the failed rollout is not about what is applied": {
-			in: input(automatic(), failurePolicy(time.Minute), withAction(ActionHalt), lastSuccessful(refOld), rendered(refOld),
-				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, Message: "The render became Degraded."}), healthOf(refOld, HealthDegraded)),
+			in: input(automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refOld), rendered(refOld),
+				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, Message: "The render became Degraded."}), healthOf(refOld, v1.HealthDegraded)),
 			wantStatus: StatusFalse, wantReason: v1.ReasonDegraded, wantMsg: degradedMsg,
 		},
 	}
@@ -274,24 +274,24 @@ func TestHealthySaysWhyTheRolloutFailed(t *testing.T) {
 // rollback whose apply fails, report no second failure.
 func TestRollbackReportsTheFailureFirst(t *testing.T) {
 	_, out := reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute),
-		healthOf(refNew, HealthDegraded)), Succeeded())
-	want := &RolloutChange{Phase: RolloutFailed, Message: "The render became Degraded."}
+		healthOf(refNew, v1.HealthDegraded)), Succeeded())
+	want := &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."}
 	if diff := cmp.Diff(want, out.Status.RolloutFailure); diff != "" {
 		t.Errorf("RolloutFailure (-want +got):\n%s", diff)
 	}
-	if p := out.Status.RolloutPhase; p == nil || p.Phase != RolloutRolledBack {
+	if p := out.Status.RolloutPhase; p == nil || p.Phase != v1.RolloutRolledBack {
 		t.Errorf("RolloutPhase %+v, want RolledBack", p)
 	}
 
 	_, out = reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew),
-		rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})), Succeeded())
+		rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})), Succeeded())
 	if out.Status.RolloutFailure != nil {
 		t.Errorf("a stored Failed rollout rolled back: RolloutFailure %+v, want none (its event was sent when it failed)", out.Status.RolloutFailure)
 	}
 
 	_, out = reconcile(input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(time.Minute),
-		healthOf(refNew, HealthDegraded)), Stopped(v1.ReasonDeployFailed, "down"))
-	if out.Status.RolloutFailure != nil || out.Status.RolloutPhase == nil || out.Status.RolloutPhase.Phase != RolloutFailed {
+		healthOf(refNew, v1.HealthDegraded)), Stopped(v1.ReasonDeployFailed, "down"))
+	if out.Status.RolloutFailure != nil || out.Status.RolloutPhase == nil || out.Status.RolloutPhase.Phase != v1.RolloutFailed {
 		t.Errorf("rollback apply failed: RolloutFailure %+v, RolloutPhase %+v; want Failed stored and no extra failure", out.Status.RolloutFailure, out.Status.RolloutPhase)
 	}
 }

@@ -69,7 +69,7 @@ func TestDecideSteps(t *testing.T) {
 		},
 		"step 2: manual, the rollback of a Failed rollout waits for a lower cluster wave": {
 			in: input(manual(), lastSuccessful(refNew), failurePolicy(time.Minute), blockedByClusterWave("team-b/db"),
-				rollout(Rollout{Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld})),
 			want: Plan{Stop: &Result{Reason: v1.ReasonWaitingForClusterWave,
 				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
 		},
@@ -109,16 +109,16 @@ func TestDecideSteps(t *testing.T) {
 		},
 		"step 7: RolledBack keeps the previous render applied": {
 			in: input(automatic(), lastSuccessful(refOld), failurePolicy(0),
-				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
 			want: Plan{Apply: &Apply{RenderRef: refOld, DryRun: true, Report: rolledBack}},
 		},
 		"step 7: a new render after a rollback goes on": {
 			in: input(automatic(), rendered(refPin), lastSuccessful(refOld), failurePolicy(0),
-				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
 			want: Plan{Apply: &Apply{RenderRef: refPin, DryRun: true, RunHooks: true, StartRollout: true}},
 		},
 		"step 7: RolledBack without a previous render: nothing applied": {
-			in:   input(automatic(), failurePolicy(0), rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew})),
+			in:   input(automatic(), failurePolicy(0), rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew})),
 			want: Plan{Stop: rolledBack},
 		},
 		"step 8: hooks for a render other than the last successful one": {
@@ -169,7 +169,7 @@ func TestHoldAfterSuccessfulApply(t *testing.T) {
 		},
 		"rolled back": {
 			in: input(automatic(), interval(time.Minute), lastSuccessful(refOld), failurePolicy(0),
-				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld})),
 			want: Outcome{
 				Result: Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack},
 				Kind:   KindHold,
@@ -197,10 +197,10 @@ func TestPlanWaves(t *testing.T) {
 		return v1.ObjectReference{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: name}
 	}
 	// objects is one Deployment per wave, named after it ("w-1", "w0", ...).
-	objects := func(waves ...int) []WaveObject {
+	objects := func(waves ...int32) []WaveObject {
 		var out []WaveObject
 		for _, w := range waves {
-			out = append(out, WaveObject{Ref: ref("w" + itoa(w)), Wave: w})
+			out = append(out, WaveObject{Ref: ref("w" + itoa(int(w))), Wave: w})
 		}
 		return out
 	}
@@ -208,12 +208,12 @@ func TestPlanWaves(t *testing.T) {
 	// others listed Progressing. (The observer's per-wave health is not an input:
 	// during an upgrade the old objects make every wave look Healthy.)
 	healthy := func(renderRef string, names []string, others ...string) *Health {
-		h := &Health{RenderRef: renderRef, State: HealthProgressing, Objects: map[v1.ObjectReference]string{}}
+		h := &Health{RenderRef: renderRef, State: v1.HealthProgressing, Objects: map[v1.ObjectReference]v1.HealthStatus{}}
 		for _, n := range names {
-			h.Objects[ObjectKey(ref(n))] = HealthHealthy
+			h.Objects[ObjectKey(ref(n))] = v1.HealthHealthy
 		}
 		for _, n := range others {
-			h.Objects[ObjectKey(ref(n))] = HealthProgressing
+			h.Objects[ObjectKey(ref(n))] = v1.HealthProgressing
 		}
 		return h
 	}
@@ -227,75 +227,75 @@ func TestPlanWaves(t *testing.T) {
 	}{
 		"no objects":                 {want: WavePlan{}},
 		"no objects, applied":        {in: WaveInput{Applied: true}, want: WavePlan{}},
-		"one wave: applied, no hold": {in: WaveInput{Objects: objects(0, 0, 0)}, want: WavePlan{Waves: []int{0}, Total: 1}},
+		"one wave: applied, no hold": {in: WaveInput{Objects: objects(0, 0, 0)}, want: WavePlan{Waves: []int32{0}, Total: 1}},
 		"first reconcile: the first wave, then hold": {
 			in:   WaveInput{Objects: objects(1, 0, -1, 1)},
-			want: WavePlan{Waves: []int{-1}, Total: 3, Hold: hold(-1, 0)},
+			want: WavePlan{Waves: []int32{-1}, Total: 3, Hold: hold(-1, 0)},
 		},
 		"the first wave applied and healthy: up to the second": {
 			in:   WaveInput{Objects: objects(-1, 0, 1), AppliedWaves: 1, Health: healthy(refNew, []string{"w-1"})},
-			want: WavePlan{Waves: []int{-1, 0}, Total: 3, Hold: hold(0, 1)},
+			want: WavePlan{Waves: []int32{-1, 0}, Total: 3, Hold: hold(0, 1)},
 		},
 		"all but the last applied and healthy: every wave": {
 			in:   WaveInput{Objects: objects(-1, 0, 1), AppliedWaves: 2, Health: healthy(refNew, []string{"w-1", "w0"})},
-			want: WavePlan{Waves: []int{-1, 0, 1}, Total: 3},
+			want: WavePlan{Waves: []int32{-1, 0, 1}, Total: 3},
 		},
 		"health of another render does not count": {
 			in:   WaveInput{Objects: objects(0, 1), AppliedWaves: 1, Health: healthy(refOld, []string{"w0", "w1"})},
-			want: WavePlan{Waves: []int{0}, Total: 2, Hold: hold(0, 1)},
+			want: WavePlan{Waves: []int32{0}, Total: 2, Hold: hold(0, 1)},
 		},
 		"a later wave healthy, an earlier not": {
 			in:   WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 2, Health: healthy(refNew, []string{"w1"}, "w0")},
-			want: WavePlan{Waves: []int{0}, Total: 3, Hold: hold(0, 1)},
+			want: WavePlan{Waves: []int32{0}, Total: 3, Hold: hold(0, 1)},
 		},
 		// Case 1 of issue 13: after the upgrade's wave 0, the inventory still holds the
 		// old render's objects of waves 1 and 2, Healthy; they do not count until this
 		// render applied them.
 		"upgrade: healthy waves not yet applied for this render do not count": {
 			in:   WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 1, Health: healthy(refNew, []string{"w0", "w1", "w2"})},
-			want: WavePlan{Waves: []int{0, 1}, Total: 3, Hold: hold(1, 2)},
+			want: WavePlan{Waves: []int32{0, 1}, Total: 3, Hold: hold(1, 2)},
 		},
 		"upgrade: the wave applied in this reconcile waits for its assessment": {
 			in:   WaveInput{Objects: objects(0, 1, 2), Health: healthy(refNew, []string{"w0", "w1", "w2"})},
-			want: WavePlan{Waves: []int{0}, Total: 3, Hold: hold(0, 1)},
+			want: WavePlan{Waves: []int32{0}, Total: 3, Hold: hold(0, 1)},
 		},
 		"an object of the render without a health result is not healthy": {
 			in: WaveInput{
 				Objects:      append(objects(0, 1), WaveObject{Ref: ref("new"), Wave: 0}),
 				AppliedWaves: 1, Health: healthy(refNew, []string{"w0", "w1"}),
 			},
-			want: WavePlan{Waves: []int{0}, Total: 2, Hold: hold(0, 1)},
+			want: WavePlan{Waves: []int32{0}, Total: 2, Hold: hold(0, 1)},
 		},
 		"an object's health counts whatever its version": {
 			in: WaveInput{
 				Objects:      []WaveObject{{Ref: v1.ObjectReference{Group: "apps", Version: "v1beta2", Kind: "Deployment", Namespace: "ns", Name: "w0"}}, {Ref: ref("w1"), Wave: 1}},
 				AppliedWaves: 1, Health: healthy(refNew, []string{"w0"}),
 			},
-			want: WavePlan{Waves: []int{0, 1}, Total: 2},
+			want: WavePlan{Waves: []int32{0, 1}, Total: 2},
 		},
 		// Case 2: an object the render dropped stays in the inventory, and in the
 		// observer's data, until the prune; it never gates a wave.
 		"upgrade: a dropped object that is Missing does not gate": {
 			in: WaveInput{Objects: objects(0, 1), AppliedWaves: 1, Health: func() *Health {
 				h := healthy(refNew, []string{"w0"})
-				h.Objects[ObjectKey(ref("dropped"))] = HealthMissing
+				h.Objects[ObjectKey(ref("dropped"))] = v1.HealthMissing
 				return h
 			}()},
-			want: WavePlan{Waves: []int{0, 1}, Total: 2},
+			want: WavePlan{Waves: []int32{0, 1}, Total: 2},
 		},
 		// Case 7: the render applied in full is applied in full at each reconcile,
 		// whatever a lower wave's health.
 		"the render applied in full: every wave, a lower one Degraded": {
 			in: WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 3, Applied: true, Health: func() *Health {
 				h := healthy(refNew, []string{"w1", "w2"})
-				h.Objects[ObjectKey(ref("w0"))] = HealthDegraded
+				h.Objects[ObjectKey(ref("w0"))] = v1.HealthDegraded
 				return h
 			}()},
-			want: WavePlan{Waves: []int{0, 1, 2}, Total: 3},
+			want: WavePlan{Waves: []int32{0, 1, 2}, Total: 3},
 		},
 		"the render applied in full, no health yet: every wave": {
 			in:   WaveInput{Objects: objects(0, 1, 2), Applied: true},
-			want: WavePlan{Waves: []int{0, 1, 2}, Total: 3},
+			want: WavePlan{Waves: []int32{0, 1, 2}, Total: 3},
 		},
 	}
 	for name, tc := range cases {

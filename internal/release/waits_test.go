@@ -46,40 +46,40 @@ func TestRolloutStartsAtTheFirstWave(t *testing.T) {
 			wantReason: v1.ReasonWaitingForSyncWave,
 		},
 		"first wave Healthy, later waves wait: not Succeeded yet": {
-			in:         input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), progressing(30*time.Second), waveHold(refNew), healthOf(refNew, HealthHealthy)),
+			in:         input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), progressing(30*time.Second), waveHold(refNew), healthOf(refNew, v1.HealthHealthy)),
 			attempt:    heldAtWave(),
 			wantReason: v1.ReasonWaitingForSyncWave,
 		},
 		"all waves applied and Healthy: Succeeded": {
-			in:         input(automatic(), lastSuccessful(refNew), failurePolicy(time.Minute), progressing(30*time.Second), healthOf(refNew, HealthHealthy)),
+			in:         input(automatic(), lastSuccessful(refNew), failurePolicy(time.Minute), progressing(30*time.Second), healthOf(refNew, v1.HealthHealthy)),
 			attempt:    Succeeded(),
-			wantPhase:  &RolloutChange{Phase: RolloutSucceeded, Message: "The render became Healthy before its deadline."},
+			wantPhase:  &RolloutChange{Phase: v1.RolloutSucceeded, Message: "The render became Healthy before its deadline."},
 			wantLast:   refNew,
 			wantReason: v1.ReasonApplied,
 		},
 		"first wave never Healthy, deadline passed, Halt: Failed while waiting for the wave": {
-			in: input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), withAction(ActionHalt),
-				progressing(-time.Second), waveHold(refNew), healthOf(refNew, HealthProgressing)),
+			in: input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), withAction(v1.FailureActionHalt),
+				progressing(-time.Second), waveHold(refNew), healthOf(refNew, v1.HealthProgressing)),
 			attempt: heldAtWave(),
-			wantPhase: &RolloutChange{Phase: RolloutFailed, Message: "The render did not become Healthy before its deadline " +
+			wantPhase: &RolloutChange{Phase: v1.RolloutFailed, Message: "The render did not become Healthy before its deadline " +
 				now.Add(-time.Second).Format(time.RFC3339) + "."},
 			wantReason: v1.ReasonWaitingForSyncWave,
 		},
 		"first wave never Healthy, deadline passed, Rollback: the previous render is applied": {
 			in: input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute),
-				progressing(-time.Second), waveHold(refNew), healthOf(refNew, HealthProgressing)),
+				progressing(-time.Second), waveHold(refNew), healthOf(refNew, v1.HealthProgressing)),
 			attempt: Succeeded(),
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed: The render did not become Healthy before its deadline " +
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack, Message: "The rollout failed: The render did not become Healthy before its deadline " +
 				now.Add(-time.Second).Format(time.RFC3339) + "; rolled back to render " + refOld + "."},
 			wantLast:   refOld,
 			wantReason: v1.ReasonRolledBack,
 		},
 		"a rollback that waited for a wave of the previous render says why the rollout failed": {
 			in: input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(Rollout{
-				Phase: RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded.",
+				Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld, Message: "The render became Degraded.",
 			}), waveHold(refOld)),
 			attempt: Succeeded(),
-			wantPhase: &RolloutChange{Phase: RolloutRolledBack, Message: "The rollout failed: The render became Degraded; " +
+			wantPhase: &RolloutChange{Phase: v1.RolloutRolledBack, Message: "The rollout failed: The render became Degraded; " +
 				"rolled back to render " + refOld + "."},
 			wantLast:   refOld,
 			wantReason: v1.ReasonRolledBack,
@@ -125,7 +125,7 @@ func TestRolloutStartedAtTheFirstWaveRequeuesAtItsDeadline(t *testing.T) {
 // the new rollout there, and the next reconciles apply the later wave of that render
 // without the rollback hold and without a dry run.
 func TestForceCarriesThroughSyncWaves(t *testing.T) {
-	rolledBack := Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
+	rolledBack := Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
 	in := input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), forcedSyncRequest(t1), handledForceAt(t0))
 
 	plan, out := reconcile(in, heldAtWave())
@@ -142,7 +142,7 @@ func TestForceCarriesThroughSyncWaves(t *testing.T) {
 
 	in = next(in, out)
 	waveHold(refNew)(&in)
-	healthOf(refNew, HealthHealthy)(&in)
+	healthOf(refNew, v1.HealthHealthy)(&in)
 	plan, out = reconcile(in, Succeeded())
 	if diff := cmp.Diff(&Apply{RenderRef: refNew, RunHooks: true}, plan.Apply); diff != "" {
 		t.Fatalf("the reconcile after the wave: Apply (-want +got):\n%s", diff)
@@ -160,7 +160,7 @@ func TestForceCarriesThroughSyncWaves(t *testing.T) {
 	in = next(in, out)
 	in.WaveHold = ""
 	_, out = reconcile(in, Succeeded())
-	if p := out.Status.RolloutPhase; p == nil || p.Phase != RolloutSucceeded {
+	if p := out.Status.RolloutPhase; p == nil || p.Phase != v1.RolloutSucceeded {
 		t.Errorf("all waves applied and Healthy: rollout phase %+v, want Succeeded", p)
 	}
 }
@@ -169,7 +169,7 @@ func TestForceCarriesThroughSyncWaves(t *testing.T) {
 // waits goes on at the next reconciles as forced: no rollback hold, no dry run, and the
 // apply after the batches starts the new rollout.
 func TestForceCarriesThroughHookBatches(t *testing.T) {
-	rolledBack := Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
+	rolledBack := Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
 	base := input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), forcedSyncRequest(t1), handledForceAt(t1))
 	cases := map[string]struct {
 		in        Input
@@ -253,7 +253,7 @@ func with(in Input, opts ...option) Input {
 // back reports RolledBack (with what to do), as the rollback did, not WaitingForSync:
 // a /sync would keep the previous render applied.
 func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {
-	rolledBack := Rollout{Phase: RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
+	rolledBack := Rollout{Phase: v1.RolloutRolledBack, RenderRef: refNew, PreviousRenderRef: refOld}
 	held := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
 	cases := map[string]struct {
 		in        Input
@@ -274,7 +274,7 @@ func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {
 		},
 		"a new render: WaitingForSync": {
 			in: input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute),
-				rollout(Rollout{Phase: RolloutRolledBack, RenderRef: refPin, PreviousRenderRef: refOld})),
+				rollout(Rollout{Phase: v1.RolloutRolledBack, RenderRef: refPin, PreviousRenderRef: refOld})),
 			wantStop: &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualDiffers},
 		},
 	}
@@ -292,7 +292,7 @@ func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {
 
 	// No flapping: the rollback reconcile and the quiet ones after it report the same
 	// Applied condition.
-	in := input(manual(), lastSuccessful(refNew), failurePolicy(time.Minute), progressing(-time.Second), healthOf(refNew, HealthProgressing))
+	in := input(manual(), lastSuccessful(refNew), failurePolicy(time.Minute), progressing(-time.Second), healthOf(refNew, v1.HealthProgressing))
 	_, out := reconcile(in, Succeeded())
 	first := out.Applied
 	if first.Reason != v1.ReasonRolledBack {

@@ -10,7 +10,7 @@ import (
 // WavePlan says which sync waves of a render one reconcile applies (step 10).
 type WavePlan struct {
 	// Waves are the waves to apply in this reconcile, ascending.
-	Waves []int
+	Waves []int32
 	// Total is the number of sync waves of the render.
 	Total int
 	// Hold, when set, is the Result to report once Waves are applied: a later wave
@@ -43,7 +43,7 @@ type WaveInput struct {
 // WaveObject is an object of the render and its sync wave.
 type WaveObject struct {
 	Ref  v1.ObjectReference
-	Wave int
+	Wave int32
 }
 
 // PlanWaves decides the sync waves of in.RenderRef to apply. Waves apply in ascending
@@ -53,7 +53,7 @@ type WaveObject struct {
 // again (server-side apply is idempotent and corrects drift). A render already
 // applied in full is applied in full.
 func PlanWaves(in WaveInput) WavePlan {
-	sorted := make([]int, 0, len(in.Objects))
+	sorted := make([]int32, 0, len(in.Objects))
 	for _, o := range in.Objects {
 		sorted = append(sorted, o.Wave)
 	}
@@ -85,13 +85,13 @@ func PlanWaves(in WaveInput) WavePlan {
 
 // waveHealthy reports whether in.Health says every object of the render in wave is
 // Healthy for in.RenderRef.
-func waveHealthy(in WaveInput, wave int) bool {
+func waveHealthy(in WaveInput, wave int32) bool {
 	h := in.Health
 	if h == nil || h.RenderRef != in.RenderRef {
 		return false
 	}
 	for _, o := range in.Objects {
-		if o.Wave == wave && h.Objects[ObjectKey(o.Ref)] != HealthHealthy {
+		if o.Wave == wave && h.Objects[ObjectKey(o.Ref)] != v1.HealthHealthy {
 			return false
 		}
 	}
