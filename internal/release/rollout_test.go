@@ -25,7 +25,9 @@ func progressing(d time.Duration) option {
 	return rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, PreviousRenderRef: refOld, Deadline: now.Add(d)})
 }
 
-func healthOf(ref string, state v1.HealthStatus) option { return health(Health{RenderRef: ref, State: state}) }
+func healthOf(ref string, state v1.HealthStatus) option {
+	return health(Health{RenderRef: ref, State: state})
+}
 
 // How a Progressing rollout ends (rollout-hooks-pin-waves.md, "Progressive rollout"):
 // the phase written, and what the reconcile applies.
