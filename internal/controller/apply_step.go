@@ -22,71 +22,89 @@ import (
 // applyStep carries out what Decide asked for: the pre-apply dry run unless a force
 // skips it (step 9), the sync waves that PlanWaves allows, growing the
 // ReleaseInventory before each apply (step 10), and the prune after the last wave
-// (step 11). It returns how the attempt ended, for release.Finish: Succeeded, or the
-// Result of the step that stopped. An error means the reconcile itself could not go
-// on (a cancelled context).
+// (step 11). It returns what it did: how the attempt ended, for release.Finish
+// (Succeeded, or the Result of the step that stopped), and the changes of status it
+// calls for. An error means the reconcile itself could not go on (a cancelled
+// context).
 //
 // With plan.RunHooks the PreApply hook batches come first (step 8) and the PostApply
 // batches last (step 12); a forced sync (plan.RerunHooks) deletes the render's hook
 // Jobs first, so that they run anew.
-func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (release.Result, error) {
+func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (applied, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
+	var ap applied
 	objects, chartHooks, chartVersion, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
 	if stop != nil || err != nil {
-		return deref(stop), err
+		return ap.ended(deref(stop), nil), err
 	}
-	st.appliedChartVersion = chartVersion
+	ap.chartVersion = chartVersion
 
 	var hr *hookRun
 	if plan.RunHooks {
 		if hr, err = newHookRun(r, st, in, plan.RenderRef, chartHooks); err != nil {
-			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
+			return ap.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
 		}
 		if plan.RerunHooks {
 			if err := hr.rerun(ctx); err != nil {
-				return failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
+				res, err := failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
+				return ap.ended(res, hr), err
 			}
 		}
 		stop, err := hr.run(ctx, v1.HookPreApply)
 		if err != nil {
-			return failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
+			res, err := failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
+			return ap.ended(res, hr), err
 		}
 		if stop != nil {
-			return *stop, nil
+			return ap.ended(*stop, hr), nil
 		}
 	}
-	res, err := r.applyRender(ctx, st, in, plan, objects)
+	res, err := r.applyRender(ctx, st, in, plan, objects, &ap)
 	if err != nil || res.Reason != v1.ReasonApplied {
-		return res, err
+		return ap.ended(res, hr), err
 	}
 	// The hooks are done once the PostApply batches are: a successful apply then ends
 	// what status.hooks recorded.
-	done := func() { st.hooks, st.hooksSet = nil, len(st.rel.Status.Hooks) > 0 }
+	var done change[[]v1.HookStatus]
+	if len(st.rel.Status.Hooks) > 0 {
+		done = changeTo[[]v1.HookStatus](nil)
+	}
 	if hr == nil {
-		done()
-		return res, nil
+		ap.result, ap.hooks = res, done
+		return ap, nil
 	}
 	stop, err = hr.run(ctx, v1.HookPostApply)
 	switch {
 	case err != nil:
 		// Not counted as applied, and status.hooks kept: the retry applies again and
 		// goes on with the batches.
-		st.hooksSet = false
-		return failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
+		ap.result, err = failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
+		return ap, err
 	case stop != nil:
 		stop.AfterApply = true
-		return *stop, nil
+		return ap.ended(*stop, hr), nil
 	}
-	done()
 	if err := hr.cleanup(ctx); err != nil {
 		// The hooks succeeded; the old Jobs go at the next render's cleanup.
 		logger.Error(err, "Cannot delete the hook Jobs of older renders")
 	}
-	return res, nil
+	ap.result, ap.hooks = res, done
+	return ap, nil
+}
+
+// ended is ap ended with res, with the status.hooks that the hook run hr (nil: none)
+// decided.
+func (ap applied) ended(res release.Result, hr *hookRun) applied {
+	ap.result = res
+	if hr != nil {
+		ap.hooks = hr.status
+	}
+	return ap
 }
 
 // applyRender is the pre-apply dry run, the sync waves and the prune (steps 9–11).
-func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, plan *release.Apply, objects []apply.Object) (release.Result, error) {
+// It records in done what the apply changed and the progress of the sync waves.
+func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, plan *release.Apply, objects []apply.Object, done *applied) (release.Result, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
 	var err error
 	applier := apply.New(st.target.Client, r.applyOpts)
@@ -127,7 +145,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		logger.V(1).Info("Applying a sync wave", "wave", wave)
 		res, err := applier.ApplyWave(ctx, ap, wave)
 		if res != nil {
-			st.applyChanges.add(res.Changes)
+			done.changes.add(res.Changes)
 			changes = append(changes, res.Changes...)
 		}
 		if err != nil {
@@ -147,12 +165,12 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
 	if waves.Hold != nil {
-		st.syncWave, st.syncWaveSet = progress, true
+		done.syncWave = changeTo(progress)
 		hold := *waves.Hold
 		hold.WavesApplied = true
 		return hold, nil
 	}
-	st.syncWave, st.syncWaveSet = nil, true
+	done.syncWave = changeTo[*v1.SyncWaveStatus](nil)
 
 	pin := apply.PruneInput{
 		Release:   apply.Owner{Name: st.rel.Name, Namespace: st.rel.Namespace},
@@ -168,7 +186,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	pruned, err := applier.Prune(ctx, pin)
 	if pruned != nil {
 		r.reportKept(ctx, st.rel, "Prune", pruned.Kept)
-		st.applyChanges.pruned += len(pruned.Deleted)
+		done.changes.pruned += len(pruned.Deleted)
 		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, nil, pruned.Inventory); werr != nil && err == nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
 		}

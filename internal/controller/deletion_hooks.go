@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -72,7 +73,7 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 	switch {
 	case failed && d.forced == nil:
 		res := &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(release.FailedHookOf("", recorded).Message)}
-		return res, h.r.writeDeletionStatus(ctx, rel, h.st, res, nil)
+		return res, h.r.writeDeletionStatus(ctx, rel, h.st.now, h.status, res, nil)
 	case failed:
 		if err := h.rerun(ctx); err != nil {
 			return nil, err
@@ -90,7 +91,7 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 	if failed {
 		forced = d.forced
 	}
-	return stop, h.r.writeDeletionStatus(ctx, rel, h.st, stop, forced)
+	return stop, h.r.writeDeletionStatus(ctx, rel, h.st.now, h.status, stop, forced)
 }
 
 // deleteHookFailed is the message of a failed delete hook: what holds the deletion,
@@ -137,10 +138,10 @@ func (d *deletionHooks) postDeleteObjects() []hooks.Hook {
 // writeDeletionStatus writes what the delete hooks did: status.hooks, and the Applied
 // and Ready conditions when res holds the deletion; forced, when set, is the forced
 // /sync that ran failed hooks again.
-func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, st *state, res *release.Result, forced *metav1.Time) error {
+func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, now time.Time, hooks change[[]v1.HookStatus], res *release.Result, forced *metav1.Time) error {
 	s := *rel.Status.DeepCopy()
-	if st.hooksSet {
-		s.Hooks = st.hooks
+	if hooks.set {
+		s.Hooks = hooks.to
 	}
 	if forced != nil {
 		s.LastHandledForceSyncAt = forced
@@ -152,7 +153,7 @@ func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, s
 			healthy = release.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 		}
 		for _, c := range []release.Condition{applied, release.ReadyCondition(applied, healthy)} {
-			setCondition(&s.Conditions, c, rel.Generation, st.now)
+			setCondition(&s.Conditions, c, rel.Generation, now)
 		}
 	}
 	if equality.Semantic.DeepEqual(rel.Status, s) {

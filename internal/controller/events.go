@@ -25,7 +25,7 @@ const (
 // emitEvents records what changed or failed in this reconcile, and nothing else: a
 // steady Release records no event. Each event is an API write, so one reconcile makes
 // as few as it can: what the apply changed goes into the event of the Applied change.
-func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan, out release.Outcome) {
+func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan, ap applied, out release.Outcome) {
 	rel := st.rel
 	for _, w := range plan.Warnings {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventInvalidAnnotation, "Reconcile", "%s", w.Message)
@@ -36,7 +36,7 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 		}
 	}
 	changes := ""
-	if c := st.applyChanges; c.created+c.configured+c.pruned > 0 {
+	if c := ap.changes; c.created+c.configured+c.pruned > 0 {
 		changes = fmt.Sprintf(" Objects: %d created, %d changed, %d pruned.", c.created, c.configured, c.pruned)
 	}
 

@@ -38,6 +38,9 @@ type hookRun struct {
 	resume *release.HookBatch
 	// rerunning: a forced sync deleted the Jobs; what status.hooks says of them is past.
 	rerunning bool
+	// status is the new status.hooks that run decided: the batch that waits or failed,
+	// or the phase's last batch once it is done.
+	status change[[]v1.HookStatus]
 }
 
 // newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
@@ -119,7 +122,7 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	}
 	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs)
 	if step.Stop != nil || step.Completed {
-		h.st.hooks, h.st.hooksSet = step.Status, true
+		h.status = changeTo(step.Status)
 	}
 	if len(step.Create) > 0 || len(step.Apply) > 0 {
 		if err := h.r.ensureInventory(ctx, h.st); err != nil {

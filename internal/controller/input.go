@@ -44,18 +44,34 @@ type state struct {
 	pinned *v1.Render
 	// inventory is the ReleaseInventory as the cache has it; nil when there is none.
 	inventory *v1.ReleaseInventory
-
-	// appliedChartVersion is the chart version of the render the apply applied.
-	appliedChartVersion string
-	// syncWave is the new status.syncWave when the apply set or cleared it.
-	syncWave    *v1.SyncWaveStatus
-	syncWaveSet bool
-	// hooks is the new status.hooks when hooksSet: the running or failed hook batch,
-	// or none once the hooks are done.
-	hooks        []v1.HookStatus
-	hooksSet     bool
-	applyChanges changeCounts
 }
+
+// applied is what applyStep did, as it returns it: how the attempt ended, for
+// release.Finish, and what the status write, the events and the metrics take from it.
+// The zero value is a reconcile that applied nothing.
+type applied struct {
+	// result is how the attempt ended: Succeeded, or the Result of the step that
+	// stopped it.
+	result release.Result
+	// chartVersion is the chart version of the render applied; empty when none was.
+	chartVersion string
+	// syncWave is the new status.syncWave, when the apply changed it: the progress of
+	// a render held at a sync wave, or nil once every wave is applied.
+	syncWave change[*v1.SyncWaveStatus]
+	// hooks is the new status.hooks, when the hooks changed it: the running or failed
+	// hook batch, or none once the hooks are done.
+	hooks change[[]v1.HookStatus]
+	// changes counts what the apply changed on the target.
+	changes changeCounts
+}
+
+// change is a new value of a status field; the zero change keeps the field as it is.
+type change[T any] struct {
+	to  T
+	set bool
+}
+
+func changeTo[T any](v T) change[T] { return change[T]{to: v, set: true} }
 
 // changeCounts counts what an apply changed on the target.
 type changeCounts struct {

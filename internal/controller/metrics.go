@@ -59,14 +59,14 @@ func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
 }
 
 // observe records one reconcile.
-func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcome, st *state, took time.Duration) {
+func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcome, st *state, changes changeCounts, took time.Duration) {
 	if m == nil {
 		return
 	}
 	m.duration.WithLabelValues(out.Result.Reason).Observe(took.Seconds())
-	m.objects.WithLabelValues("created").Add(float64(st.applyChanges.created))
-	m.objects.WithLabelValues("configured").Add(float64(st.applyChanges.configured))
-	m.objects.WithLabelValues("pruned").Add(float64(st.applyChanges.pruned))
+	m.objects.WithLabelValues("created").Add(float64(changes.created))
+	m.objects.WithLabelValues("configured").Add(float64(changes.configured))
+	m.objects.WithLabelValues("pruned").Add(float64(changes.pruned))
 	pending := plan.Sync.Pending && out.Status.LastHandledSyncAt == nil
 	m.mu.Lock()
 	defer m.mu.Unlock()

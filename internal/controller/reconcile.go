@@ -117,13 +117,13 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	in.Failures = r.failures.Get(key)
 
 	plan := release.Decide(in)
-	attempt := release.Result{}
+	var ap applied
 	if plan.Apply != nil {
-		if attempt, err = r.applyStep(ctx, st, in, plan.Apply); err != nil {
+		if ap, err = r.applyStep(ctx, st, in, plan.Apply); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
-	out := release.Finish(in, plan, attempt)
+	out := release.Finish(in, plan, ap.result)
 	r.failures.Update(key, out.Counter)
 	if out.Counter == release.CounterKeep {
 		// A non-transient failure returns no error; the work queue's count stays too.
@@ -136,7 +136,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	}
 	ctx = logr.NewContext(ctx, logger)
 
-	status := newStatus(rel, st, out)
+	status := newStatus(rel, st, ap, out)
 	changed := !equality.Semantic.DeepEqual(rel.Status, status)
 	if changed {
 		logger.V(1).Info("Writing the status")
@@ -144,8 +144,8 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 			return reconcile.Result{}, err
 		}
 	}
-	r.emitEvents(ctx, st, plan, out)
-	r.metrics.observe(key, plan, out, st, r.clock.Since(started))
+	r.emitEvents(ctx, st, plan, ap, out)
+	r.metrics.observe(key, plan, out, st, ap.changes, r.clock.Since(started))
 	if st.newRender && rel.Status.Render != nil {
 		// A new render beside an earlier one may push an old Render out of the
 		// history; the first render of a Release cannot.

@@ -14,11 +14,11 @@ import (
 )
 
 // newStatus computes the Release's status after a reconcile from the status it read,
-// what the reconcile observed (st) and the outcome. It is a pure function: equal
+// what the reconcile observed (st) and applied (ap) and the outcome. It is a pure function: equal
 // inputs give an equal status, so a steady Release gives back the status it had and
 // no write is made. Every time field says when something changed; none is rewritten
 // by a reconcile that found nothing new.
-func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus {
+func newStatus(rel *v1.Release, st *state, ap applied, out release.Outcome) v1.ReleaseStatus {
 	s := *rel.Status.DeepCopy()
 	now := st.now
 	s.ObservedGeneration = rel.Generation
@@ -31,11 +31,11 @@ func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus
 	if ref := out.Status.LastSuccessfulRender; ref != "" {
 		switch {
 		case s.LastSuccessful == nil || s.LastSuccessful.RenderRef != ref:
-			s.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: st.appliedChartVersion, AppliedAt: timestamp(now)}
-		case st.appliedChartVersion != "":
+			s.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: ap.chartVersion, AppliedAt: timestamp(now)}
+		case ap.chartVersion != "":
 			// Another chart version may render the same objects: the render (and
 			// appliedAt) stay, the version follows the chart.
-			s.LastSuccessful.ChartVersion = st.appliedChartVersion
+			s.LastSuccessful.ChartVersion = ap.chartVersion
 		}
 	}
 	if t := out.Status.LastHandledSyncAt; t != nil {
@@ -56,11 +56,11 @@ func newStatus(rel *v1.Release, st *state, out release.Outcome) v1.ReleaseStatus
 	if p := out.Status.RolloutPhase; p != nil && s.Rollout != nil && out.Status.Rollout == nil {
 		s.Rollout.Phase, s.Rollout.Message = v1.RolloutPhase(p.Phase), p.Message
 	}
-	if st.syncWaveSet {
-		s.SyncWave = st.syncWave
+	if ap.syncWave.set {
+		s.SyncWave = ap.syncWave.to
 	}
-	if st.hooksSet {
-		s.Hooks = st.hooks
+	if ap.hooks.set {
+		s.Hooks = ap.hooks.to
 	}
 	return s
 }

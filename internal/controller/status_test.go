@@ -21,7 +21,6 @@ func reconcileStatus(rel *v1.Release, ref string, now time.Time, attempt release
 	res := &render.Result{Ref: ref, ChartVersion: "1.0.0", ValuesDigest: "sha256:v"}
 	st.render = res
 	st.renderStatus = renderStatus(rel.Status.Render, res, now)
-	st.appliedChartVersion = "1.0.0"
 	in := release.Input{Now: now, Policy: syncPolicy(rel.Spec.SyncPolicy), Requests: requests(rel), CurrentRender: ref}
 	if ls := rel.Status.LastSuccessful; ls != nil {
 		in.LastSuccessfulRender = ls.RenderRef
@@ -30,7 +29,7 @@ func reconcileStatus(rel *v1.Release, ref string, now time.Time, attempt release
 	if plan.Apply == nil {
 		attempt = release.Result{}
 	}
-	return newStatus(rel, st, release.Finish(in, plan, attempt))
+	return newStatus(rel, st, applied{result: attempt, chartVersion: "1.0.0"}, release.Finish(in, plan, attempt))
 }
 
 // A steady Release gives back the status it has, so the controller writes nothing.
@@ -153,10 +152,11 @@ func TestLastSuccessfulChartVersionFollowsTheChart(t *testing.T) {
 	first := reconcileStatus(rel, "sha256:a", t0, release.Succeeded())
 	rel = with(rel, statusOnly(func(s *v1.ReleaseStatus) { *s = first }))
 
-	st := &state{rel: rel, now: t0.Add(time.Hour), appliedChartVersion: "1.0.1"}
+	st := &state{rel: rel, now: t0.Add(time.Hour)}
 	in := release.Input{Now: st.now, Policy: syncPolicy(rel.Spec.SyncPolicy), CurrentRender: "sha256:a", LastSuccessfulRender: "sha256:a"}
 	plan := release.Decide(in)
-	got := newStatus(rel, st, release.Finish(in, plan, release.Succeeded())).LastSuccessful
+	ap := applied{result: release.Succeeded(), chartVersion: "1.0.1"}
+	got := newStatus(rel, st, ap, release.Finish(in, plan, ap.result)).LastSuccessful
 	want := &v1.LastSuccessful{RenderRef: "sha256:a", ChartVersion: "1.0.1", AppliedAt: first.LastSuccessful.AppliedAt}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lastSuccessful (-want +got):\n%s", diff)
