@@ -81,8 +81,9 @@ type decision struct {
 	rollbackHold bool
 	// rollingBack: the apply is the rollback of a Failed rollout.
 	rollingBack bool
-	// forcedHooks: the hook batches of a forced sync of a RolledBack render go on
-	// (rolloutHoldStep).
+	// forcedHooks: the hook batches of a forced sync go on (rolloutHoldStep for a
+	// RolledBack render, hooksStep for the last successful one): the rest of its apply
+	// is forced too, with no dry run and a new rollout.
 	forcedHooks bool
 	apply       Apply
 }
@@ -325,6 +326,11 @@ func hooksStep(d *decision) *Result {
 		return &Result{Reason: v1.ReasonHookFailed, Message: h.Message}
 	}
 	running := d.in.HooksRunning != "" && d.in.HooksRunning == d.target
+	if running && !force && d.in.HooksRunningPhase == v1.HookPreApply && d.target == d.in.LastSuccessfulRender {
+		// PreApply batches of the render applied last run only on a forced sync: the
+		// reconciles that carry them on go on with the force's apply (issue 13, case 3).
+		d.forcedHooks = true
+	}
 	d.apply.RunHooks = !d.rollbackHold && (force || running || d.target != d.in.LastSuccessfulRender)
 	d.apply.RerunHooks = d.apply.RunHooks && force
 	return nil

@@ -155,11 +155,29 @@ func TestFailedHookOfKeepsTheMessage(t *testing.T) {
 // (a forced re-run, PostApply batches); a PostApply wait counts the apply but keeps
 // the /sync pending; a running batch requeues at its timeout.
 func TestHooksAcrossReconciles(t *testing.T) {
-	t.Run("a running batch of the render goes on although it is the last successful one", func(t *testing.T) {
-		in := input(manual(), rendered(refOld), lastSuccessful(refOld), syncRequest(t1))
-		in.HooksRunning = refOld
+	t.Run("a running PostApply batch of the render goes on although it is the last successful one", func(t *testing.T) {
+		in := input(manual(), rendered(refOld), lastSuccessful(refOld), syncRequest(t1), failurePolicy(time.Minute),
+			rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refOld, Deadline: now.Add(time.Minute)}))
+		in.HooksRunning, in.HooksRunningPhase = refOld, v1.HookPostApply
 		plan := Decide(in)
 		if diff := cmp.Diff(&Apply{RenderRef: refOld, DryRun: true, RunHooks: true}, plan.Apply); diff != "" {
+			t.Errorf("Apply (-want +got):\n%s", diff)
+		}
+	})
+	// SP-19, SP-20 — seed: the next reconcile after ?force=true "skips the pre-apply dry run"
+	// and "starts a new Progressing rollout, if the Release has a failurePolicy. This
+	// clears a Failed or RolledBack rollout." Issue 13 case 3: the force's reconcile
+	// waits at a PreApply batch of the render applied last (a re-run, which only a
+	// force makes); the reconcile that carries the batches on goes on with the force's
+	// apply although the force is handled: no dry run, a new rollout (here after a
+	// Failed, halted one).
+	t.Run("a forced re-run's PreApply batches go on with the force's apply", func(t *testing.T) {
+		in := input(automatic(), rendered(refOld), lastSuccessful(refOld), forcedSyncRequest(t1), handledForceAt(t1),
+			failurePolicy(time.Minute), withAction(v1.FailureActionHalt),
+			rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refOld, PreviousRenderRef: refPin}))
+		in.HooksRunning, in.HooksRunningPhase = refOld, v1.HookPreApply
+		plan := Decide(in)
+		if diff := cmp.Diff(&Apply{RenderRef: refOld, DryRun: false, RunHooks: true, StartRollout: true}, plan.Apply); diff != "" {
 			t.Errorf("Apply (-want +got):\n%s", diff)
 		}
 	})

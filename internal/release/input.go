@@ -46,6 +46,9 @@ type Input struct {
 	// not finished; empty when none. Its batches go on even when the render is the last
 	// successful one (a forced re-run, or PostApply batches after the apply).
 	HooksRunning string
+	// HooksRunningPhase is the phase (PreApply, PostApply) of the batch HooksRunning
+	// names; empty when none.
+	HooksRunningPhase v1.HookPhase
 	// WaveHold is the render whose apply the last reconcile that applied left held at
 	// a sync wave (status.syncWave set; the ReleaseInventory names the render): its
 	// first waves are applied, the later ones wait. Empty when none.
