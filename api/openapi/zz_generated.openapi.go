@@ -21301,6 +21301,13 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseInventoryStatus(ref common.Refer
 							Format:      "",
 						},
 					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation of the ReleaseInventory whose objects the health data assesses (every object with a result for what was applied). Health of an older generation does not count for the sync waves applied since.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 					"assessedAt": {
 						SchemaProps: spec.SchemaProps{
 							Description: "assessedAt is when the assessment last changed.",

@@ -88,6 +88,11 @@ type ReleaseInventoryStatus struct {
 	// renderRef is the render the health data assesses.
 	// +optional
 	RenderRef string `json:"renderRef,omitempty"`
+	// observedGeneration is the generation of the ReleaseInventory whose objects the
+	// health data assesses (every object with a result for what was applied). Health
+	// of an older generation does not count for the sync waves applied since.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// assessedAt is when the assessment last changed.
 	// +optional
 	AssessedAt *metav1.Time `json:"assessedAt,omitempty"`

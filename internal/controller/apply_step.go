@@ -247,7 +247,7 @@ func applyObjects(objs []render.Object) []apply.Object {
 
 // waveInput is what PlanWaves decides from for renderRef, whose objects are entries.
 func waveInput(st *state, in release.Input, renderRef string, entries []v1.InventoryObject) release.WaveInput {
-	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: in.Health}
+	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: currentHealth(st.inventory, in.Health)}
 	waves := map[int32]bool{}
 	for _, e := range entries {
 		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: e.Wave})
@@ -255,6 +255,20 @@ func waveInput(st *state, in release.Input, renderRef string, entries []v1.Inven
 	}
 	out.AppliedWaves = appliedWaves(st, renderRef, len(waves))
 	return out
+}
+
+// currentHealth is h, the observer's data of inv, when it assessed inv as the cache has
+// it (status.observedGeneration; 0, from an observer that does not record it, counts as
+// current); else nil: the objects of the waves applied since have no result for what
+// was applied, and the next wave waits for the observer's next assessment.
+func currentHealth(inv *v1.ReleaseInventory, h *release.Health) *release.Health {
+	if inv == nil || h == nil {
+		return h
+	}
+	if g := inv.Status.ObservedGeneration; g != 0 && g < inv.Generation {
+		return nil
+	}
+	return h
 }
 
 // appliedWaves is how many of the total waves of renderRef, ascending, earlier

@@ -57,6 +57,7 @@ func Assess(in AssessInput) Assessment {
 	complete = complete && in.Inventory.RenderRef != ""
 	if complete {
 		next.RenderRef = in.Inventory.RenderRef
+		next.ObservedGeneration = in.Inventory.Generation
 		next.Objects = objects
 		next.Waves = waveHealth(in.Inventory.Objects, in.Results)
 		next.Health = Worst(healths(objects)...)

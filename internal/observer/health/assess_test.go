@@ -59,6 +59,20 @@ func TestAssess(t *testing.T) {
 				Hooks:      []v1.HookStatus{hook("backup", 0, v1.HookJobSucceeded), hook("migrate", 0, v1.HookJobRunning), hook("seed", 1, v1.HookJobPending)},
 			}},
 		},
+		// Issue 13: the controller counts health for the sync waves only when it is of
+		// the inventory's generation, so that a wave applied since waits.
+		"a complete assessment records the inventory's generation": {
+			inv: func() *v1.ReleaseInventory {
+				inv := inventory("sha256:r1", obj(cfg, 0))
+				inv.Generation = 7
+				return inv
+			}(),
+			results: map[v1.ObjectReference]Result{cfg: healthy()},
+			want: Assessment{Write: true, Complete: true, Status: v1.ReleaseInventoryStatus{
+				RenderRef: "sha256:r1", ObservedGeneration: 7, AssessedAt: at(time.Minute), Health: v1.HealthHealthy,
+				Objects: []v1.ObjectHealth{oh(cfg, healthy())}, Waves: []v1.WaveHealth{wave(0, v1.HealthHealthy)},
+			}},
+		},
 		"an inventory without a render has nothing to assess": {
 			inv:  inventory(""),
 			want: Assessment{},
