@@ -82,3 +82,8 @@ dist:
 	@test -n "$(VERSION)" || { echo 'make dist needs VERSION, a semantic version with a leading v: make dist VERSION=v0.1.0'; exit 2; }
 	rm -rf dist
 	$(GO) run ./hack/release -version $(VERSION) -out dist
+
+## rbac-matrix: run test/rbac against a local control plane and write the RBAC table it observes into docs/security.md (after a deliberate change of deploy/rbac)
+.PHONY: rbac-matrix
+rbac-matrix: kube
+	CONVOY_UPDATE_RBAC_MATRIX=1 CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -run TestRBACMatrix ./test/rbac/
