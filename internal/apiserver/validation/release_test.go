@@ -103,6 +103,9 @@ func TestRelease(t *testing.T) {
 		"sync annotation not a time": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncForceRequestedAt: "soon"}
 		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-force-requested-at]"}},
+		"sync annotation in the year 10000 in UTC": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "9999-12-31T23:59:59-01:00"}
+		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-at]"}},
 		"pin of a bad ref": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Pin = &convoyv1alpha1.Pin{RenderRef: "md5:x"}
 		}, fields: []string{"pin.renderRef"}},
