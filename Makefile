@@ -95,6 +95,7 @@ FUZZ_TARGETS := \
 	./internal/apiserver:FuzzSyncOptions \
 	./internal/apiserver/registry/release:FuzzReleaseWrites \
 	./internal/apiserver/registry/release:FuzzSyncRequest \
+	./internal/apiserver/registry/render:FuzzRedactSecrets \
 	./internal/clusters:FuzzKubeconfig \
 	./internal/render:FuzzMutation \
 	./internal/render:FuzzMergeValues

@@ -84,7 +84,7 @@ func RedactSecrets(manifests []byte) (out []byte, changed bool, err error) {
 
 // redactSecretDocument redacts one YAML document when it is a Secret.
 func redactSecretDocument(doc string) (string, bool, error) {
-	if strings.TrimSpace(doc) == "" || !strings.Contains(doc, "Secret") {
+	if strings.TrimSpace(doc) == "" {
 		return doc, false, nil
 	}
 	var obj map[string]interface{}
