@@ -55,23 +55,22 @@ var fuzzRequests = []string{
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo","annotations":{"convoy.kumodo.io/sync-requested-at":"9999-12-31T23:59:59Z"}},"status":{"conditions":[{"type":"x y","status":"Maybe"}]}}`,
 }
 
-// subresources are the strategies a write can go through, by the fuzzer's choice.
+// writeStrategy is what a write through the main resource or a subresource runs.
+type writeStrategy interface {
+	PrepareForUpdate(context.Context, runtime.Object, runtime.Object)
+	ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList
+}
+
+// fuzzStrategies are the endpoints a write can go through, by the fuzzer's choice.
 var fuzzStrategies = func() []struct {
 	name string
-	s    interface {
-		PrepareForUpdate(context.Context, runtime.Object, runtime.Object)
-		ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList
-	}
+	s    writeStrategy
 } {
 	base := newStrategy(nil)
 	c := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
-	type strat = interface {
-		PrepareForUpdate(context.Context, runtime.Object, runtime.Object)
-		ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList
-	}
 	return []struct {
 		name string
-		s    strat
+		s    writeStrategy
 	}{
 		{"", base},
 		{convoyv1alpha1.SubresourceStatus, statusStrategy{base}},
