@@ -40,6 +40,8 @@ func FuzzMutation(f *testing.F) {
 		{deployment, "", `[{"op":"add","path":"/metadata/labels/tier","value":"web"}]`},
 		{deployment, "", `[{"op":"move","from":"/spec/replicas","path":"/spec/r"},{"op":"test","path":"/spec/r","value":1}]`},
 		{deployment, "", `[{"op":"remove","path":"/kind"}]`},
+		{deployment, "", `[{"op":"remove","path":"/apiVersion"}]`},
+		{deployment, "apiVersion: null", ""},
 		{custom, "", `[{"op":"copy","from":"/spec/list/0","path":"/spec/list/-"},{"op":"replace","path":"/spec/m/~1a","value":null}]`},
 		{custom, "", `[{"op":"add","path":"/metadata/labels/x"}]`},
 	} {
@@ -47,8 +49,8 @@ func FuzzMutation(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, objJSON []byte, patch string, jsonPatch []byte) {
 		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(objJSON); err != nil {
-			return // the render holds only objects
+		if err := u.UnmarshalJSON(objJSON); err != nil || u.GetAPIVersion() == "" || u.GetKind() == "" {
+			return // the render holds only objects with apiVersion and kind
 		}
 		m := v1alpha1.Mutation{Patch: patch}
 		if len(jsonPatch) > 0 {
