@@ -82,3 +82,30 @@ dist:
 	@test -n "$(VERSION)" || { echo 'make dist needs VERSION, a semantic version with a leading v: make dist VERSION=v0.1.0'; exit 2; }
 	rm -rf dist
 	$(GO) run ./hack/release -version $(VERSION) -out dist
+
+## rbac-matrix: run test/rbac against a local control plane and write the RBAC table it observes into docs/security.md (after a deliberate change of deploy/rbac)
+.PHONY: rbac-matrix
+rbac-matrix: kube
+	CONVOY_UPDATE_RBAC_MATRIX=1 CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -run TestRBACMatrix ./test/rbac/
+
+# The fuzz targets, package:Function. `make test` runs their committed corpora
+# (testdata/fuzz/<Function>/ and the f.Add seeds) as ordinary tests.
+FUZZ_TARGETS := \
+	./internal/apiserver:FuzzDecodeAndValidate \
+	./internal/apiserver:FuzzSyncOptions \
+	./internal/apiserver/registry/release:FuzzReleaseWrites \
+	./internal/apiserver/registry/release:FuzzSyncRequest \
+	./internal/apiserver/registry/render:FuzzRedactSecrets \
+	./internal/clusters:FuzzKubeconfig \
+	./internal/render:FuzzMutation \
+	./internal/render:FuzzMergeValues
+FUZZTIME ?= 2m
+
+## fuzz: run every fuzz target for FUZZTIME each (default 2m; make fuzz FUZZTIME=30s); a failure leaves its input in the package's testdata/fuzz/ (commit it with the fix). docs/security.md lists the targets
+.PHONY: fuzz
+fuzz:
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "== $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -short -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done

@@ -87,6 +87,9 @@ const (
 	AnnotationInputs = "convoy.kumodo.io/inputs"
 	// AnnotationLookups on a Render lists, as JSON, the objects the templates' lookup read and a digest of each.
 	AnnotationLookups = "convoy.kumodo.io/lookups"
+	// AnnotationRedactedData on a Secret in a Render served to a user who may not read the namespace's Secrets
+	// maps each data key to the sha256 of its value ({"key":"sha256:<hex>"}), in place of data and stringData.
+	AnnotationRedactedData = "convoy.kumodo.io/redacted-data"
 )
 
 // Labels.

@@ -64,7 +64,7 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	if err != nil {
 		return err
 	}
-	renders, err := render.NewStorage(Scheme, getter)
+	renders, err := render.NewStorage(Scheme, getter, render.AuthorizerAccess{Authorizer: cfg.Authorization.Authorizer})
 	if err != nil {
 		return err
 	}

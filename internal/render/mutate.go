@@ -136,6 +136,9 @@ func (m *mutation) apply(u *unstructured.Unstructured) error {
 	if !ok {
 		return unappliable("%s: the result is a list, not an object", what)
 	}
+	if res.GetAPIVersion() == "" {
+		return unappliable("%s: the result has no apiVersion; a mutation must not remove it", what)
+	}
 	u.Object = res.Object
 	return nil
 }

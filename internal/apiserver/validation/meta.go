@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"time"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -20,6 +22,11 @@ func ObjectMetaUpdate(meta, old *metav1.ObjectMeta) field.ErrorList {
 	return apivalidation.ValidateObjectMetaUpdate(meta, old, metadataPath)
 }
 
+// LatestSyncTime is the latest sync time there is: RFC 3339 has four-digit years. A
+// sync annotation later than it (in UTC: 9999-12-31T23:59:59-01:00 is in the year
+// 10000) is rejected, and /sync never writes a later time.
+var LatestSyncTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
 // SyncAnnotations checks that the two sync annotations, when present, hold RFC 3339 times.
 func SyncAnnotations(annotations map[string]string) field.ErrorList {
 	var errs field.ErrorList
@@ -28,9 +35,14 @@ func SyncAnnotations(annotations map[string]string) field.ErrorList {
 		if !ok {
 			continue
 		}
-		if _, err := convoyv1alpha1.ParseSyncTime(value); err != nil {
+		t, err := convoyv1alpha1.ParseSyncTime(value)
+		switch {
+		case err != nil:
 			errs = append(errs, field.Invalid(metadataPath.Child("annotations").Key(key), value,
 				"must be an RFC 3339 time, such as 2026-12-02T10:04:05Z"))
+		case t.After(LatestSyncTime):
+			errs = append(errs, field.Invalid(metadataPath.Child("annotations").Key(key), value,
+				"must not be later than 9999-12-31T23:59:59Z in UTC (RFC 3339 has no year 10000)"))
 		}
 	}
 	return errs

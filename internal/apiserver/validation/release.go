@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -145,19 +147,54 @@ func Mutations(mutations []convoyv1alpha1.Mutation, path *field.Path) field.Erro
 		case m.Patch == "" && len(m.JSONPatch) == 0:
 			errs = append(errs, field.Required(mPath, "set exactly one of patch and jsonPatch"))
 		}
+		if m.Patch != "" {
+			if msg := strategicPatchProblem(m.Patch); msg != "" {
+				errs = append(errs, field.Invalid(mPath.Child("patch"), "<patch>", msg))
+			}
+		}
 		for j, op := range m.JSONPatch {
-			opPath := mPath.Child("jsonPatch").Index(j)
-			if !sets.New(jsonPatchOps...).Has(op.Op) {
-				errs = append(errs, field.NotSupported(opPath.Child("op"), op.Op, jsonPatchOps))
-			}
-			if !strings.HasPrefix(op.Path, "/") {
-				errs = append(errs, field.Invalid(opPath.Child("path"), op.Path, "must be a JSON pointer starting with /"))
-			}
+			errs = append(errs, jsonPatchOperation(&op, mPath.Child("jsonPatch").Index(j))...)
 		}
 		if m.Target.LabelSelector != "" {
 			if _, err := labels.Parse(m.Target.LabelSelector); err != nil {
 				errs = append(errs, field.Invalid(mPath.Child("target", "labelSelector"), m.Target.LabelSelector, err.Error()))
 			}
+		}
+	}
+	return errs
+}
+
+// strategicPatchProblem says why patch cannot be a strategic merge patch, or "" when
+// it can: it must be a YAML or JSON object, as the controller reads it.
+func strategicPatchProblem(patch string) string {
+	j, err := yaml.YAMLToJSON([]byte(patch))
+	if err != nil {
+		return fmt.Sprintf("must be a YAML or JSON object (a strategic merge patch): %v", err)
+	}
+	if t := bytes.TrimSpace(j); len(t) == 0 || t[0] != '{' {
+		return "must be a YAML or JSON object (a strategic merge patch), such as 'spec: {replicas: 2}'"
+	}
+	return ""
+}
+
+// jsonPatchOperation validates one RFC 6902 operation: a known op, JSON pointers, a
+// value for add, replace and test, a from for move and copy.
+func jsonPatchOperation(op *convoyv1alpha1.JSONPatchOperation, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if !sets.New(jsonPatchOps...).Has(op.Op) {
+		errs = append(errs, field.NotSupported(path.Child("op"), op.Op, jsonPatchOps))
+	}
+	if !strings.HasPrefix(op.Path, "/") {
+		errs = append(errs, field.Invalid(path.Child("path"), op.Path, "must be a JSON pointer starting with /"))
+	}
+	switch op.Op {
+	case "add", "replace", "test":
+		if op.Value == nil {
+			errs = append(errs, field.Required(path.Child("value"), fmt.Sprintf("a %q operation needs a value (a null value reads as none: use remove to delete a field)", op.Op)))
+		}
+	case "move", "copy":
+		if !strings.HasPrefix(op.From, "/") {
+			errs = append(errs, field.Invalid(path.Child("from"), op.From, fmt.Sprintf("a %q operation needs from, a JSON pointer starting with /", op.Op)))
 		}
 	}
 	return errs

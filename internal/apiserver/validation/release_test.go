@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -84,14 +85,27 @@ func TestRelease(t *testing.T) {
 			r.Lifecycle = &convoyv1alpha1.Lifecycle{Hooks: []convoyv1alpha1.Hook{validHook(), validHook()}}
 		}, fields: []string{"lifecycle.hooks[1].name"}},
 		"mutation with both": {mutate: func(r *convoyv1alpha1.Release) {
-			r.Mutations = []convoyv1alpha1.Mutation{{Patch: "a: b", JSONPatch: []convoyv1alpha1.JSONPatchOperation{{Op: "add", Path: "/a"}}}}
+			r.Mutations = []convoyv1alpha1.Mutation{{Patch: "a: b", JSONPatch: []convoyv1alpha1.JSONPatchOperation{{Op: "remove", Path: "/a"}}}}
 		}, fields: []string{"mutations[0]"}},
 		"mutation with neither": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Mutations = []convoyv1alpha1.Mutation{{}}
 		}, fields: []string{"mutations[0]"}},
+		"patch that is not YAML": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Mutations = []convoyv1alpha1.Mutation{{Patch: "spec: {replicas: 2"}}
+		}, fields: []string{"mutations[0].patch"}},
+		"patch that is not an object": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Mutations = []convoyv1alpha1.Mutation{{Patch: "- spec"}}
+		}, fields: []string{"mutations[0].patch"}},
+		"JSON patch add without value, move without from": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Mutations = []convoyv1alpha1.Mutation{{JSONPatch: []convoyv1alpha1.JSONPatchOperation{
+				{Op: "add", Path: "/a"}, {Op: "move", Path: "/b"}, {Op: "test", Path: "/c", Value: &runtime.RawExtension{Raw: []byte("1")}}}}}
+		}, fields: []string{"mutations[0].jsonPatch[0].value", "mutations[0].jsonPatch[1].from"}},
 		"sync annotation not a time": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncForceRequestedAt: "soon"}
 		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-force-requested-at]"}},
+		"sync annotation in the year 10000 in UTC": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "9999-12-31T23:59:59-01:00"}
+		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-at]"}},
 		"pin of a bad ref": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Pin = &convoyv1alpha1.Pin{RenderRef: "md5:x"}
 		}, fields: []string{"pin.renderRef"}},

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
 // NextSyncRequest returns the time a sync request made at now writes to
@@ -33,6 +34,12 @@ func NextSyncRequest(now time.Time, r *convoyv1alpha1.Release, force bool) time.
 	if force {
 		after(r.Annotations[convoyv1alpha1.AnnotationSyncForceRequestedAt])
 		afterTime(r.Status.LastHandledForceSyncAt)
+	}
+	// Past the last RFC 3339 second the time could not be written: stay there (a
+	// Release whose annotation someone set to 9999-12-31T23:59:59Z takes no later
+	// /sync; the validation rejects anything later).
+	if next.After(validation.LatestSyncTime) {
+		next = validation.LatestSyncTime
 	}
 	return next
 }

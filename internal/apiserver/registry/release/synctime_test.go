@@ -36,6 +36,7 @@ func TestNextSyncRequest(t *testing.T) {
 		"force: after the last handled force":            {forceHandled: at("2026-12-02T11:00:00Z"), force: true, want: "2026-12-02T11:00:01Z"},
 		"force: after the previous force request":        {forceRequested: "2026-12-02T10:05:00Z", force: true, want: "2026-12-02T10:05:01Z"},
 		"the latest of every bound wins":                 {requested: "2026-12-02T10:04:07Z", handled: at("2026-12-02T10:04:06Z"), want: "2026-12-02T10:04:08Z"},
+		"never past the last RFC 3339 second":            {requested: "9999-12-31T23:59:59Z", want: "9999-12-31T23:59:59Z"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package render is the storage of Renders: immutable snapshots of one render of a
 // Release. A create is validated; an update that changes anything but metadata is
-// rejected with 422.
+// rejected with 422. A user who may not read the Secrets of a Render's namespace reads
+// its rendered Secrets with digests in place of their data.
 package render
 
 import (
@@ -20,8 +21,9 @@ import (
 	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
-// NewStorage builds the storage of Renders.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// NewStorage builds the storage of Renders. access decides who is served the data of
+// rendered Secrets; the others get digests in its place (RedactSecrets).
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, access SecretsAccess) (map[string]rest.Storage, error) {
 	store, err := registry.NewStore(registry.Kind{
 		New:      func() runtime.Object { return &convoyv1alpha1.Render{} },
 		NewList:  func() runtime.Object { return &convoyv1alpha1.RenderList{} },
@@ -34,7 +36,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (m
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{convoyv1alpha1.ResourceRenders: &registry.REST{Store: store}}, nil
+	return map[string]rest.Storage{convoyv1alpha1.ResourceRenders: &redactingREST{REST: &registry.REST{Store: store}, access: access}}, nil
 }
 
 func getAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
