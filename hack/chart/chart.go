@@ -33,9 +33,14 @@ const (
 
 // Load reads the chart of the repository at root.
 func Load(root string) (*chartv2.Chart, error) {
-	c, err := loader.Load(filepath.Join(root, Dir))
+	return LoadDir(filepath.Join(root, Dir))
+}
+
+// LoadDir reads the chart folder dir.
+func LoadDir(dir string) (*chartv2.Chart, error) {
+	c, err := loader.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", Dir, err)
+		return nil, fmt.Errorf("loading the chart %s: %w", dir, err)
 	}
 	return c, nil
 }
