@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +41,40 @@ func testPlatforms() []string {
 	return []string{"linux/amd64"}
 }
 
+// layoutRoot holds the OCI layouts the tests write; TestMain removes it. (A test's
+// TempDir would go with the first test, and the image is read from it lazily.)
+var layoutRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "convoy-image-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	layoutRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	builtOnce sync.Once
+	built     v1.ImageIndex
+)
+
+// image is the image of this commit, built once for the package's tests.
+func image(t *testing.T) v1.ImageIndex {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds convoy (not with -short)")
+	}
+	builtOnce.Do(func() { built = build(t) })
+	if built == nil {
+		t.Fatal("the image did not build (see the first test)")
+	}
+	return built
+}
+
 // build builds the image of this commit into an OCI layout under a temporary
 // folder and reads it back from there.
 func build(t *testing.T) v1.ImageIndex {
@@ -58,7 +94,10 @@ func build(t *testing.T) v1.ImageIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "layout")
+	dir, err := os.MkdirTemp(layoutRoot, "layout-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteLayout(dir, idx); err != nil {
 		t.Fatal(err)
 	}
@@ -70,19 +109,8 @@ func build(t *testing.T) v1.ImageIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// layout.Write wraps the index in its own index.json: the image is its one manifest.
-	m, err := read.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Manifests) != 1 {
-		t.Fatalf("the layout's index.json has %d manifests, want 1", len(m.Manifests))
-	}
-	img, err := read.ImageIndex(m.Manifests[0].Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	// layout.Write makes the index the layout's index.json.
+	return read
 }
 
 func digest(t *testing.T, idx v1.ImageIndex) v1.Hash {
@@ -97,7 +125,7 @@ func digest(t *testing.T, idx v1.ImageIndex) v1.Hash {
 // Two builds of the same commit give the same index digest (binary, layers,
 // config, manifests): reproducible.
 func TestImageIsReproducible(t *testing.T) {
-	first, second := digest(t, build(t)), digest(t, build(t))
+	first, second := digest(t, image(t)), digest(t, build(t))
 	if first != second {
 		t.Errorf("two builds of the same commit: %s and %s", first, second)
 	}
@@ -108,7 +136,7 @@ func TestImageIsReproducible(t *testing.T) {
 // and its platform; its files are the CA roots, the users and the binary; and the
 // amd64 binary extracted from its layer runs `convoy version` with the commit.
 func TestImageConfigAndBinary(t *testing.T) {
-	idx := build(t)
+	idx := image(t)
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +252,7 @@ func extract(t *testing.T, img v1.Image) map[string]entry {
 // The index pushed to a registry (go-containerregistry's, in this process) pulls
 // back by digest with the same manifests.
 func TestImagePushAndPullByDigest(t *testing.T) {
-	idx := build(t)
+	idx := image(t)
 	srv := httptest.NewServer(registry.New(registry.Logger(nopLogger())))
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
