@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"kumodo.io/convoy/hack/chart"
@@ -283,29 +284,38 @@ func serviceAccountKubeconfig(ctx context.Context, kube kubernetes.Interface, na
 // becomes an ExternalName to localhost on the process's port, and the chart's
 // APIService names that port.
 func routeAPIServiceToHost(ctx context.Context, kube kubernetes.Interface, namespace string, port int) error {
-	svc, err := kube.CoreV1().Services(namespace).Get(ctx, "convoy-apiserver", metav1.GetOptions{})
-	if err != nil {
+	// Read and write again on conflict: the aggregator updates the APIService's status.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		svc, err := kube.CoreV1().Services(namespace).Get(ctx, "convoy-apiserver", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		svc.Spec = corev1.ServiceSpec{
+			Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
+			Ports: []corev1.ServicePort{{Name: "https", Port: int32(port), TargetPort: intstr.FromInt32(int32(port))}},
+		}
+		_, err = kube.CoreV1().Services(namespace).Update(ctx, svc, metav1.UpdateOptions{})
 		return err
-	}
-	svc.Spec = corev1.ServiceSpec{
-		Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
-		Ports: []corev1.ServicePort{{Name: "https", Port: int32(port), TargetPort: intstr.FromInt32(int32(port))}},
-	}
-	if _, err := kube.CoreV1().Services(namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("pointing Service %s/convoy-apiserver at the host: %w", namespace, err)
 	}
 	agg, err := aggregator.NewForConfig(env.admin)
 	if err != nil {
 		return err
 	}
-	as, err := agg.ApiregistrationV1().APIServices().Get(ctx, apiserver.APIServiceName, metav1.GetOptions{})
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		as, err := agg.ApiregistrationV1().APIServices().Get(ctx, apiserver.APIServiceName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p := int32(port)
+		as.Spec.Service.Port = &p
+		_, err = agg.ApiregistrationV1().APIServices().Update(ctx, as, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		return err
-	}
-	p := int32(port)
-	as.Spec.Service.Port = &p
-	if _, err := agg.ApiregistrationV1().APIServices().Update(ctx, as, metav1.UpdateOptions{}); err != nil {
-		return err
+		return fmt.Errorf("pointing APIService %s at the host: %w", apiserver.APIServiceName, err)
 	}
 	return apiserver.WaitAvailable(ctx, env.admin, 2*time.Minute)
 }
