@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -109,7 +110,7 @@ func fromGit(ctx context.Context, o *Options) error {
 func git(ctx context.Context, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, "git", args...).Output()
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, ee.Stderr)
 		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)

@@ -107,7 +107,7 @@ func metricNames(expr string) ([]string, error) {
 	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
 		if vs, ok := n.(*parser.VectorSelector); ok {
 			for _, m := range vs.LabelMatchers {
-				if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+				if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 					names = append(names, m.Value)
 				}
 			}
