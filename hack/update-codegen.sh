@@ -12,6 +12,7 @@
 # and, when run on this repository (not on the copy of verify-codegen.sh):
 #   docs/reference/kubectl-convoy/*.md       hack/gen-cli-docs (cobra/doc)
 #   docs/reference/convoy/*.md               cmd/convoy's TestCLIReferenceIsCurrent -update-reference
+#   deploy/{apiserver,controller,observer,rbac,monitoring}/*.yaml  hack/gen-deploy (from charts/convoy)
 # Usage: hack/update-codegen.sh [repository root, default: this repository]
 set -euo pipefail
 
@@ -79,5 +80,7 @@ if [ "$root" = "$(cd "$here/.." && pwd)" ]; then
   go run ./hack/gen-cli-docs -out docs/reference/kubectl-convoy
   echo "convoy command reference..."
   go test -count=1 -run '^TestCLIReferenceIsCurrent$' ./cmd/convoy -update-reference >/dev/null
+  echo "gen-deploy (deploy/ from charts/convoy)..."
+  go run ./hack/gen-deploy >/dev/null
 fi
 echo "Done."

@@ -27,5 +27,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newControllerCommand())
 	root.AddCommand(newObserverCommand())
+	root.AddCommand(newVersionCommand())
 	return root
 }
