@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/diff"
@@ -84,6 +88,32 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 // hooks of the apply's run included), then, when rel prunes, the objects of its
 // ReleaseInventory that a prune would delete. `kubectl convoy ui` shows the same.
 func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Release, rd *v1.Render) ([]diff.Result, error) {
+	objs, err := AppliedObjects(rel, rd)
+	if err != nil {
+		return nil, err
+	}
+	quietControllerRuntime()
+	target, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
+	var inventory []v1.InventoryObject
+	if prune {
+		inv, err := c.GetInventory(ctx, rel.Namespace, rel.Name)
+		if err != nil {
+			return nil, err
+		}
+		if inv != nil {
+			inventory = inv.Objects
+		}
+	}
+	return diff.Release(ctx, target, objs, inventory, prune, 4)
+}
+
+// AppliedObjects are the objects that an apply of the render rd of rel applies
+// (diff.Applied): its objects and the non-Job chart hooks of the apply's run.
+func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructured, error) {
 	what := fmt.Sprintf("render %s of %s/%s", rd.RenderRef, rel.Namespace, rel.Name)
 	manifests, err := gunzip(rd.Manifests)
 	if err != nil {
@@ -101,22 +131,7 @@ func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Relea
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	target, err := client.New(cfg, client.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
-	}
-	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
-	var inventory []v1.InventoryObject
-	if prune {
-		inv, err := c.GetInventory(ctx, rel.Namespace, rel.Name)
-		if err != nil {
-			return nil, err
-		}
-		if inv != nil {
-			inventory = inv.Objects
-		}
-	}
-	return diff.Release(ctx, target, objs, inventory, prune, 4)
+	return objs, nil
 }
 
 // targetConfig is the REST config of the Release's target cluster: the host's for an
@@ -163,4 +178,13 @@ func DecodeObjects(manifests []byte) ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, u)
 	}
+}
+
+var quiet sync.Once
+
+// quietControllerRuntime gives controller-runtime's client (used for the diff) a
+// logger that drops everything, so that it never warns on stderr that none was
+// set.
+func quietControllerRuntime() {
+	quiet.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 }

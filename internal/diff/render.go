@@ -133,3 +133,49 @@ func Describe(r v1.ObjectReference) string {
 	}
 	return r.Kind + " " + r.Namespace + "/" + r.Name
 }
+
+// Between compares two renders' objects offline: for each object of to, Create
+// when from lacks it, else Configure with the changed Fields or Unchanged; then a
+// Prune for each object of from that to lacks. Live is from's object and Want
+// to's, Comparable. No server is asked, so defaults the API server would fill
+// in are not compared.
+func Between(from, to []*unstructured.Unstructured) ([]Result, error) {
+	old := map[string]*unstructured.Unstructured{}
+	for _, u := range from {
+		old[key(Reference(u))] = u
+	}
+	var out []Result
+	seen := map[string]bool{}
+	for _, u := range to {
+		ref := Reference(u)
+		seen[key(ref)] = true
+		want, err := Comparable(u)
+		if err != nil {
+			return nil, err
+		}
+		r := Result{Object: ref, Want: want, Action: Create}
+		if o := old[key(ref)]; o != nil {
+			if r.Live, err = Comparable(o); err != nil {
+				return nil, err
+			}
+			r.Fields = paths(r.Live, r.Want)
+			r.Action = Unchanged
+			if len(r.Fields) > 0 {
+				r.Action = Configure
+			}
+		}
+		out = append(out, r)
+	}
+	for _, u := range from {
+		ref := Reference(u)
+		if seen[key(ref)] {
+			continue
+		}
+		live, err := Comparable(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Result{Object: ref, Action: Prune, Live: live})
+	}
+	return out, nil
+}

@@ -23,6 +23,12 @@ const (
 // name gets " (pruned)"); empty for an Unchanged object. The YAML is that of
 // the Comparable objects, with Secret values masked.
 func Unified(name string, r Result) string {
+	return UnifiedLabelled("live", "render", name, r)
+}
+
+// UnifiedLabelled is Unified with other names for the two sides in the headers
+// (from/<name>, to/<name>), such as two render refs.
+func UnifiedLabelled(from, to, name string, r Result) string {
 	if r.Action == Unchanged {
 		return ""
 	}
@@ -33,16 +39,20 @@ func Unified(name string, r Result) string {
 	if r.Action == Prune {
 		name += " (pruned)"
 	}
-	return UnifiedText(name, toYAML(live), toYAML(want))
+	return unifiedText(from, to, name, toYAML(live), toYAML(want))
 }
 
 // UnifiedText is the unified diff of one object between live and want (YAML;
 // nil: absent), with three lines of context; empty when they are equal.
 func UnifiedText(name string, live, want []byte) string {
+	return unifiedText("live", "render", name, live, want)
+}
+
+func unifiedText(fromLabel, toLabel, name string, live, want []byte) string {
 	if bytes.Equal(live, want) {
 		return ""
 	}
-	from, to := "live/"+name, "render/"+name
+	from, to := fromLabel+"/"+name, toLabel+"/"+name
 	if live == nil {
 		from = "/dev/null"
 	}
