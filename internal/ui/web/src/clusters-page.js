@@ -1,22 +1,11 @@
 import { html, nothing } from 'lit';
-import { Base } from './base.js';
+import { Live } from './base.js';
 import { store } from './store.js';
 import { condition, state, age } from './model.js';
 
 // Clusters with reachability and version, and each Cluster's cluster waves as
 // ordered lanes of its Releases.
-class ClustersPage extends Base {
-  connectedCallback() {
-    super.connectedCallback();
-    this.onChange = () => this.requestUpdate();
-    store.addEventListener('change', this.onChange);
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    store.removeEventListener('change', this.onChange);
-  }
-
+class ClustersPage extends Live {
   render() {
     const clusters = store.list('Cluster').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const releases = store.list('Release');

@@ -1,5 +1,5 @@
 import { html, nothing } from 'lit';
-import { Base } from './base.js';
+import { Base, Live } from './base.js';
 import '@lit-labs/virtualizer';
 import './style.css';
 import { store } from './store.js';
@@ -48,7 +48,7 @@ class ConvoyApp extends Base {
 }
 customElements.define('convoy-app', ConvoyApp);
 
-class ReleaseList extends Base {
+class ReleaseList extends Live {
   static properties = {
     ns: { state: true }, cluster: { state: true }, syncMode: { state: true }, st: { state: true }, text: { state: true },
   };

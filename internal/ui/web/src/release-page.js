@@ -1,5 +1,5 @@
 import { html, nothing } from 'lit';
-import { Base } from './base.js';
+import { Live } from './base.js';
 import { store } from './store.js';
 import { get, post, releasePath } from './api.js';
 import { condition, mode, shortRef, age, requests, describe } from './model.js';
@@ -12,7 +12,7 @@ function diffView(d, testid) {
   if (!d) return nothing;
   if (d.error) return html`<p class="error" role="alert">${d.error}</p>`;
   return html`<div class="diffs" data-testid=${testid}>
-    <p>${d.objects.length === 0 ? 'No differences.' : `${d.objects.length} object(s) change`}${d.unchanged ? `, ${d.unchanged} unchanged` : ''}.</p>
+    <p>${d.objects.length === 0 ? 'No differences' : `${d.objects.length} object(s) change`}${d.unchanged ? `, ${d.unchanged} unchanged` : ''}.</p>
     ${d.objects.map((o) => html`<details open class="diff-object">
       <summary><span class="action ${o.action}">${o.action}</span> ${o.name}
         ${o.fields?.length ? html`<span class="fields">${o.fields.join(', ')}</span>` : nothing}</summary>
@@ -21,7 +21,7 @@ function diffView(d, testid) {
   </div>`;
 }
 
-class ReleasePage extends Base {
+class ReleasePage extends Live {
   static properties = {
     namespace: {}, name: {},
     access: { state: true }, clusterDiff: { state: true }, renderDiff: { state: true },
@@ -38,17 +38,6 @@ class ReleasePage extends Base {
     this.error = '';
     this.busy = false;
     this.diffFor = '';
-    this.onChange = () => this.requestUpdate();
-  }
-
-  connectedCallback() {
-    super.connectedCallback();
-    store.addEventListener('change', this.onChange);
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    store.removeEventListener('change', this.onChange);
   }
 
   willUpdate(changed) {
@@ -158,7 +147,7 @@ class ReleasePage extends Base {
       <h1>${rel.metadata.name} <span class="badge">${mode(rel)}</span>${rel.pin ? html` <span class="badge pinned">Pinned ${shortRef(rel.pin.renderRef)}</span>` : nothing}</h1>
       <p class="meta">Chart ${rel.spec.chart.name} ${rel.spec.chart.version || ''} from ${rel.spec.chart.repository};
         cluster ${rel.spec.cluster || '(host)'}, cluster wave ${rel.spec.clusterWave || 0}</p>
-      <div class="actions" role="toolbar" aria-label="Actions">
+      <div class="actions" role="toolbar" aria-label="Actions" data-access=${this.access ? 'loaded' : 'loading'}>
         ${a.sync ? html`
           <button data-testid="sync" ?disabled=${this.busy} @click=${() => this.sync(false)}>Sync</button>
           <button data-testid="force" class="danger" ?disabled=${this.busy} @click=${() => this.confirmForce()}>Force sync…</button>` : nothing}
@@ -166,7 +155,7 @@ class ReleasePage extends Base {
         ${a.pin && !rel.pin && st.lastSuccessful ? html`<button data-testid="pin-last" ?disabled=${this.busy} @click=${() => this.pin('')}>Pin to last successful</button>` : nothing}
         ${a.pin ? html`<label>Pin reason <input id="pin-reason" type="text" placeholder="optional"></label>` : nothing}
       </div>
-      <dialog id="force-dialog" aria-labelledby="force-title">
+      ${a.sync ? html`<dialog id="force-dialog" aria-labelledby="force-title">
         <form method="dialog">
           <h2 id="force-title">Force sync ${rel.metadata.name}?</h2>
           <p>A force sync skips the pre-apply dry run and restarts the rollout: the render is applied even if the
@@ -174,7 +163,7 @@ class ReleasePage extends Base {
           <menu><button value="cancel">Cancel</button>
             <button value="force" class="danger" data-testid="force-confirm" @click=${() => this.sync(true)}>Force sync</button></menu>
         </form>
-      </dialog>
+      </dialog>` : nothing}
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
       ${this.progress(rel)}
 
