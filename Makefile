@@ -39,6 +39,11 @@ build:
 browser:
 	bash hack/browser.sh
 
+## test-ui-scale: the UI's browser test at 1,000 Releases (list load, virtualised rows, a live change, scrolling); figures in the test log
+.PHONY: test-ui-scale
+test-ui-scale: kube browser
+	CONVOY_UI_SCALE=1000 CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -v -run TestUIBrowserManyReleases ./internal/cli/
+
 ## kube: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/
 kube:
 	bash hack/kube/build.sh

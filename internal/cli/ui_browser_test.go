@@ -301,3 +301,70 @@ func TestUIBrowserNoSyncButtonWithoutPermission(t *testing.T) {
 	t.Logf("pressed %d buttons: %v", pressed, buttons)
 	screenshot(t, ctx, "release-read-only")
 }
+
+// At 1,000 Releases (CONVOY_UI_SCALE=1000, make test-ui-scale; skipped
+// otherwise) the list loads, renders only the rows in view (virtualised), and
+// still shows a status change at once.
+func TestUIBrowserManyReleases(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CONVOY_UI_SCALE"))
+	if n <= 0 {
+		t.Skip("set CONVOY_UI_SCALE=1000 (make test-ui-scale) to run the UI at that many Releases")
+	}
+	needCluster(t)
+	ns := namespace(t)
+	start := time.Now()
+	var g sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	c := admin(t)
+	for i := range n {
+		g.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer g.Done()
+			defer func() { <-sem }()
+			r := &v1.Release{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d", i)},
+				Spec:       v1.ReleaseSpec{Chart: v1.ChartSource{Repository: "https://charts.example.com", Name: "podinfo", Version: "6.7.1"}, ClusterWave: int32(i % 3)},
+			}
+			if err := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleases).Body(r).Do(testCtx(t)).Error(); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	g.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("creating the Releases: %v", err)
+	}
+	t.Logf("created %d Releases in %s", n, time.Since(start).Round(time.Millisecond))
+
+	base := startUI(t, "-n", ns)
+	ctx := browser(t)
+	start = time.Now()
+	run(t, ctx, "load the list", chromedp.Navigate(base), textIs(`[data-testid=count-all]`, strconv.Itoa(n)), visible(row(ns, "app-0000")))
+	t.Logf("the list of %d Releases showed in %s", n, time.Since(start).Round(time.Millisecond))
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-release]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows >= n/4 {
+		t.Errorf("%d rows in the page for %d Releases: the list is not virtualised", rows, n)
+	}
+	t.Logf("%d rows rendered", rows)
+	screenshot(t, ctx, "releases-many")
+
+	start = time.Now()
+	writeStatus(t, ns, "app-0000", func(r *v1.Release) {
+		r.Status.Conditions = []metav1.Condition{appliedCondition(metav1.ConditionFalse, v1.ReasonWaitingForSync, "waiting")}
+	})
+	run(t, ctx, "a change shows", textIs(row(ns, "app-0000")+` [data-testid=applied]`, v1.ReasonWaitingForSync))
+	t.Logf("a status change showed in %s", time.Since(start).Round(time.Millisecond))
+	last := fmt.Sprintf("app-%04d", n-1)
+	start = time.Now()
+	run(t, ctx, "scroll to the last Release", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('lit-virtualizer'); s.scrollTop = s.scrollHeight; return true; })()`))
+		return err
+	}), visible(row(ns, last)))
+	t.Logf("scrolled to the last of %d Releases in %s", n, time.Since(start).Round(time.Millisecond))
+}
