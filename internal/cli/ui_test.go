@@ -326,3 +326,50 @@ func TestUIDiffIsReleaseDiff(t *testing.T) {
 		t.Errorf("objects %q (render %s), want %q (render %s)", got, d.To, want, refB)
 	}
 }
+
+// The UI's diff of two renders lists, from the older render to the newer, the
+// changed object with its fields and unified diff, the new object and the
+// dropped one.
+func TestUIRenderDiff(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	createRelease(t, ns, "podinfo")
+	for _, r := range []struct{ ref, manifests string }{
+		{refA, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: " + ns + "}\ndata: {k: one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: old, namespace: " + ns + "}\n"},
+		{refB, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: " + ns + "}\ndata: {k: two}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: " + ns + "}\n"},
+	} {
+		rd := &v1.Render{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", r.ref), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+			RenderRef:  r.ref, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 2, Manifests: gz(t, r.manifests),
+		}
+		if err := admin(t).rest.Post().Namespace(ns).Resource("renders").Body(rd).Do(testCtx(t)).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := startUI(t, "-n", ns)
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, base+"api/releases/"+ns+"/podinfo/renderdiff?from="+refA+"&to="+refB, nil)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var d ui.DiffResponse
+	if err := json.NewDecoder(r.Body).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range d.Objects {
+		got = append(got, fmt.Sprintf("%s %s %v", o.Action, strings.ReplaceAll(o.Name, ns, "NS"), o.Fields))
+	}
+	want := "Configure ConfigMap NS/a [data.k]; Create ConfigMap NS/new []; Prune ConfigMap NS/old []"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("render diff: %s, want %s", strings.Join(got, "; "), want)
+	}
+	if len(d.Objects) > 0 && !strings.Contains(d.Objects[0].Unified, "-  k: one\n+  k: two\n") {
+		t.Errorf("the unified diff of ConfigMap a:\n%s", d.Objects[0].Unified)
+	}
+	code, body := call(t, http.MethodGet, base+"api/releases/"+ns+"/podinfo/renderdiff?from="+refA, nil, "")
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "needs ?from=REF&to=REF") {
+		t.Errorf("render diff without to: %d %v", code, body)
+	}
+}
