@@ -113,7 +113,7 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	case s.opts.Namespace != "":
 		sc.namespaces = []string{s.opts.Namespace}
 	default:
-		all, err := s.allowedAll(ctx, "", v1.ResourceReleases, "", "list", "watch")
+		all, err := s.allowedAll(ctx, "", v1.ResourceReleases, "list", "watch")
 		if err != nil {
 			return sc, err
 		}
@@ -128,7 +128,7 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 		}
 	}
 	for _, ns := range sc.namespaces {
-		ok, err := s.allowedAll(ctx, ns, v1.ResourceReleases, "", "list", "watch")
+		ok, err := s.allowedAll(ctx, ns, v1.ResourceReleases, "list", "watch")
 		if err != nil {
 			return sc, err
 		}
@@ -142,13 +142,13 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	}
 	ns := sc.namespaces[0]
 	var err error
-	if sc.clusters, err = s.allowedAll(ctx, "", v1.ResourceClusters, "", "list", "watch"); err != nil {
+	if sc.clusters, err = s.allowedAll(ctx, "", v1.ResourceClusters, "list", "watch"); err != nil {
 		return sc, err
 	}
-	if sc.inventories, err = s.allowedAll(ctx, ns, v1.ResourceReleaseInventories, "", "list", "watch"); err != nil {
+	if sc.inventories, err = s.allowedAll(ctx, ns, v1.ResourceReleaseInventories, "list", "watch"); err != nil {
 		return sc, err
 	}
-	if sc.renders, err = s.allowedAll(ctx, ns, v1.ResourceRenders, "", "list", "watch"); err != nil {
+	if sc.renders, err = s.allowedAll(ctx, ns, v1.ResourceRenders, "list", "watch"); err != nil {
 		return sc, err
 	}
 	sc.events, err = s.allowedCore(ctx, ns, "events", "list", "watch")
@@ -165,9 +165,9 @@ func (s *Server) allowedCore(ctx context.Context, ns, resource string, verbs ...
 	return true, nil
 }
 
-func (s *Server) allowedAll(ctx context.Context, ns, resource, sub string, verbs ...string) (bool, error) {
+func (s *Server) allowedAll(ctx context.Context, ns, resource string, verbs ...string) (bool, error) {
 	for _, verb := range verbs {
-		ok, err := s.access.allowed(ctx, accessKey{namespace: ns, resource: resource, subresource: sub, verb: verb})
+		ok, err := s.access.allowed(ctx, accessKey{namespace: ns, resource: resource, verb: verb})
 		if err != nil || !ok {
 			return false, err
 		}
