@@ -39,6 +39,11 @@ build:
 browser:
 	bash hack/browser.sh
 
+## ui: rebuild the UI's front-end (internal/ui/web, npm ci + esbuild) into internal/ui/dist, which is committed and embedded
+.PHONY: ui
+ui:
+	$(GO) generate ./internal/ui
+
 ## test-ui-scale: the UI's browser test at 1,000 Releases (list load, virtualised rows, a live change, scrolling); figures in the test log
 .PHONY: test-ui-scale
 test-ui-scale: kube browser
