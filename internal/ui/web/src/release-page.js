@@ -41,6 +41,15 @@ class ReleasePage extends Live {
   }
 
   willUpdate(changed) {
+    if (changed.has('namespace') || changed.has('name')) {
+      // Another Release in the same element: forget what belonged to the last one.
+      this.clusterDiff = null;
+      this.renderDiff = null;
+      this.selected = [];
+      this.started = null;
+      this.error = '';
+      this.diffFor = '';
+    }
     if (changed.has('namespace')) {
       this.access = null;
       get(`/api/access?namespace=${encodeURIComponent(this.namespace)}`)
