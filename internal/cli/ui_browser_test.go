@@ -160,6 +160,54 @@ func TestUIBrowserListUpdatesLive(t *testing.T) {
 	screenshot(t, ctx, "releases")
 }
 
+// The Clusters page shows a Cluster's reachability and version, and its Releases
+// as lanes in cluster-wave order.
+func TestUIBrowserClusterWaveLanes(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	c := admin(t)
+	name := "staging-" + testenv.RandomSuffix()
+	cl := &v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: ns, Name: "staging-kubeconfig"}}}}
+	created := &v1.Cluster{}
+	if err := c.rest.Post().Resource(v1.ResourceClusters).Body(cl).Do(testCtx(t)).Into(created); err != nil {
+		t.Fatalf("creating Cluster %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = c.rest.Delete().Resource(v1.ResourceClusters).Name(name).Do(context.Background()).Error() })
+	created.Status = v1.ClusterStatus{KubernetesVersion: "v1.37.2", Conditions: []metav1.Condition{{
+		Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonReachable, Message: "reachable", LastTransitionTime: metav1.Now()}}}
+	if err := c.rest.Put().Resource(v1.ResourceClusters).Name(name).SubResource("status").Body(created).Do(testCtx(t)).Error(); err != nil {
+		t.Fatalf("writing the status of Cluster %s: %v", name, err)
+	}
+	for i, rel := range []string{"db", "api", "web", "worker"} {
+		r := &v1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: rel},
+			Spec: v1.ReleaseSpec{Cluster: name, ClusterWave: int32([]int{0, 1, 2, 1}[i]),
+				Chart: v1.ChartSource{Repository: "https://charts.example.com", Name: rel, Version: "1.0.0"}}}
+		if err := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleases).Body(r).Do(testCtx(t)).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := startUI(t)
+	ctx := browser(t)
+	lanes := `[aria-label="Cluster waves of ` + name + `"]`
+	run(t, ctx, "open the Clusters page", chromedp.Navigate(base+"#/clusters"),
+		textHas(`[data-cluster="`+name+`"]`, "Reachable"), textHas(`[data-cluster="`+name+`"]`, "v1.37.2"),
+		visible(lanes))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+lanes+` .lane')].map(l => l.innerText.replace(/\s+/g, ' ').trim())`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Wave 0 " + ns + "/db Pending",
+		"Wave 1 " + ns + "/api Pending " + ns + "/worker Pending",
+		"Wave 2 " + ns + "/web Pending",
+	}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Errorf("lanes of %s:\n got %q\nwant %q", name, got, want)
+	}
+	screenshot(t, ctx, "clusters")
+}
+
 // serveTestCharts serves testdata/charts as a Helm repository and returns its URL.
 func serveTestCharts(t *testing.T) string {
 	t.Helper()
@@ -239,8 +287,6 @@ func TestUIBrowserManualReleaseSyncToHealthy(t *testing.T) {
 	}
 	screenshot(t, ctx, "release-applied-healthy")
 	run(t, ctx, "open the list", chromedp.Navigate(base+"#/"), textIs(row(ns, "web")+` [data-testid=healthy]`, v1.ReasonHealthy))
-	run(t, ctx, "open the Clusters page", chromedp.Navigate(base+"#/clusters"), visible(`.lanes`))
-	screenshot(t, ctx, "clusters")
 }
 
 // A user without releases/sync sees no Sync, Force sync or Pin button, and
