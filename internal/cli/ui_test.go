@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -371,5 +372,53 @@ func TestUIRenderDiff(t *testing.T) {
 	code, body := call(t, http.MethodGet, base+"api/releases/"+ns+"/podinfo/renderdiff?from="+refA, nil, "")
 	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "needs ?from=REF&to=REF") {
 		t.Errorf("render diff without to: %d %v", code, body)
+	}
+}
+
+// Without -n, a user who may not list Releases cluster-wide sees the Releases of
+// every namespace where they may (found through the namespaces they may list),
+// and no other.
+func TestUIWatchesEveryNamespaceTheUserMayList(t *testing.T) {
+	needCluster(t)
+	nsA, nsB, other := namespace(t), namespace(t), namespace(t)
+	for _, ns := range []string{nsA, nsB, other} {
+		createRelease(t, ns, "podinfo")
+	}
+	admin, err := client.New(env.admin, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "team-" + testenv.RandomSuffix()
+	read := rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releases"}, Verbs: []string{"get", "list", "watch"}}
+	testenv.Grant(t, testCtx(t), admin, nsA, user, read)
+	testenv.Grant(t, testCtx(t), admin, nsB, user, read)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user + "-namespaces"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user + "-namespaces"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	for _, o := range []client.Object{role, binding} {
+		if err := admin.Create(testCtx(t), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), o) })
+	}
+	testenv.WaitAllowed(t, testCtx(t), admin, "", user, role.Rules...)
+
+	base := startUI(t, "--kubeconfig", userKubeconfig(t, user))
+	s := openStream(t, base)
+	var got []string
+	for {
+		m := s.next(t, "the snapshot", func(m ui.Message) bool { return m.Op == "synced" || m.Kind == ui.KindRelease })
+		if m.Op == "synced" {
+			break
+		}
+		got = append(got, m.Key)
+	}
+	slices.Sort(got)
+	want := []string{nsA + "/podinfo", nsB + "/podinfo"}
+	slices.Sort(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Releases in the UI of a user of %s and %s: %v, want %v", nsA, nsB, got, want)
 	}
 }

@@ -54,15 +54,18 @@ type hub struct {
 	subs map[chan Message]bool
 }
 
-// watchScope is what the hub watches: namespaces ("" for all), and which
-// kinds besides Releases the user may list and watch (the others are left out,
-// and the page says so).
+// watchScope is what the hub watches: namespaces, and Clusters when the user
+// may list and watch them.
 type watchScope struct {
-	namespaces  []string
-	clusters    bool
-	inventories bool
-	renders     bool
-	events      bool
+	namespaces []nsScope
+	clusters   bool
+}
+
+// nsScope is one namespace ("" for all) and which kinds besides Releases the
+// user may list and watch there (the others are left out).
+type nsScope struct {
+	name                         string
+	inventories, renders, events bool
 }
 
 func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, error) {
@@ -88,7 +91,8 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 		h.sources = append(h.sources, source{kind: kind, informer: inf})
 		return nil
 	}
-	for _, ns := range scope.namespaces {
+	for _, n := range scope.namespaces {
+		ns := n.name
 		for _, k := range []struct {
 			kind, resource string
 			obj            runtime.Object
@@ -96,8 +100,8 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 			allowed        bool
 		}{
 			{KindRelease, v1.ResourceReleases, &v1.Release{}, nil, true},
-			{KindInventory, v1.ResourceReleaseInventories, &v1.ReleaseInventory{}, nil, scope.inventories},
-			{KindRender, v1.ResourceRenders, &v1.Render{}, stripManifests, scope.renders},
+			{KindInventory, v1.ResourceReleaseInventories, &v1.ReleaseInventory{}, nil, n.inventories},
+			{KindRender, v1.ResourceRenders, &v1.Render{}, stripManifests, n.renders},
 		} {
 			if !k.allowed {
 				continue
@@ -106,7 +110,7 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 				return nil, err
 			}
 		}
-		if !scope.events {
+		if !n.events {
 			continue
 		}
 		events := cache.NewListWatchFromClient(kube.CoreV1().RESTClient(), "events", ns,

@@ -106,28 +106,36 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // decideScope: the namespace asked for; else every namespace when the user may
-// list and watch Releases cluster-wide; else the kubeconfig's namespace.
+// list and watch Releases cluster-wide; else each namespace (of those the user
+// may list) where they may; else the kubeconfig's namespace. In each, the kinds
+// besides Releases that the user may list and watch.
 func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	var sc watchScope
+	var names []string
 	switch {
 	case s.opts.Namespace != "":
-		sc.namespaces = []string{s.opts.Namespace}
+		names = []string{s.opts.Namespace}
 	default:
 		all, err := s.allowedAll(ctx, "", v1.ResourceReleases, "list", "watch")
 		if err != nil {
 			return sc, err
 		}
 		if all {
-			sc.namespaces = []string{""}
-		} else {
+			names = []string{""}
+			break
+		}
+		if names, err = s.namespacesWithReleases(ctx); err != nil {
+			return sc, err
+		}
+		if len(names) == 0 {
 			ns := s.opts.DefaultNamespace
 			if ns == "" {
 				ns = "default"
 			}
-			sc.namespaces = []string{ns}
+			names = []string{ns}
 		}
 	}
-	for _, ns := range sc.namespaces {
+	for _, ns := range names {
 		ok, err := s.allowedAll(ctx, ns, v1.ResourceReleases, "list", "watch")
 		if err != nil {
 			return sc, err
@@ -139,20 +147,45 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 			}
 			return sc, fmt.Errorf("you may not list and watch Releases %s; ask for the convoy-view ClusterRole (or list and watch on releases.%s), or pick a namespace with -n", where, v1.GroupName)
 		}
+		n := nsScope{name: ns}
+		if n.inventories, err = s.allowedAll(ctx, ns, v1.ResourceReleaseInventories, "list", "watch"); err != nil {
+			return sc, err
+		}
+		if n.renders, err = s.allowedAll(ctx, ns, v1.ResourceRenders, "list", "watch"); err != nil {
+			return sc, err
+		}
+		if n.events, err = s.allowedCore(ctx, ns, "events", "list", "watch"); err != nil {
+			return sc, err
+		}
+		sc.namespaces = append(sc.namespaces, n)
 	}
-	ns := sc.namespaces[0]
 	var err error
-	if sc.clusters, err = s.allowedAll(ctx, "", v1.ResourceClusters, "list", "watch"); err != nil {
-		return sc, err
-	}
-	if sc.inventories, err = s.allowedAll(ctx, ns, v1.ResourceReleaseInventories, "list", "watch"); err != nil {
-		return sc, err
-	}
-	if sc.renders, err = s.allowedAll(ctx, ns, v1.ResourceRenders, "list", "watch"); err != nil {
-		return sc, err
-	}
-	sc.events, err = s.allowedCore(ctx, ns, "events", "list", "watch")
+	sc.clusters, err = s.allowedAll(ctx, "", v1.ResourceClusters, "list", "watch")
 	return sc, err
+}
+
+// namespacesWithReleases are the namespaces where the user may list and watch
+// Releases, found through a list of namespaces; none when the user may not list
+// namespaces.
+func (s *Server) namespacesWithReleases(ctx context.Context) ([]string, error) {
+	list, err := s.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	var out []string
+	for _, ns := range list.Items {
+		ok, err := s.allowedAll(ctx, ns.Name, v1.ResourceReleases, "list", "watch")
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, ns.Name)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) allowedCore(ctx context.Context, ns, resource string, verbs ...string) (bool, error) {
@@ -224,11 +257,19 @@ func guard(next http.Handler) http.Handler {
 
 // info tells the page what it watches.
 func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
-	ns := s.scope.namespaces
-	all := len(ns) == 1 && ns[0] == ""
+	type namespace struct {
+		Name        string `json:"name"`
+		Inventories bool   `json:"inventories"`
+		Renders     bool   `json:"renders"`
+		Events      bool   `json:"events"`
+	}
+	var ns []namespace
+	for _, n := range s.scope.namespaces {
+		ns = append(ns, namespace{Name: n.name, Inventories: n.inventories, Renders: n.renders, Events: n.events})
+	}
+	all := len(ns) == 1 && ns[0].Name == ""
 	writeJSON(w, map[string]any{
 		"allNamespaces": all, "namespaces": ns, "clusters": s.scope.clusters,
-		"inventories": s.scope.inventories, "renders": s.scope.renders, "events": s.scope.events,
 		"context": s.opts.Context, "host": s.opts.Config.Host,
 	})
 }

@@ -31,7 +31,7 @@ class ConvoyApp extends Base {
 
   render() {
     const r = this.route.replace(/^#/, '');
-    const scope = this.info ? (this.info.allNamespaces ? 'all namespaces' : `namespace ${this.info.namespaces.join(', ')}`) : '';
+    const scope = this.info ? (this.info.allNamespaces ? 'all namespaces' : `namespace ${this.info.namespaces.map((n) => n.name).join(', ')}`) : '';
     return html`
       <header class="top">
         <a class="brand" href="#/">convoy</a>
