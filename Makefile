@@ -21,8 +21,8 @@ dev:
 	$(GO) build -o bin/ ./cmd/kubectl-convoy
 	$(GO) run ./cmd/convoy dev
 
-## test: build the Kubernetes binaries if missing, vet, then run every test
-test: kube
+## test: build the Kubernetes binaries if missing, install chromium for the UI's browser tests if missing, vet, then run every test
+test: kube browser
 	$(GO) vet $(PKGS)
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
@@ -33,6 +33,21 @@ test-unit:
 ## build: compile convoy and the kubectl plugin into bin/
 build:
 	$(GO) build -o bin/ ./cmd/...
+
+## browser: install Debian's chromium for the UI's browser tests if it is missing (hack/browser.sh)
+.PHONY: browser
+browser:
+	bash hack/browser.sh
+
+## ui: rebuild the UI's front-end (internal/ui/web, npm ci + esbuild) into internal/ui/dist, which is committed and embedded
+.PHONY: ui
+ui:
+	$(GO) generate ./internal/ui
+
+## test-ui-scale: the UI's browser test at 1,000 Releases (list load, virtualised rows, a live change, scrolling); figures in the test log
+.PHONY: test-ui-scale
+test-ui-scale: kube browser
+	CONVOY_UI_SCALE=1000 CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -v -run TestUIBrowserManyReleases ./internal/cli/
 
 ## kube: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/
 kube:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fluxcd/pkg/ssa"
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/diff"
 )
 
 // state is what the dry run found out about an object.
@@ -97,6 +97,30 @@ func (p *Plan) Unchecked() []v1alpha1.ObjectReference {
 		if o.state == unchecked {
 			out = append(out, o.entry.ObjectReference)
 		}
+	}
+	return out
+}
+
+// Checked returns what the dry run found out for each object: Created,
+// Configured or Unchanged, in plan order. Objects it cannot tell (those it
+// skipped, and those it only dry-ran without a GET that turned out to exist)
+// are left out. `kubectl convoy release
+// diff` and the drift check agree with it (internal/diff).
+func (p *Plan) Checked() []Change {
+	var out []Change
+	for _, o := range p.objects {
+		var a Action
+		switch o.state {
+		case created:
+			a = Created
+		case configured:
+			a = Configured
+		case unchanged:
+			a = Unchanged
+		default:
+			continue
+		}
+		out = append(out, Change{Object: o.entry.ObjectReference, Action: a})
 	}
 	return out
 }
@@ -215,16 +239,17 @@ func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identi
 }
 
 // diffKnown compares the live object with its dry-run apply (a GET and a dry
-// run).
+// run), with internal/diff: the comparison the drift check and `kubectl convoy
+// release diff` make, so that an object they report changed is applied.
 func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
-	entry, _, _, err := a.rm.Diff(ctx, o.Object.Object.DeepCopy(), ssa.DiffOptions{})
+	r, err := diff.Check(ctx, a.client, o.Object.Object, diff.Options{DryRunMissing: true})
 	if err != nil {
 		return err
 	}
-	switch entry.Action {
-	case ssa.CreatedAction:
+	switch r.Action {
+	case diff.Create:
 		o.state = created
-	case ssa.UnchangedAction:
+	case diff.Unchanged:
 		o.state = unchanged
 	default:
 		o.state = configured

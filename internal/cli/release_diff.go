@@ -7,30 +7,23 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/go-logr/logr"
+
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/diff"
+	convoyhooks "kumodo.io/convoy/internal/hooks"
 )
-
-// helmHookAnnotation marks a chart's hook Jobs, which convoy runs as lifecycle hooks
-// rather than applying them.
-const helmHookAnnotation = "helm.sh/hook"
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
 	var ref string
@@ -69,52 +62,17 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 	if err != nil {
 		return err
 	}
-	manifests, err := gunzip(rd.Manifests)
-	if err != nil {
-		return fmt.Errorf("render %s of %s/%s: %w", rd.RenderRef, ns, name, err)
-	}
-	objs, err := DecodeObjects(manifests)
-	if err != nil {
-		return fmt.Errorf("render %s of %s/%s: %w", rd.RenderRef, ns, name, err)
-	}
 	cfg, err := o.targetConfig(ctx, c, rel)
 	if err != nil {
 		return err
 	}
-	t, err := newTarget(cfg)
+	results, err := ReleaseDiff(ctx, c, cfg, rel, rd)
 	if err != nil {
 		return err
 	}
 	var out strings.Builder
-	seen := map[string]bool{}
-	for _, u := range objs {
-		live, want, err := t.dryRun(ctx, u)
-		if err != nil {
-			return fmt.Errorf("dry-run apply of %s: %w", objectName(u), err)
-		}
-		seen[objectKey(u.GroupVersionKind().Group, u.GetKind(), u.GetNamespace(), u.GetName())] = true
-		out.WriteString(UnifiedDiff(objectName(u), live, want))
-	}
-	if rel.Spec.Prune == nil || *rel.Spec.Prune {
-		inv, err := c.GetInventory(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if inv != nil {
-			for _, e := range inv.Objects {
-				if seen[objectKey(e.Group, e.Kind, e.Namespace, e.Name)] {
-					continue
-				}
-				live, err := t.get(ctx, e.ObjectReference)
-				if err != nil {
-					return err
-				}
-				if live == nil || live.GetAnnotations()[v1.AnnotationPrune] == v1.PruneDisabled {
-					continue
-				}
-				out.WriteString(UnifiedDiff(describe(e.ObjectReference)+" (pruned)", normalize(live), nil))
-			}
-		}
+	for _, r := range results {
+		out.WriteString(diff.Unified(diff.Describe(r.Object), r))
 	}
 	if out.Len() == 0 {
 		fmt.Fprintf(o.Streams.ErrOut, "No differences: the cluster matches render %s.\n", ShortRef(rd.RenderRef))
@@ -122,6 +80,58 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 	}
 	_, err = io.WriteString(o.Streams.Out, out.String())
 	return err
+}
+
+// ReleaseDiff is what an apply of the render rd of rel would change on the target
+// cluster that cfg reaches (internal/diff: the comparison of convoy's apply and of
+// the observer's drift check): each object the apply puts there (non-Job chart
+// hooks of the apply's run included), then, when rel prunes, the objects of its
+// ReleaseInventory that a prune would delete. `kubectl convoy ui` shows the same.
+func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Release, rd *v1.Render) ([]diff.Result, error) {
+	objs, err := AppliedObjects(rel, rd)
+	if err != nil {
+		return nil, err
+	}
+	quietControllerRuntime()
+	target, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
+	var inventory []v1.InventoryObject
+	if prune {
+		inv, err := c.GetInventory(ctx, rel.Namespace, rel.Name)
+		if err != nil {
+			return nil, err
+		}
+		if inv != nil {
+			inventory = inv.Objects
+		}
+	}
+	return diff.Release(ctx, target, objs, inventory, prune, 4)
+}
+
+// AppliedObjects are the objects that an apply of the render rd of rel applies
+// (diff.Applied): its objects and the non-Job chart hooks of the apply's run.
+func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructured, error) {
+	what := fmt.Sprintf("render %s of %s/%s", rd.RenderRef, rel.Namespace, rel.Name)
+	manifests, err := gunzip(rd.Manifests)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	decoded, err := DecodeObjects(manifests)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	run := v1.HookRunUpgrade
+	if rel.Status.LastSuccessful == nil {
+		run = v1.HookRunInstall
+	}
+	objs, err := diff.Applied(decoded, convoyhooks.Owner{Name: rel.Name, Namespace: rel.Namespace}, run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return objs, nil
 }
 
 // targetConfig is the REST config of the Release's target cluster: the host's for an
@@ -150,7 +160,8 @@ func (o *Options) targetConfig(ctx context.Context, c *Client, rel *v1.Release) 
 	return cfg, nil
 }
 
-// DecodeObjects reads a YAML stream into objects, without the chart's hook Jobs.
+// DecodeObjects reads a YAML stream into objects (every document, chart hooks
+// included; diff.Applied picks what an apply applies).
 func DecodeObjects(manifests []byte) ([]*unstructured.Unstructured, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
 	var objs []*unstructured.Unstructured
@@ -165,134 +176,15 @@ func DecodeObjects(manifests []byte) ([]*unstructured.Unstructured, error) {
 		if len(u.Object) == 0 {
 			continue
 		}
-		if _, hook := u.GetAnnotations()[helmHookAnnotation]; hook {
-			continue
-		}
 		objs = append(objs, u)
 	}
 }
 
-// target is a cluster that diff reads and dry-runs applies on.
-type target struct {
-	dyn    dynamic.Interface
-	mapper meta.RESTMapper
-}
+var quiet sync.Once
 
-func newTarget(cfg *rest.Config) (*target, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &target{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
-}
-
-func (t *target) resource(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
-	m, err := t.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, err
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return t.dyn.Resource(m.Resource).Namespace(ns), nil
-	}
-	return t.dyn.Resource(m.Resource), nil
-}
-
-// dryRun returns the normalized YAML of the live object (nil when absent) and of the
-// object after a server-side dry-run apply by the field manager convoy.
-func (t *target) dryRun(ctx context.Context, u *unstructured.Unstructured) (live, want []byte, err error) {
-	ri, err := t.resource(u.GroupVersionKind(), u.GetNamespace())
-	if err != nil {
-		return nil, nil, err
-	}
-	cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, nil, err
-	default:
-		live = normalize(cur)
-	}
-	data, err := u.MarshalJSON()
-	if err != nil {
-		return nil, nil, err
-	}
-	force := true
-	got, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-		FieldManager: v1.FieldManager, Force: &force, DryRun: []string{metav1.DryRunAll},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return live, normalize(got), nil
-}
-
-// get reads an inventory object; nil when it is gone.
-func (t *target) get(ctx context.Context, ref v1.ObjectReference) (*unstructured.Unstructured, error) {
-	ri, err := t.resource(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind}, ref.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	u, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return u, err
-}
-
-// normalize is the YAML of an object without the fields every write changes.
-func normalize(u *unstructured.Unstructured) []byte {
-	c := u.DeepCopy()
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
-		unstructured.RemoveNestedField(c.Object, "metadata", f)
-	}
-	b, _ := yaml.Marshal(c.Object)
-	return b
-}
-
-func objectName(u *unstructured.Unstructured) string {
-	return describe(v1.ObjectReference{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
-}
-
-func objectKey(group, kind, ns, name string) string {
-	return strings.Join([]string{group, kind, ns, name}, "/")
-}
-
-// UnifiedDiff is the unified diff of one object between live and want (YAML; nil:
-// absent), with three lines of context; empty when they are equal.
-func UnifiedDiff(name string, live, want []byte) string {
-	if bytes.Equal(live, want) {
-		return ""
-	}
-	from, to := "live/"+name, "render/"+name
-	if live == nil {
-		from = "/dev/null"
-	}
-	if want == nil {
-		to = "/dev/null"
-	}
-	d := difflib.UnifiedDiff{
-		A: lines(live), B: lines(want),
-		FromFile: from, ToFile: to, Context: 3,
-	}
-	s, err := difflib.GetUnifiedDiffString(d)
-	if err != nil {
-		return fmt.Sprintf("--- %s\n+++ %s\n(diff failed: %v)\n", from, to, err)
-	}
-	return s
-}
-
-// lines splits YAML into lines that keep their newline.
-func lines(b []byte) []string {
-	if len(b) == 0 {
-		return []string{}
-	}
-	out := strings.SplitAfter(string(b), "\n")
-	if out[len(out)-1] == "" {
-		out = out[:len(out)-1]
-	}
-	return out
+// quietControllerRuntime gives controller-runtime's client (used for the diff) a
+// logger that drops everything, so that it never warns on stderr that none was
+// set.
+func quietControllerRuntime() {
+	quiet.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 }

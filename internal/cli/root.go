@@ -89,7 +89,7 @@ func NewCommand(o *Options) *cobra.Command {
 		RunE:    helpOrUnknown,
 	}
 	cluster.AddCommand(newClusterListCommand(o), newClusterStatusCommand(o))
-	root.AddCommand(release, cluster, newVersionCommand(o))
+	root.AddCommand(release, cluster, newUICommand(o), newVersionCommand(o))
 	return root
 }
 

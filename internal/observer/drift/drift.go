@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fluxcd/pkg/ssa/normalize"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/diff"
 )
 
 // Missing is the field path reported for a render object that is not on the
@@ -46,7 +44,7 @@ func New(opts Options) *Checker {
 
 // Check compares each object of a render with its live counterpart on target
 // and returns the drifted objects, sorted by group, kind, namespace, name and
-// version, each with its sorted field paths (see health.DriftedFields), or
+// version, each with its sorted field paths (see diff.Fields), or
 // with the single path Missing when the object is not on the target. An object
 // that has not drifted is not in the result.
 //
@@ -97,39 +95,25 @@ func (c *Checker) Check(ctx context.Context, target client.Client, objects []*un
 }
 
 // checkOne returns the drifted field paths of one object: nil when it has not
-// drifted, [Missing] when it is not on the target.
+// drifted, [Missing] when it is not on the target. The comparison is
+// internal/diff's, the one convoy's apply and `kubectl convoy release diff` use.
 func checkOne(ctx context.Context, target client.Client, obj *unstructured.Unstructured) ([]string, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err := target.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	r, err := diff.Check(ctx, target, obj, diff.Options{})
 	switch {
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		// Not found, or its kind (a CRD's) is gone: no dry run, which would need
-		// the right to create it.
-		return []string{Missing}, nil
-	case err != nil:
+	case err != nil && r.LiveVersion == "":
 		return nil, fmt.Errorf("drift check of %s: read the live object: %w", describe(obj), err)
-	}
-
-	dryRun := obj.DeepCopy()
-	err = target.Apply(ctx, client.ApplyConfigurationFromUnstructured(dryRun),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
-	switch {
 	case apierrors.IsNotFound(err):
 		// Deleted since the read (or its namespace is gone).
 		return []string{Missing}, nil
 	case err != nil:
 		return nil, fmt.Errorf("drift check of %s: server-side apply dry run: %w", describe(obj), err)
-	case dryRun.GetResourceVersion() == "":
-		// The dry run would create it: deleted since the read.
+	case r.Action == diff.Create:
+		// Not found, or its kind (a CRD's) is gone: no dry run, which would need
+		// the right to create it; or the dry run would create it (deleted since the
+		// read).
 		return []string{Missing}, nil
 	}
-	// The same normalisation of dry-run results as fluxcd/pkg/ssa's apply does
-	// before it decides whether an object changed.
-	if err := normalize.DryRunUnstructured(dryRun); err != nil {
-		return nil, fmt.Errorf("drift check of %s: normalise the dry run: %w", describe(obj), err)
-	}
-	return health.DriftedFields(live, dryRun), nil
+	return r.Fields, nil
 }
 
 func reference(u *unstructured.Unstructured) v1alpha1.ObjectReference {

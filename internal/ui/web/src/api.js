@@ -1,0 +1,24 @@
+// Requests to the UI's server. Writes carry X-Convoy-UI, which the server
+// requires (no other site's page can send it).
+
+async function answer(res) {
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+  return body;
+}
+
+export async function get(path) {
+  return answer(await fetch(path, { headers: { Accept: 'application/json' } }));
+}
+
+export async function post(path, body) {
+  return answer(await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Convoy-UI': '1' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }));
+}
+
+export function releasePath(ns, name, what) {
+  return `/api/releases/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${what}`;
+}
