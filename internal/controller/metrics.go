@@ -59,7 +59,7 @@ func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
 }
 
 // observe records one reconcile.
-func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcome, st *state, changes changeCounts, took time.Duration) {
+func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcome, changes changeCounts, took time.Duration) {
 	if m == nil {
 		return
 	}

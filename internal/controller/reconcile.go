@@ -145,7 +145,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		}
 	}
 	r.emitEvents(ctx, st, plan, ap, out)
-	r.metrics.observe(key, plan, out, st, ap.changes, r.clock.Since(started))
+	r.metrics.observe(key, plan, out, ap.changes, r.clock.Since(started))
 	if st.newRender && rel.Status.Render != nil {
 		// A new render beside an earlier one may push an old Render out of the
 		// history; the first render of a Release cannot.
