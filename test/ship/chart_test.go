@@ -165,7 +165,7 @@ func TestChartRendersDefaults(t *testing.T) {
 	objs := render(t, nil, "convoy")
 	want := []string{
 		"APIService /v1alpha1.convoy.kumodo.io",
-		"ClusterRole /convoy-apiserver", "ClusterRole /convoy-controller", "ClusterRole /convoy-controller-apply",
+		"ClusterRole /convoy-apiserver", "ClusterRole /convoy-controller", "ClusterRole /convoy-controller-apply", "ClusterRole /convoy-edit",
 		"ClusterRole /convoy-observer", "ClusterRole /convoy-observer-drift", "ClusterRole /convoy-observer-read",
 		"ClusterRole /convoy-sync", "ClusterRole /convoy-view",
 		"ClusterRoleBinding /convoy-apiserver", "ClusterRoleBinding /convoy-apiserver:system:auth-delegator",
@@ -228,7 +228,7 @@ func TestChartRendersNonDefaults(t *testing.T) {
 	for _, k := range []string{
 		"Deployment platform/convoy-controller", "Deployment platform/convoy-observer", "StatefulSet platform/convoy-etcd",
 		"ClusterRole /convoy-controller-apply", "ClusterRole /convoy-observer-read", "ClusterRole /convoy-observer-drift",
-		"ValidatingAdmissionPolicy /convoy-observer-dry-run-only", "ClusterRole /convoy-sync", "ClusterRole /convoy-view",
+		"ValidatingAdmissionPolicy /convoy-observer-dry-run-only", "ClusterRole /convoy-sync", "ClusterRole /convoy-view", "ClusterRole /convoy-edit",
 	} {
 		if slices.Contains(got, k) {
 			t.Errorf("%s is rendered though the values turn it off", k)
