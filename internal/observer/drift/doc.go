@@ -3,7 +3,7 @@
 // target for a server-side apply dry run of the rendered object (field manager
 // convoy, forced conflicts, dryRun=All) — what convoy's next apply would make
 // of it — and reports the field paths where that differs from the live object
-// (health.DriftedFields).
+// (internal/diff, the comparison the pre-apply dry run and release diff use too).
 //
 // It decides what counts as drift: a field convoy's apply would change, and a
 // render object that is not on the target (reported with the field path

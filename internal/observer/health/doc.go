@@ -15,8 +15,8 @@
 //     batch completes. Each is sent once per occurrence; Memory is the observer's
 //     per-Release memory of what it already signalled, and after a restart the stored
 //     status stands in for it, so a restarted observer sends at most one more;
-//   - drift: the field paths a server-side apply dry run would change (DriftedFields),
-//     the drift status with its since (Drift), and when the next check is due
+//   - drift: the drift status with its since (Drift; the field paths come from
+//     internal/diff), and when the next check is due
 //     (NextDriftCheck).
 //
 // It must not do I/O of any kind: no API server or cluster client, no informers, no
