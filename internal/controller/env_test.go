@@ -40,6 +40,9 @@ type envOptions struct {
 	resync time.Duration
 	// requests, when set, counts the controller's API requests.
 	requests *requestCounter
+	// transport, when set, wraps the controller's transport (after requests), e.g. to
+	// make some of its requests fail.
+	transport func(http.RoundTripper) http.RoundTripper
 }
 
 // requestCounter counts HTTP requests by method and path.
@@ -92,6 +95,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 	mgrConfig := hostConfig()
 	if o.requests != nil {
 		mgrConfig.WrapTransport = o.requests.wrap
+	}
+	if o.transport != nil {
+		counted := mgrConfig.WrapTransport
+		mgrConfig.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			if counted != nil {
+				rt = counted(rt)
+			}
+			return o.transport(rt)
+		}
 	}
 	mgr, err := NewManager(mgrConfig, ManagerOptions{
 		Resync:                 o.resync,
