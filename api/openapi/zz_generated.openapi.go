@@ -20576,6 +20576,13 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 							Format:      "",
 						},
 					},
+					"forced": {
+						SchemaProps: spec.SchemaProps{
+							Description: "forced (Release status only): this PreApply batch belongs to the apply of a forced sync, so the reconciles that carry it on go on with the force's apply: no dry run, and a new rollout.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
 							Description: "message says why, for people.",

@@ -189,6 +189,11 @@ type HookStatus struct {
 	// another run, whose outcome is signalled again even when it is the same.
 	// +optional
 	JobUID string `json:"jobUID,omitempty"`
+	// forced (Release status only): this PreApply batch belongs to the apply of a
+	// forced sync, so the reconciles that carry it on go on with the force's apply: no
+	// dry run, and a new rollout.
+	// +optional
+	Forced bool `json:"forced,omitempty"`
 	// message says why, for people.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -44,6 +44,7 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 		if hr, err = newHookRun(r, st, in, plan.RenderRef, chartHooks); err != nil {
 			return ap.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
 		}
+		hr.forced = plan.Forced
 		if plan.RerunHooks {
 			if err := hr.rerun(ctx); err != nil {
 				res, err := failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")

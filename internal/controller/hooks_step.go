@@ -38,6 +38,9 @@ type hookRun struct {
 	resume *release.HookBatch
 	// rerunning: a forced sync deleted the Jobs; what status.hooks says of them is past.
 	rerunning bool
+	// forced: the apply is a forced sync's; its PreApply batches are recorded so
+	// (status.hooks[].forced) for the reconciles that carry them on.
+	forced bool
 	// status is the new status.hooks that run decided: the batch that waits or failed,
 	// or the phase's last batch once it is done.
 	status change[[]v1.HookStatus]
@@ -121,6 +124,11 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 		return nil, err
 	}
 	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs)
+	if h.forced && phase == v1.HookPreApply {
+		for i := range step.Status {
+			step.Status[i].Forced = true
+		}
+	}
 	if step.Stop != nil || step.Completed {
 		h.status = changeTo(step.Status)
 	}

@@ -350,3 +350,32 @@ func TestHookJobsOfTheChartRunAroundTheApply(t *testing.T) {
 		t.Errorf("inventory %+v: want it without the hook Jobs", inv)
 	}
 }
+
+// SP-19 — seed: the next reconcile after ?force=true "skips the pre-apply dry run".
+// Issue 13 case 3: a forced sync of a render never applied, whose dry run is rejected,
+// waits at its PreApply batch; status.hooks records the batch as forced, so the
+// reconcile that carries it on applies without the dry run (the apply then fails on
+// the object in the missing namespace: DeployFailed, web-config applied). Without the
+// record that reconcile would be a first run's and the dry run would reject it again.
+func TestSP19_AForcedSyncOfANewRenderCarriesThroughItsPreApplyBatches(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic(), interval(time.Second), missingNamespace(e), hook("migrate", v1.HookPreApply, 0))
+	rel := e.waitApplied("web", "False", v1.ReasonUnappliable)
+	ref := renderRefOf(rel)
+	first := e.waitJobComplete("web", "migrate", ref)
+
+	forceAt := e.sync("web", true).Annotations[v1.AnnotationSyncForceRequestedAt]
+	e.eventually("the forced sync handled", func() (bool, string) {
+		got := e.release("web").Status.LastHandledForceSyncAt
+		return got != nil && got.UTC().Format(time.RFC3339) == forceAt, fmt.Sprintf("lastHandledForceSyncAt %v", got)
+	})
+	if job := e.hookJob("web", "migrate", ref); job != nil && job.UID == first.UID {
+		t.Fatal("the forced sync did not run the PreApply hook anew")
+	}
+	e.eventually("web-config applied by the forced apply after the PreApply batch", func() (bool, string) {
+		return e.configMap("web-config") != nil, "no web-config: the reconcile after the batch ran the dry run"
+	})
+	e.eventually("the forced apply failed with DeployFailed", func() (bool, string) {
+		return e.returned("web", v1.ReasonDeployFailed), "no reconcile returned DeployFailed"
+	})
+}

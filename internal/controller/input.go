@@ -122,7 +122,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	if in.Pin, err = r.pin(ctx, st); err != nil {
 		return in, err
 	}
-	in.HooksRunning, in.HooksRunningPhase, in.FailedHook = hookRecord(rel, in)
+	in.HooksRunning, in.HooksRunningPhase, in.HooksForced, in.FailedHook = hookRecord(rel, in)
 	return in, nil
 }
 
@@ -130,11 +130,11 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 // recorded: the render it belongs to (found by the Job names, among the renders this
 // reconcile may apply) and whether it failed. A failed batch holds its render until
 // the render changes or a forced sync, also across restarts of the controller and
-// after its Job is gone.
-func hookRecord(rel *v1.Release, in release.Input) (string, v1.HookPhase, *release.FailedHook) {
+// after its Job is gone. forced: the batch is recorded as a forced sync's.
+func hookRecord(rel *v1.Release, in release.Input) (ref string, phase v1.HookPhase, forced bool, failed *release.FailedHook) {
 	hs := rel.Status.Hooks
 	if len(hs) == 0 {
-		return "", "", nil
+		return "", "", false, nil
 	}
 	candidates := []string{in.CurrentRender, in.LastSuccessfulRender}
 	if in.Pin != nil {
@@ -146,18 +146,18 @@ func hookRecord(rel *v1.Release, in release.Input) (string, v1.HookPhase, *relea
 	// The first hook with a Job names the render (an object hook's status does not).
 	i := slices.IndexFunc(hs, func(h v1.HookStatus) bool { return h.Job != "" })
 	if i < 0 {
-		return "", "", nil
+		return "", "", false, nil
 	}
 	for _, ref := range candidates {
 		if ref == "" || !slices.Contains(hooks.JobNames(rel.Name, hs[i].Name, ref), hs[i].Job) {
 			continue
 		}
 		if failed := release.FailedHookOf(ref, hs); failed != nil {
-			return "", "", failed
+			return "", "", false, failed
 		}
-		return ref, hs[i].HookPhase, nil
+		return ref, hs[i].HookPhase, hs[i].Forced, nil
 	}
-	return "", "", nil
+	return "", "", false, nil
 }
 
 func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {

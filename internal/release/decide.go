@@ -47,6 +47,10 @@ type Apply struct {
 	// RerunHooks (a forced sync) asks to delete the Jobs of the render's hooks before
 	// the first batch, so that every batch runs anew.
 	RerunHooks bool
+	// Forced: the apply is a forced sync's, in the reconcile that handles the force or
+	// in one that carries on its PreApply hook batches; the controller records those
+	// batches as forced (status.hooks[].forced).
+	Forced bool
 	// StartRollout asks for a new Progressing rollout once the first sync wave is
 	// applied (the Release has a failurePolicy, and the render differs from the
 	// rollout's, a force is pending, or a forced sync's hook batches go on). Finish
@@ -326,9 +330,11 @@ func hooksStep(d *decision) *Result {
 		return &Result{Reason: v1.ReasonHookFailed, Message: h.Message}
 	}
 	running := d.in.HooksRunning != "" && d.in.HooksRunning == d.target
-	if running && !force && d.in.HooksRunningPhase == v1.HookPreApply && d.target == d.in.LastSuccessfulRender {
-		// PreApply batches of the render applied last run only on a forced sync: the
-		// reconciles that carry them on go on with the force's apply (issue 13, case 3).
+	if running && !force && d.in.HooksRunningPhase == v1.HookPreApply && (d.in.HooksForced || d.target == d.in.LastSuccessfulRender) {
+		// PreApply batches recorded as a forced sync's, and those of the render applied
+		// last (which run only on a forced sync, also when recorded before
+		// status.hooks[].forced existed): the reconciles that carry them on go on with
+		// the force's apply (issue 13, case 3).
 		d.forcedHooks = true
 	}
 	d.apply.RunHooks = !d.rollbackHold && (force || running || d.target != d.in.LastSuccessfulRender)
@@ -343,7 +349,8 @@ func hooksStep(d *decision) *Result {
 // whole apply.
 func dryRunStep(d *decision) *Result {
 	continued := d.in.WaveHold != "" && d.in.WaveHold == d.target
-	d.apply.DryRun = !d.plan.Force.Pending && !continued && !d.forcedHooks
+	d.apply.Forced = d.plan.Force.Pending || d.forcedHooks
+	d.apply.DryRun = !d.apply.Forced && !continued
 	return nil
 }
 

@@ -17,11 +17,11 @@ func TestSP19_ForceSkipsPreApplyDryRun(t *testing.T) {
 	}{
 		"manual, forced /sync": {
 			in:   input(manual(), lastSuccessful(refOld), forcedSyncRequest(t2), handledSyncAt(t1), handledForceAt(t1)),
-			want: &Apply{RenderRef: refNew, DryRun: false, RunHooks: true, RerunHooks: true},
+			want: &Apply{RenderRef: refNew, DryRun: false, RunHooks: true, RerunHooks: true, Forced: true},
 		},
 		"automatic, forced /sync": {
 			in:   input(automatic(), rendered(refOld), lastSuccessful(refOld), forcedSyncRequest(t2)),
-			want: &Apply{RenderRef: refOld, DryRun: false, RunHooks: true, RerunHooks: true},
+			want: &Apply{RenderRef: refOld, DryRun: false, RunHooks: true, RerunHooks: true, Forced: true},
 		},
 		"force already handled: dry run again": {
 			in:   input(automatic(), rendered(refOld), lastSuccessful(refOld), forcedSyncRequest(t1), handledForceAt(t1)),
@@ -55,24 +55,24 @@ func TestSP20_ForceStartsNewProgressingRollout(t *testing.T) {
 	}{
 		"force clears a RolledBack rollout": {
 			in:          input(automatic(), lastSuccessful(refOld), failurePolicy(10*time.Minute), rollout(rolledBack), forcedSyncRequest(t1)),
-			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true},
 			wantRollout: &RolloutStart{RenderRef: refNew, PreviousRenderRef: refOld, StartedAt: now, Deadline: now.Add(10 * time.Minute)},
 		},
 		"force clears a Failed rollout (Halt)": {
 			in: input(manual(), rendered(refNew), lastSuccessful(refNew), failurePolicy(0),
 				rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
-			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true},
 			wantRollout: &RolloutStart{RenderRef: refNew, PreviousRenderRef: refOld, StartedAt: now, Deadline: now.Add(DefaultHealthTimeout)},
 		},
 		"force of an unchanged render after a Succeeded rollout": {
 			in: input(automatic(), rendered(refNew), lastSuccessful(refNew), failurePolicy(time.Minute),
 				rollout(Rollout{Phase: v1.RolloutSucceeded, RenderRef: refNew, PreviousRenderRef: refOld}), forcedSyncRequest(t1)),
-			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+			wantApply:   &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true},
 			wantRollout: &RolloutStart{RenderRef: refNew, PreviousRenderRef: refOld, StartedAt: now, Deadline: now.Add(time.Minute)},
 		},
 		"no failurePolicy: no rollout": {
 			in:        input(automatic(), lastSuccessful(refOld), forcedSyncRequest(t1)),
-			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true},
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true},
 		},
 		"without force, a RolledBack render stays rolled back": {
 			in:        input(automatic(), lastSuccessful(refOld), failurePolicy(0), rollout(rolledBack), syncRequest(t1)),

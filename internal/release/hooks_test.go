@@ -177,7 +177,31 @@ func TestHooksAcrossReconciles(t *testing.T) {
 			rollout(Rollout{Phase: v1.RolloutFailed, RenderRef: refOld, PreviousRenderRef: refPin}))
 		in.HooksRunning, in.HooksRunningPhase = refOld, v1.HookPreApply
 		plan := Decide(in)
-		if diff := cmp.Diff(&Apply{RenderRef: refOld, DryRun: false, RunHooks: true, StartRollout: true}, plan.Apply); diff != "" {
+		if diff := cmp.Diff(&Apply{RenderRef: refOld, DryRun: false, RunHooks: true, Forced: true, StartRollout: true}, plan.Apply); diff != "" {
+			t.Errorf("Apply (-want +got):\n%s", diff)
+		}
+	})
+	// Issue 13 case 3: the force's reconcile waits at a PreApply batch of a render not
+	// applied yet (its dry run is what the user forced past); status.hooks records the
+	// batch as forced, so the reconcile that carries it on goes on with the force's
+	// apply: no dry run, a new rollout. Without the record it is a first run: dry run.
+	t.Run("a forced sync's PreApply batches of a new render go on with the force's apply", func(t *testing.T) {
+		in := input(automatic(), rendered(refNew), lastSuccessful(refOld), forcedSyncRequest(t1), handledForceAt(t1),
+			failurePolicy(time.Minute), rollout(Rollout{Phase: v1.RolloutSucceeded, RenderRef: refOld}))
+		in.HooksRunning, in.HooksRunningPhase, in.HooksForced = refNew, v1.HookPreApply, true
+		if diff := cmp.Diff(&Apply{RenderRef: refNew, DryRun: false, RunHooks: true, Forced: true, StartRollout: true}, Decide(in).Apply); diff != "" {
+			t.Errorf("Apply (-want +got):\n%s", diff)
+		}
+		in.HooksForced = false
+		if diff := cmp.Diff(&Apply{RenderRef: refNew, DryRun: true, RunHooks: true, StartRollout: true}, Decide(in).Apply); diff != "" {
+			t.Errorf("not recorded as forced: Apply (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a forced sync's PostApply batches do not restart the rollout", func(t *testing.T) {
+		in := input(automatic(), rendered(refNew), lastSuccessful(refNew), forcedSyncRequest(t1), handledForceAt(t1),
+			failurePolicy(time.Minute), rollout(Rollout{Phase: v1.RolloutProgressing, RenderRef: refNew, Deadline: now.Add(time.Minute)}))
+		in.HooksRunning, in.HooksRunningPhase, in.HooksForced = refNew, v1.HookPostApply, true
+		if diff := cmp.Diff(&Apply{RenderRef: refNew, DryRun: true, RunHooks: true}, Decide(in).Apply); diff != "" {
 			t.Errorf("Apply (-want +got):\n%s", diff)
 		}
 	})

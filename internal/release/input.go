@@ -49,6 +49,9 @@ type Input struct {
 	// HooksRunningPhase is the phase (PreApply, PostApply) of the batch HooksRunning
 	// names; empty when none.
 	HooksRunningPhase v1.HookPhase
+	// HooksForced: status.hooks records the running batch as a forced sync's
+	// (status.hooks[].forced).
+	HooksForced bool
 	// WaveHold is the render whose apply the last reconcile that applied left held at
 	// a sync wave (status.syncWave set; the ReleaseInventory names the render): its
 	// first waves are applied, the later ones wait. Empty when none.

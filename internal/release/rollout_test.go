@@ -129,7 +129,7 @@ func TestRolloutOutcome(t *testing.T) {
 			in: input(automatic(), failurePolicy(time.Minute), lastSuccessful(refNew), progressing(-time.Second),
 				healthOf(refNew, v1.HealthDegraded), forcedSyncRequest(t1)),
 			attempt:   Succeeded(),
-			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true},
 			wantLast:  refNew,
 		},
 		"no failurePolicy: no rollout is judged": {

@@ -140,7 +140,7 @@ func TestDecideSteps(t *testing.T) {
 		"step 8: a forced sync runs the failed hook again": {
 			in: input(automatic(), lastSuccessful(refOld), failedHook(refNew, "failed"), forcedSyncRequest(t1)),
 			want: Plan{Sync: Request{At: at(t1)}, Force: Request{At: at(t1), Pending: true},
-				Apply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true}},
+				Apply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true}},
 		},
 	}
 	for name, tc := range cases {

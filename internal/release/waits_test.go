@@ -129,7 +129,7 @@ func TestForceCarriesThroughSyncWaves(t *testing.T) {
 	in := input(automatic(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), forcedSyncRequest(t1), handledForceAt(t0))
 
 	plan, out := reconcile(in, heldAtWave())
-	if diff := cmp.Diff(&Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true}, plan.Apply); diff != "" {
+	if diff := cmp.Diff(&Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true}, plan.Apply); diff != "" {
 		t.Fatalf("forced reconcile: Apply (-want +got):\n%s", diff)
 	}
 	if out.Status.LastHandledForceSyncAt == nil || !out.Status.LastHandledForceSyncAt.Equal(*at(t1)) {
@@ -177,7 +177,7 @@ func TestForceCarriesThroughHookBatches(t *testing.T) {
 	}{
 		"the forced sync's hook batch runs: the render goes on, forced": {
 			in:        with(base, hooksRunning(refNew)),
-			wantApply: &Apply{RenderRef: refNew, RunHooks: true, StartRollout: true},
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, Forced: true, StartRollout: true},
 		},
 		"no hook batch runs: the RolledBack hold": {
 			in:        base,
@@ -270,7 +270,7 @@ func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {
 		},
 		"a forced /sync: the rolled-back render is rolled out again": {
 			in:        input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute), rollout(rolledBack), forcedSyncRequest(t2), handledSyncAt(t1), handledForceAt(t1)),
-			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, StartRollout: true},
+			wantApply: &Apply{RenderRef: refNew, RunHooks: true, RerunHooks: true, Forced: true, StartRollout: true},
 		},
 		"a new render: WaitingForSync": {
 			in: input(manual(), lastSuccessful(refOld), failurePolicy(time.Minute),
