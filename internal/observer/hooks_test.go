@@ -192,3 +192,69 @@ func TestHooksCarriedByTheObserversSyncs(t *testing.T) {
 	})
 	t.Logf("%d of the 3 batches signalled by the observer", obs.hookTriggers())
 }
+
+// Issue 13 case 9 — seed (SP-16): the observer sends a /sync "when a batch of
+// lifecycle hooks completes". A forced sync re-runs a failed batch by deleting its
+// Jobs and creating them anew under the same names; when the new run fails the same
+// way, that is another completion, signalled again: the batch occurrence includes the
+// Job's UID (status.hooks[].jobUID). To make the case deterministic the observer is
+// down while the re-run fails: a restarted observer takes the stored status as what
+// it signalled, so without the UID it would take the new failure for the old one and
+// the controller would wait for a resync.
+func TestSP16_AReRunThatFailsTheSameWayIsSignalledAgain(t *testing.T) {
+	e := newEnv(t)
+	ref := renderRef("9")
+	const timeout = 2 * time.Second
+	rel := testRelease(e.ns, "app")
+	rel.Lifecycle = &v1.Lifecycle{Hooks: []v1.Hook{{
+		Name: "migrate", Phase: v1.HookPreApply, Batch: 0, Timeout: &metav1.Duration{Duration: timeout},
+		Job: &batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "hook", Image: "registry.example/hook:1"}},
+		}}},
+	}}}
+	e.create(rel)
+	e.create(testConfigMap(e.ns, "app", "config"))
+	e.create(testInventory(e.ns, "app", ref, entry("ConfigMap", e.ns, "config", 0)))
+	unschedulable := func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{"convoy.kumodo.io/test": "no-such-node"} }
+	e.setHooks("app", v1.HookStatus{Name: "migrate", Batch: 0, HookPhase: v1.HookPreApply, Job: "app-migrate", Phase: v1.HookJobRunning})
+
+	// The first run times out: one /sync.
+	first := testJob(e.ns, "app", "app-migrate", unschedulable)
+	e.create(first)
+	obs := e.startObserver(observerOptions{})
+	e.eventually("run 1: hook migrate Failed (timed out) with the Job's UID", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobFailed && hs[0].JobUID == string(first.UID), fmt.Sprintf("hooks %+v", hs)
+	})
+	e.eventually("run 1: one /sync", func() (bool, string) {
+		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
+	})
+	obs.stop()
+
+	// The forced sync's re-run, while the observer is down: the Job is deleted and
+	// created anew under the same name, and times out the same way.
+	if err := e.client.Delete(e.ctx, first, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the failed Job gone", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(first), &batchv1.Job{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	second := testJob(e.ns, "app", "app-migrate", unschedulable)
+	e.create(second)
+	if second.UID == first.UID {
+		t.Fatalf("the re-run's Job has the first run's UID %s", first.UID)
+	}
+	e.eventually("the re-run past its timeout", func() (bool, string) {
+		return time.Since(second.CreationTimestamp.Time) > timeout+time.Second, "the re-run's Job is younger than its timeout"
+	})
+
+	obs = e.startObserver(observerOptions{})
+	e.eventually("run 2: hook migrate Failed with the new Job's UID", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobFailed && hs[0].JobUID == string(second.UID), fmt.Sprintf("hooks %+v", hs)
+	})
+	e.eventually("run 2: signalled again", func() (bool, string) {
+		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers after the restart", obs.hookTriggers())
+	})
+}
