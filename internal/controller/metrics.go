@@ -16,9 +16,13 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	objects  *prometheus.CounterVec
 	pending  prometheus.Gauge
+	ready    *prometheus.GaugeVec
 
 	mu         sync.Mutex
 	pendingSet map[release.Key]bool
+	// readyReason is the reason label of each Release's convoy_release_ready series,
+	// so that a new reason replaces the series rather than adding one.
+	readyReason map[release.Key]string
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -36,12 +40,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "convoy_release_sync_pending",
 			Help: "Releases in manual mode with a /sync request that is not handled yet.",
 		}),
-		pendingSet: map[release.Key]bool{},
+		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "convoy_release_ready",
+			Help: "1 when the Release's Ready condition is True, else 0; reason is the Ready condition's reason. One series per Release this controller (shard) reconciles.",
+		}, []string{"namespace", "name", "reason"}),
+		pendingSet:  map[release.Key]bool{},
+		readyReason: map[release.Key]string{},
 	}
 	if reg != nil {
 		m.duration = register(reg, m.duration)
 		m.objects = register(reg, m.objects)
 		m.pending = register(reg, m.pending)
+		m.ready = register(reg, m.ready)
 	}
 	return m
 }
@@ -76,6 +86,21 @@ func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcom
 		delete(m.pendingSet, key)
 	}
 	m.pending.Set(float64(len(m.pendingSet)))
+	m.setReady(key, out.Ready)
+}
+
+// setReady sets the convoy_release_ready series of key from its Ready condition.
+// m.mu is held.
+func (m *metrics) setReady(key release.Key, ready release.Condition) {
+	if old, ok := m.readyReason[key]; ok && old != ready.Reason {
+		m.ready.DeleteLabelValues(key.Namespace, key.Name, old)
+	}
+	m.readyReason[key] = ready.Reason
+	value := 0.0
+	if ready.Status == release.StatusTrue {
+		value = 1
+	}
+	m.ready.WithLabelValues(key.Namespace, key.Name, ready.Reason).Set(value)
 }
 
 // forget drops a Release that is gone.
@@ -87,4 +112,8 @@ func (m *metrics) forget(key release.Key) {
 	defer m.mu.Unlock()
 	delete(m.pendingSet, key)
 	m.pending.Set(float64(len(m.pendingSet)))
+	if reason, ok := m.readyReason[key]; ok {
+		m.ready.DeleteLabelValues(key.Namespace, key.Name, reason)
+		delete(m.readyReason, key)
+	}
 }
