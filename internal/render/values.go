@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,9 +93,26 @@ func readValuesFrom(ctx context.Context, namespace string, i int, ref v1alpha1.V
 	}
 	vals, err := loader.LoadValues(bytes.NewReader(raw))
 	if err != nil {
+		if ref.Kind == v1alpha1.ValuesSourceSecret {
+			// The parser's message may quote the data (an anchor's name, a token), and
+			// the message reaches the Release's condition, events and logs, which
+			// people without access to the Secret read: keep only where it failed.
+			return nil, valuesNotReady("%s: not YAML values%s; the parser's message is left out because it may quote the Secret's data", what, lineOf(err))
+		}
 		return nil, valuesNotReady("%s: not YAML values: %w", what, err)
 	}
 	return vals, nil
+}
+
+// yamlLine finds the line number in a YAML parser's message.
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// lineOf is " (line N)" for the first line number err's message names, else "".
+func lineOf(err error) string {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return " (line " + m[1] + ")"
+	}
+	return ""
 }
 
 // valuesDigest is the sha256 of the values' canonical JSON (sorted keys).

@@ -188,3 +188,40 @@ func TestMissingValuesThroughRender(t *testing.T) {
 		t.Errorf("index fetched %d times", n)
 	}
 }
+
+// Issue 14, point 6: a Secret's data never reaches a condition. The YAML parser's
+// messages can quote the data it failed on (an anchor's name), so for a Secret the
+// message keeps only the entry and the line; a ConfigMap's keeps the parser's text.
+func TestValuesFromSecretErrorsQuoteNoData(t *testing.T) {
+	const marker = "S3CRETv4lue"
+	cases := map[string]struct {
+		data     string
+		wantLine string
+	}{
+		"an unknown anchor (the parser quotes its name)": {data: "a: *" + marker, wantLine: ""},
+		"an unclosed flow sequence":                      {data: "a: 1\nb: [" + marker, wantLine: "(line 2)"},
+		"a plain string, not a map":                      {data: marker},
+		"a tab where a token starts":                     {data: "a:\n\t" + marker, wantLine: "(line 2)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			reader := fakeValues{"Secret/team-a/creds": {"values.yaml": tc.data}, "ConfigMap/team-a/plain": {"values.yaml": tc.data}}
+			_, err := mergeValues(context.Background(), testRelease("web", "", "web", valuesFrom(secret("creds", ""))), reader)
+			if err == nil || ReasonOf(err) != v1alpha1.ReasonValuesNotReady {
+				t.Fatalf("error %v, want ValuesNotReady", err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, marker) {
+				t.Errorf("the message quotes the Secret's data: %s", msg)
+			}
+			if !strings.Contains(msg, "spec.valuesFrom[0] (Secret team-a/creds, key values.yaml)") || !strings.Contains(msg, tc.wantLine) {
+				t.Errorf("message %q does not name the entry and %q", msg, tc.wantLine)
+			}
+			// A ConfigMap is readable where the Release is: its message keeps the parser's text.
+			_, err = mergeValues(context.Background(), testRelease("web", "", "web", valuesFrom(cm("plain", ""))), reader)
+			if err == nil || !strings.Contains(err.Error(), "not YAML values: ") {
+				t.Errorf("ConfigMap: error %v, want the parser's message", err)
+			}
+		})
+	}
+}
