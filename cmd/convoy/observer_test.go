@@ -17,8 +17,8 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"leader-elect":              "false",
 		"leader-election-namespace": "convoy-system",
 		"shard":                     "",
-		"concurrency":               "4",
-		"kube-api-qps":              "50",
+		"concurrency":               "8",
+		"kube-api-qps":              "-1",
 		"kube-api-burst":            "300",
 	}
 	got := map[string]string{}
