@@ -14,7 +14,10 @@
 //     each from its own apiserver_request_total before and after: kube-apiserver does
 //     not count what it proxies to convoy apiserver), verb, resource and code;
 //   - a steady window after everything is Ready: the writes on both servers (goal 0
-//     from convoy) and watch events on Releases and ReleaseInventories.
+//     from convoy) and watch events on Releases and ReleaseInventories;
+//   - before the N Releases, on the idle environment: the /sync → Applied latency of a
+//     manual Release of 10 ConfigMaps (testdata/configs), -syncs times one after the
+//     other (p50/p99/max).
 //
 // The only flags given to the convoy processes are those dev gives them (kubeconfig,
 // chart cache, health probe) plus a loopback metrics address, so that the figures are
@@ -43,6 +46,7 @@ type config struct {
 	nodes             int
 	convoyBin         string
 	stateDir          string
+	syncs             int
 }
 
 func main() {
@@ -50,10 +54,11 @@ func main() {
 	var n string
 	flag.StringVar(&n, "n", "100,1000", "comma-separated numbers of Releases; each runs on a fresh environment")
 	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "upper bound of the wait for every Release to be Ready, per N")
-	flag.DurationVar(&cfg.steady, "steady", 60*time.Second, "the steady window after every Release is Ready, in which writes are counted")
+	flag.DurationVar(&cfg.steady, "steady", 150*time.Second, "the steady window after every Release is Ready, in which writes are counted (the default holds one of the controller's 2-minute resyncs)")
 	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent clients creating the Releases")
 	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
 	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
+	flag.IntVar(&cfg.syncs, "syncs", 20, "/syncs of a manual 10-object Release timed to Applied before the N Releases are created (idle); 0: none")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)

@@ -16,10 +16,14 @@ import (
 var httpClient = &http.Client{Timeout: 30 * time.Second}
 
 // heartbeat says whether a kube-apiserver request key is the control plane's own
-// periodic work (leader election Leases, kwok's node heartbeats), not convoy's.
+// periodic work (leader election Leases, kwok's node heartbeats) or a review that
+// stores nothing (SubjectAccessReview, TokenReview: convoy apiserver authorizing the
+// bench's own reads of its /metrics), not a write of convoy's.
 func heartbeat(key string) bool {
 	f := strings.Fields(key)
-	return slices.Contains(f, "leases") || slices.Contains(f, "nodes")
+	return slices.ContainsFunc(f, func(w string) bool {
+		return w == "leases" || w == "nodes" || w == "subjectaccessreviews" || w == "tokenreviews"
+	})
 }
 
 // dryRun says whether a key carries the dry_run label (a server-side dry run, which
@@ -56,9 +60,13 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "| 409s: kube-apiserver / convoy apiserver | %.0f / %.0f |\n",
 		benchenv.SumWhere(r.toReadyReq.kube, benchenv.Is409), benchenv.SumWhere(r.toReadyReq.convoy, benchenv.Is409))
 	fmt.Fprintf(w, "| reconciles (controller result) | %s |\n", benchenv.FmtMap(r.toReadyReq.reconciles, 8))
+	if s := r.sync; s != nil {
+		fmt.Fprintf(w, "| /sync → Applied, manual %d-object Release, idle (%d /syncs; load %s), p50 / p99 / max | **%s / %s** / %s |\n",
+			s.objects, s.syncs, s.load, s.p50.Round(time.Millisecond), s.p99.Round(time.Millisecond), s.max.Round(time.Millisecond))
+	}
 	if r.steadyDur > 0 {
 		cw, kw := r.steadyWrites()
-		fmt.Fprintf(w, "| **steady window** (%s): writes on convoy apiserver / on kube-apiserver (not dry runs, not Leases or Nodes) | **%.0f / %.0f** |\n",
+		fmt.Fprintf(w, "| **steady window** (%s): writes on convoy apiserver / on kube-apiserver (not dry runs, Leases, Nodes or reviews) | **%.0f / %.0f** |\n",
 			r.steadyDur.Round(time.Second), cw, kw)
 		fmt.Fprintf(w, "| steady: watch events Releases / ReleaseInventories | %d / %d |\n", r.steadyEvents["releases"], r.steadyEvents["releaseinventories"])
 		fmt.Fprintf(w, "| steady: requests of the controller / observer clients | %s / %s |\n", benchenv.FmtMap(r.steady.ctl, 6), benchenv.FmtMap(r.steady.obs, 6))

@@ -138,8 +138,10 @@ func (e *env) startConvoy(ctx context.Context, bin string) error {
 func (e *env) grantAuthor(ctx context.Context) error {
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: author},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases},
-			Verbs: []string{"create", "get", "list", "watch"}}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases}, Verbs: []string{"create", "get", "list", "watch"}},
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync}, Verbs: []string{"create"}},
+		},
 	}
 	if _, err := e.Kube.RbacV1().Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the Role of %s: %w", author, err)
@@ -218,7 +220,7 @@ func (e *env) watch(ctx context.Context, w *readyLog, rv string) {
 			}
 			w.mu.Lock()
 			w.events = append(w.events, now)
-			if r, ok := ev.Object.(*convoyv1alpha1.Release); ok && meta.IsStatusConditionTrue(r.Status.Conditions, convoyv1alpha1.ConditionReady) {
+			if r, ok := ev.Object.(*convoyv1alpha1.Release); ok && strings.HasPrefix(r.Name, "podinfo-") && meta.IsStatusConditionTrue(r.Status.Conditions, convoyv1alpha1.ConditionReady) {
 				if _, seen := w.ready[r.Name]; !seen {
 					w.ready[r.Name] = now
 				}
@@ -276,6 +278,7 @@ type result struct {
 	steadyCPU      map[string]float64
 	steadyEvents   map[string]int // resource → watch events in the steady window
 	reopened       int64
+	sync           *syncResult // idle, before the N Releases; nil with -syncs=0
 }
 
 // runOne measures n Releases on a fresh environment, stopped before it returns.
@@ -290,8 +293,12 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	if err != nil {
 		return nil, err
 	}
-	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes,
-		Charts: filepath.Join(root, "bench", "controller", "testdata")})
+	charts, err := chartsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(charts)
+	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes, Charts: charts})
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +313,18 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	if err := e.grantAuthor(ctx); err != nil {
 		return nil, err
 	}
-	return cfg.measure(ctx, e, n)
+	var sr *syncResult
+	if cfg.syncs > 0 {
+		fmt.Fprintf(os.Stderr, "Timing %d /syncs of a manual 10-object Release, idle...\n", cfg.syncs)
+		if sr, err = e.measureSync(ctx, cfg.syncs); err != nil {
+			return nil, err
+		}
+	}
+	res, err := cfg.measure(ctx, e, n)
+	if res != nil {
+		res.sync = sr
+	}
+	return res, err
 }
 
 func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) {
