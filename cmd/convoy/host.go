@@ -42,8 +42,10 @@ const (
 	// take the first applies and the health updates after them together.
 	defaultControllerConcurrency = 16
 	// defaultObserverConcurrency is the observer's workers: an assessment reads its
-	// caches and writes only a change, so fewer are enough.
-	defaultObserverConcurrency = 8
+	// caches (about a millisecond) and writes only a change. Its queue waited ~25 ms on
+	// average at 1,000 creates with 4; 8 workers wrote about one more ReleaseInventory
+	// status per Release (4.1 instead of 3.2: events coalesce less in a shorter queue).
+	defaultObserverConcurrency = 4
 )
 
 // newHostFlags returns the shared defaults: the Lease in convoy-system and no

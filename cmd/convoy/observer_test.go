@@ -17,7 +17,7 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"leader-elect":              "false",
 		"leader-election-namespace": "convoy-system",
 		"shard":                     "",
-		"concurrency":               "8",
+		"concurrency":               "4",
 		"kube-api-qps":              "-1",
 		"kube-api-burst":            "300",
 	}
