@@ -97,10 +97,10 @@ func (e *env) measureSync(ctx context.Context, count int) (*syncResult, error) {
 		for {
 			select {
 			case <-wctx.Done():
-				return nil, time.Time{}, fmt.Errorf("Release %s/%s: no change on the watch: %w", namespace, syncRelease, wctx.Err())
+				return nil, time.Time{}, fmt.Errorf("no change of Release %s/%s on the watch: %w", namespace, syncRelease, wctx.Err())
 			case ev, ok := <-wi.ResultChan():
 				if !ok || ev.Type == watch.Error {
-					return nil, time.Time{}, fmt.Errorf("Release %s/%s: the watch ended", namespace, syncRelease)
+					return nil, time.Time{}, fmt.Errorf("the watch of Release %s/%s ended", namespace, syncRelease)
 				}
 				if r, ok := ev.Object.(*convoyv1alpha1.Release); ok && r.Name == syncRelease {
 					return r, time.Now(), nil
