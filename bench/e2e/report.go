@@ -49,7 +49,11 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "| creates of the %d Releases (author, %s) | %s (%.0f /s; %d failed tries) |\n", r.n, fmt.Sprintf("%d clients", r.clients),
 		r.createElapsed.Round(time.Millisecond), n/r.createElapsed.Seconds(), r.createFailures)
 	fmt.Fprintf(w, "| Ready=True | %d / %d |\n", r.ready, r.n)
-	fmt.Fprintf(w, "| first create → all Ready | **%s** (%.1f Releases/s) |\n", r.toReady.Round(100*time.Millisecond), float64(r.ready)/r.toReady.Seconds())
+	what := "first create → all Ready"
+	if r.ready < r.n {
+		what = "first create → the last Ready seen (not all Ready)"
+	}
+	fmt.Fprintf(w, "| %s | **%s** (%.1f Releases/s) |\n", what, r.toReady.Round(100*time.Millisecond), float64(r.ready)/r.toReady.Seconds())
 	fmt.Fprintf(w, "| create → Ready per Release, p50 / p99 / max | %s / %s / %s |\n",
 		r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond), r.max.Round(100*time.Millisecond))
 	kt, ct := benchenv.Total(r.toReadyReq.kube), benchenv.Total(r.toReadyReq.convoy)

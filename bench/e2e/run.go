@@ -391,7 +391,10 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 			fmt.Fprintf(os.Stderr, "  %s: %d/%d Ready\n", time.Since(start).Round(time.Second), rl.readyCount(), n)
 		}
 	}
-	m1, p1 := e.metricsNow(ctx), e.Snapshot()
+	// Read the figures even when the run was interrupted (Ctrl-C, -timeout of the run).
+	mctx, mcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	m1, p1 := e.metricsNow(mctx), e.Snapshot()
+	mcancel()
 	res.loadReady = benchenv.LoadAvg()
 	res.toReadyReq, res.cpu, res.procs = requestsBetween(m0, m1), benchenv.CPUDelta(p0, p1), p1
 	rl.mu.Lock()
