@@ -17,7 +17,8 @@
 //     from convoy) and watch events on Releases and ReleaseInventories;
 //   - before the N Releases, on the idle environment: the /sync → Applied latency of a
 //     manual Release of 10 ConfigMaps (testdata/configs), -syncs times one after the
-//     other (p50/p99/max).
+//     other (p50/p99/max), and -load-syncs more right after the N Releases are created,
+//     while the controller works through them.
 //
 // The only flags given to the convoy processes are those dev gives them (kubeconfig,
 // chart cache, health probe) plus a loopback metrics address, so that the figures are
@@ -47,6 +48,7 @@ type config struct {
 	convoyBin         string
 	stateDir          string
 	syncs             int
+	loadSyncs         int
 }
 
 func main() {
@@ -59,6 +61,7 @@ func main() {
 	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
 	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
 	flag.IntVar(&cfg.syncs, "syncs", 20, "/syncs of a manual 10-object Release timed to Applied before the N Releases are created (idle); 0: none")
+	flag.IntVar(&cfg.loadSyncs, "load-syncs", 5, "/syncs of the same Release timed to Applied right after the N Releases are created, under their load; 0: none")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)

@@ -68,6 +68,10 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "| /sync → Applied, manual %d-object Release, idle (%d /syncs; load %s), p50 / p99 / max | **%s / %s** / %s |\n",
 			s.objects, s.syncs, s.load, s.p50.Round(time.Millisecond), s.p99.Round(time.Millisecond), s.max.Round(time.Millisecond))
 	}
+	if s := r.loadSync; s != nil {
+		fmt.Fprintf(w, "| /sync → Applied, the same Release, under the load of the %d Releases (%d /syncs; load %s), p50 / p99 / max | **%s / %s** / %s |\n",
+			r.n, s.syncs, s.load, s.p50.Round(time.Millisecond), s.p99.Round(time.Millisecond), s.max.Round(time.Millisecond))
+	}
 	if r.steadyDur > 0 {
 		cw, kw := r.steadyWrites()
 		fmt.Fprintf(w, "| **steady window** (%s): writes on convoy apiserver / on kube-apiserver (not dry runs, Leases, Nodes or reviews) | **%.0f / %.0f** |\n",

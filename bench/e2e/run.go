@@ -279,6 +279,7 @@ type result struct {
 	steadyEvents   map[string]int // resource → watch events in the steady window
 	reopened       int64
 	sync           *syncResult // idle, before the N Releases; nil with -syncs=0
+	loadSync       *syncResult // while the controller works through the N Releases; nil with -load-syncs=0
 }
 
 // runOne measures n Releases on a fresh environment, stopped before it returns.
@@ -314,9 +315,14 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 		return nil, err
 	}
 	var sr *syncResult
+	if cfg.syncs > 0 || cfg.loadSyncs > 0 {
+		if err := e.createSyncRelease(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.syncs > 0 {
 		fmt.Fprintf(os.Stderr, "Timing %d /syncs of a manual 10-object Release, idle...\n", cfg.syncs)
-		if sr, err = e.measureSync(ctx, cfg.syncs); err != nil {
+		if sr, err = e.timeSyncs(ctx, cfg.syncs, time.Minute); err != nil {
 			return nil, err
 		}
 	}
@@ -377,6 +383,18 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	wg.Wait()
 	res.createElapsed, res.createFailures = time.Since(start), failures.Load()
 	fmt.Fprintf(os.Stderr, "  created in %s\n", res.createElapsed.Round(time.Millisecond))
+	// /sync → Applied while the controller works through the N Releases.
+	loaded := make(chan error, 1)
+	if cfg.loadSyncs > 0 {
+		fmt.Fprintf(os.Stderr, "Timing %d /syncs of the manual 10-object Release under the load of the %d Releases...\n", cfg.loadSyncs, n)
+		go func() {
+			var err error
+			res.loadSync, err = e.timeSyncs(ctx, cfg.loadSyncs, 5*time.Minute)
+			loaded <- err
+		}()
+	} else {
+		loaded <- nil
+	}
 
 	rl := logs["releases"]
 	deadline := time.Now().Add(cfg.timeout)
@@ -395,6 +413,9 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	mctx, mcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	m1, p1 := e.metricsNow(mctx), e.Snapshot()
 	mcancel()
+	if err := <-loaded; err != nil {
+		fmt.Fprintf(os.Stderr, "/sync under load: %v\n", err)
+	}
 	res.loadReady = benchenv.LoadAvg()
 	res.toReadyReq, res.cpu, res.procs = requestsBetween(m0, m1), benchenv.CPUDelta(p0, p1), p1
 	rl.mu.Lock()

@@ -66,14 +66,9 @@ type syncResult struct {
 	load          string // load average before
 }
 
-// measureSync creates the manual Release of testdata/configs, waits until it is
-// WaitingForSync, then sends count /syncs one after the other as the author, each after
-// the previous one was handled, and times each from the moment the request is sent to
-// the first watch event of the Release with status.lastHandledSyncAt at or after the
-// value the /sync wrote and Applied=True (the controller applied the render: a GET and
-// a dry run per object, nothing to change, and the status write).
-func (e *env) measureSync(ctx context.Context, count int) (*syncResult, error) {
-	res := &syncResult{objects: 10, syncs: count, load: benchenv.LoadAvg()}
+// createSyncRelease creates the manual Release of testdata/configs and waits until
+// it is WaitingForSync.
+func (e *env) createSyncRelease(ctx context.Context) error {
 	rel := &convoyv1alpha1.Release{
 		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: syncRelease},
@@ -81,23 +76,39 @@ func (e *env) measureSync(ctx context.Context, count int) (*syncResult, error) {
 	}
 	created := &convoyv1alpha1.Release{}
 	if err := e.author.Post().Namespace(namespace).Resource("releases").Body(rel).Do(ctx).Into(created); err != nil {
-		return nil, fmt.Errorf("creating Release %s/%s: %w", namespace, syncRelease, err)
+		return fmt.Errorf("creating Release %s/%s: %w", namespace, syncRelease, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(count+1)*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	wi, err := e.Convoy.Get().Namespace(namespace).Resource("releases").
-		Param("watch", "true").
-		Param("resourceVersion", created.ResourceVersion).Watch(wctx)
+	next, stop, err := e.watchSyncRelease(wctx, created.ResourceVersion)
 	if err != nil {
-		return nil, fmt.Errorf("watching Release %s: %w", syncRelease, err)
+		return err
 	}
-	defer wi.Stop()
-	// next is the next state of the Release seen on the watch, with its time.
-	next := func() (*convoyv1alpha1.Release, time.Time, error) {
+	defer stop()
+	for {
+		r, _, err := next()
+		if err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(r.Status.Conditions, convoyv1alpha1.ConditionApplied); c != nil && c.Reason == convoyv1alpha1.ReasonWaitingForSync {
+			return nil
+		}
+	}
+}
+
+// watchSyncRelease watches the Release of createSyncRelease from rv; next returns its
+// next state seen, with the time it arrived.
+func (e *env) watchSyncRelease(ctx context.Context, rv string) (next func() (*convoyv1alpha1.Release, time.Time, error), stop func(), err error) {
+	wi, err := e.Convoy.Get().Namespace(namespace).Resource("releases").
+		Param("watch", "true").Param("resourceVersion", rv).Watch(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("watching Release %s: %w", syncRelease, err)
+	}
+	next = func() (*convoyv1alpha1.Release, time.Time, error) {
 		for {
 			select {
-			case <-wctx.Done():
-				return nil, time.Time{}, fmt.Errorf("no change of Release %s/%s on the watch: %w", namespace, syncRelease, wctx.Err())
+			case <-ctx.Done():
+				return nil, time.Time{}, fmt.Errorf("no change of Release %s/%s on the watch: %w", namespace, syncRelease, ctx.Err())
 			case ev, ok := <-wi.ResultChan():
 				if !ok || ev.Type == watch.Error {
 					return nil, time.Time{}, fmt.Errorf("the watch of Release %s/%s ended", namespace, syncRelease)
@@ -108,20 +119,33 @@ func (e *env) measureSync(ctx context.Context, count int) (*syncResult, error) {
 			}
 		}
 	}
-	for {
-		r, _, err := next()
-		if err != nil {
-			return nil, err
-		}
-		if c := meta.FindStatusCondition(r.Status.Conditions, convoyv1alpha1.ConditionApplied); c != nil && c.Reason == convoyv1alpha1.ReasonWaitingForSync {
-			break
-		}
+	return next, wi.Stop, nil
+}
+
+// timeSyncs sends count /syncs to the Release of createSyncRelease one after the other
+// as the author, each after the previous one was handled, and times each from the
+// moment the request is sent to the first watch event of the Release with
+// status.lastHandledSyncAt at or after the value the /sync wrote and Applied=True (the
+// controller applied the render: a GET and a dry run per object, nothing to change,
+// and the status write). Each may take up to perSync.
+func (e *env) timeSyncs(ctx context.Context, count int, perSync time.Duration) (*syncResult, error) {
+	res := &syncResult{objects: 10, syncs: count, load: benchenv.LoadAvg()}
+	cur := &convoyv1alpha1.Release{}
+	if err := e.Convoy.Get().Namespace(namespace).Resource("releases").Name(syncRelease).Do(ctx).Into(cur); err != nil {
+		return nil, fmt.Errorf("reading Release %s/%s: %w", namespace, syncRelease, err)
 	}
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(count)*perSync)
+	defer cancel()
+	next, stop, err := e.watchSyncRelease(wctx, cur.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	var lats []time.Duration
 	for i := range count {
 		sent := time.Now()
 		synced := &convoyv1alpha1.Release{}
-		if err := e.author.Post().Namespace(namespace).Resource("releases").Name(syncRelease).SubResource("sync").Do(ctx).Into(synced); err != nil {
+		if err := e.author.Post().Namespace(namespace).Resource("releases").Name(syncRelease).SubResource("sync").Do(wctx).Into(synced); err != nil {
 			return nil, fmt.Errorf("/sync %d of Release %s: %w", i+1, syncRelease, err)
 		}
 		want, err := time.Parse(time.RFC3339, synced.Annotations[convoyv1alpha1.AnnotationSyncRequestedAt])
