@@ -91,6 +91,11 @@ bench-controller: kube
 bench-observer: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/observer $(BENCH_FLAGS)
 
+## bench-e2e: benchmark convoy as users get it (processes as convoy dev runs them, default flags, observer on): N Releases create → all Ready, p50/p99, CPU and RSS of every process, API requests per Release by server, steady-state writes; flags: BENCH_FLAGS='-n=100'. Figures: docs/performance.md
+.PHONY: bench-e2e
+bench-e2e: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/e2e $(BENCH_FLAGS)
+
 ## dist: kubectl-convoy archives for every krew platform (linux, darwin, windows; amd64, arm64; CGO_ENABLED=0) and the krew manifest with their sha256 into dist/; VERSION=v0.1.0 is required. hack/release; test/deploy's TestKrewPackage runs it for one platform
 .PHONY: dist
 dist:

@@ -26,7 +26,7 @@ func newControllerCommand() *cobra.Command {
 	f := controllerFlags{
 		hostFlags:     newHostFlags(controller.DefaultResync, ":8080", ":8081"),
 		chartCacheDir: filepath.Join(os.TempDir(), "convoy-charts"),
-		concurrency:   4,
+		concurrency:   defaultControllerConcurrency,
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",

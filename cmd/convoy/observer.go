@@ -23,7 +23,7 @@ type observerFlags struct {
 func newObserverCommand() *cobra.Command {
 	f := observerFlags{
 		hostFlags:   newHostFlags(observer.DefaultResync, ":8082", ":8083"),
-		concurrency: 4,
+		concurrency: defaultObserverConcurrency,
 	}
 	cmd := &cobra.Command{
 		Use:   "observer",

@@ -18,7 +18,7 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"leader-election-namespace": "convoy-system",
 		"shard":                     "",
 		"concurrency":               "4",
-		"kube-api-qps":              "50",
+		"kube-api-qps":              "-1",
 		"kube-api-burst":            "300",
 	}
 	got := map[string]string{}

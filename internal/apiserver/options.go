@@ -89,5 +89,9 @@ func (o *Options) config() (*genericapiserver.RecommendedConfig, error) {
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, fmt.Errorf("applying the server options: %w", err)
 	}
+	if cfg.Authorization.Authorizer != nil {
+		// One SubjectAccessReview per user, verb, resource and namespace, not per object (authz.go).
+		cfg.Authorization.Authorizer = anyNameFirst{cfg.Authorization.Authorizer}
+	}
 	return cfg, nil
 }

@@ -1,0 +1,97 @@
+// Command e2e benchmarks convoy as a user gets it (issue 15): the processes run
+// exactly as `convoy dev` runs them — convoy apiserver, convoy controller and convoy
+// observer as separate processes with their default flags, each with its own identity
+// and the rights dev grants it (internal/dev) — and N Releases of the podinfo-shaped
+// chart of bench/controller (a Deployment at 0 replicas, a ServiceAccount, a Service
+// and an Ingress; automatic mode) are created by a user who may only create and read
+// Releases in the namespace. For each N it reports:
+//
+//   - first create → every Release Ready (the Ready condition True, i.e. Applied and
+//     Healthy), and p50/p99/max of each Release's create → Ready;
+//   - the CPU seconds and peak RSS of every process (convoy controller, observer and
+//     apiserver, kube-apiserver, etcd, kube-controller-manager, ...), from /proc;
+//   - the API requests per Release, by server (kube-apiserver and convoy apiserver,
+//     each from its own apiserver_request_total before and after: kube-apiserver does
+//     not count what it proxies to convoy apiserver), verb, resource and code;
+//   - a steady window after everything is Ready: the writes on both servers (goal 0
+//     from convoy) and watch events on Releases and ReleaseInventories;
+//   - before the N Releases, on the idle environment: the /sync → Applied latency of a
+//     manual Release of 10 ConfigMaps (testdata/configs), -syncs times one after the
+//     other (p50/p99/max), and -load-syncs more right after the N Releases are created,
+//     while the controller works through them.
+//
+// The only flags given to the convoy processes are those dev gives them (kubeconfig,
+// chart cache, health probe) plus a loopback metrics address, so that the figures are
+// those of the defaults. Each N runs on a fresh environment (bench/internal/benchenv);
+// every loop is bounded by a count and a duration; everything stops by itself.
+//
+//	go run ./bench/e2e -n=100,1000
+//	make bench-e2e BENCH_FLAGS='-n=100'
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"kumodo.io/convoy/bench/internal/benchenv"
+)
+
+type config struct {
+	ns                []int
+	timeout           time.Duration
+	steady            time.Duration
+	createConcurrency int
+	nodes             int
+	convoyBin         string
+	stateDir          string
+	syncs             int
+	loadSyncs         int
+}
+
+func main() {
+	cfg := config{}
+	var n string
+	flag.StringVar(&n, "n", "100,1000", "comma-separated numbers of Releases; each runs on a fresh environment")
+	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "upper bound of the wait for every Release to be Ready, per N")
+	flag.DurationVar(&cfg.steady, "steady", 150*time.Second, "the steady window after every Release is Ready, in which writes are counted (the default holds one of the controller's 2-minute resyncs)")
+	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent clients creating the Releases")
+	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
+	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
+	flag.IntVar(&cfg.syncs, "syncs", 20, "/syncs of a manual 10-object Release timed to Applied before the N Releases are created (idle); 0: none")
+	flag.IntVar(&cfg.loadSyncs, "load-syncs", 5, "/syncs of the same Release timed to Applied right after the N Releases are created, under their load; 0: none")
+	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
+	flag.Parse()
+	cfg.ns = benchenv.PositiveInts("n", n)
+	bound := time.Duration(len(cfg.ns))*(cfg.timeout+cfg.steady+10*time.Minute) + 5*time.Minute
+	benchenv.Exit("e2e", bound, cfg.run)
+}
+
+func (cfg *config) run(ctx context.Context) error {
+	bin := cfg.convoyBin
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "convoy-bench-e2e-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
+			return err
+		}
+	}
+	var results []*result
+	defer func() { printSummary(os.Stdout, results) }()
+	for _, n := range cfg.ns {
+		r, err := cfg.runOne(ctx, bin, n)
+		if r != nil {
+			results = append(results, r)
+			r.print(os.Stdout)
+		}
+		if err != nil {
+			return fmt.Errorf("with %d Releases: %w", n, err)
+		}
+	}
+	return nil
+}

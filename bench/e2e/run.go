@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/bench/internal/benchenv"
+	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/localcluster"
+)
+
+const (
+	namespace = "bench-e2e"
+	// author is the user who creates the Releases: create, get, list and watch on
+	// Releases in the namespace, nothing else (not an admin, whom convoy apiserver
+	// would allow without asking kube-apiserver).
+	author = "bench-author"
+)
+
+// procs are the processes whose metrics the bench reads.
+type procs struct {
+	ctlMetrics, obsMetrics string
+}
+
+// snap is every metrics text at one moment.
+type snap struct {
+	kube, convoy, ctl, obs string
+}
+
+func (e *env) metricsNow(ctx context.Context) snap {
+	k, err := e.KubeMetrics(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kube-apiserver /metrics:", err)
+	}
+	return snap{
+		kube:   k,
+		convoy: e.ConvoyMetrics(ctx),
+		ctl:    benchenv.HTTPGet(ctx, httpClient, e.ctlMetrics),
+		obs:    benchenv.HTTPGet(ctx, httpClient, e.obsMetrics),
+	}
+}
+
+// requests are the requests between two snapshots.
+type requests struct {
+	kube, convoy map[string]float64 // verb [dry_run] [group] resource [subresource] code
+	ctl, obs     map[string]float64 // each process's client: method code
+	reconciles   map[string]float64 // controller_runtime_reconcile_total of both: controller result
+	means        map[string]benchenv.Mean
+}
+
+func requestsBetween(a, b snap) requests {
+	kk := []string{"verb", "dry_run", "group", "resource", "subresource", "code"}
+	d := func(x, y, name string, keys ...string) map[string]float64 {
+		return benchenv.Delta(benchenv.Counts(x, name, keys...), benchenv.Counts(y, name, keys...))
+	}
+	rec := d(a.ctl, b.ctl, "controller_runtime_reconcile_total", "controller", "result")
+	for k, v := range d(a.obs, b.obs, "controller_runtime_reconcile_total", "controller", "result") {
+		rec[k] += v
+	}
+	means := map[string]benchenv.Mean{}
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "convoy_release_reconcile_duration_seconds", "reason") {
+		means["controller: reconcile "+k] = v
+	}
+	for k, v := range benchenv.HistMeans(a.ctl, b.ctl, "workqueue_queue_duration_seconds", "name") {
+		means["controller: queue wait "+k] = v
+	}
+	for k, v := range benchenv.HistMeans(a.obs, b.obs, "workqueue_queue_duration_seconds", "name") {
+		means["observer: queue wait "+k] = v
+	}
+	return requests{
+		kube:       d(a.kube, b.kube, "apiserver_request_total", kk...),
+		convoy:     d(a.convoy, b.convoy, "apiserver_request_total", kk...),
+		ctl:        d(a.ctl, b.ctl, "rest_client_requests_total", "method", "code"),
+		obs:        d(a.obs, b.obs, "rest_client_requests_total", "method", "code"),
+		reconciles: rec,
+		means:      means,
+	}
+}
+
+// env is benchenv's control plane, convoy apiserver and chart repository, with convoy
+// controller and observer started as convoy dev starts them.
+type env struct {
+	*benchenv.Env
+	procs
+	author *rest.RESTClient // convoy.kumodo.io as the author
+}
+
+// startConvoy starts convoy controller and observer from bin as `convoy dev` does
+// (internal/dev): each with its own identity and the rights dev grants it, the flags
+// dev gives (plus a metrics address on loopback), every other flag at its default.
+func (e *env) startConvoy(ctx context.Context, bin string) error {
+	host := e.Cluster.RestConfig()
+	for _, c := range []struct {
+		name, command string
+		grant         func(context.Context, *rest.Config, string) error
+		extra         []string
+		metrics       *string
+	}{
+		{"convoy-controller", "controller", dev.GrantController, []string{"--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts")}, &e.ctlMetrics},
+		{"convoy-observer", "observer", dev.GrantObserver, nil, &e.obsMetrics},
+	} {
+		if err := c.grant(ctx, host, c.name); err != nil {
+			return err
+		}
+		kubeconfig, err := e.Cluster.UserKubeconfig(c.name)
+		if err != nil {
+			return err
+		}
+		url, err := e.StartComponent(ctx, c.name, bin, c.command, append([]string{"--kubeconfig=" + kubeconfig}, c.extra...))
+		if err != nil {
+			return err
+		}
+		*c.metrics = url
+	}
+	return nil
+}
+
+// grantAuthor lets the author create and read Releases in the namespace, and returns
+// its client.
+func (e *env) grantAuthor(ctx context.Context) error {
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: author},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases}, Verbs: []string{"create", "get", "list", "watch"}},
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync}, Verbs: []string{"create"}},
+		},
+	}
+	if _, err := e.Kube.RbacV1().Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the Role of %s: %w", author, err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: author},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: author},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: author}},
+	}
+	if _, err := e.Kube.RbacV1().RoleBindings(namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("binding %s: %w", author, err)
+	}
+	cfg, err := e.Cluster.UserConfig(author)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000 // the bench's clients are not what it measures
+	cfg.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
+	cfg.APIPath = "/apis"
+	cfg.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(benchenv.Scheme)}
+	cfg.ContentType = runtime.ContentTypeJSON
+	e.author, err = rest.RESTClientFor(cfg)
+	return err
+}
+
+// readyLog records, per Release, when the bench's watch first saw it Ready, and every
+// watch event of a resource with its time.
+type readyLog struct {
+	resource string
+	mu       sync.Mutex
+	events   []time.Time
+	ready    map[string]time.Time
+	reopened atomic.Int64
+}
+
+func (w *readyLog) readyCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.ready)
+}
+
+func (w *readyLog) eventsSince(t time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, at := range w.events {
+		if at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// watch follows the resource in the namespace from rv until ctx ends, reopening a
+// closed watch from the last resourceVersion seen (at most 1,000 times).
+func (e *env) watch(ctx context.Context, w *readyLog, rv string) {
+	for i := 0; i < 1000 && ctx.Err() == nil; i++ {
+		wi, err := e.Convoy.Get().Namespace(namespace).Resource(w.resource).
+			Param("watch", "true").Param("resourceVersion", rv).Timeout(30 * time.Minute).Watch(ctx)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "watch %s: %v\n", w.resource, err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range wi.ResultChan() {
+			if ev.Type == watch.Error {
+				rv = ""
+				break
+			}
+			now := time.Now()
+			if a, err := meta.Accessor(ev.Object); err == nil {
+				rv = a.GetResourceVersion()
+			}
+			w.mu.Lock()
+			w.events = append(w.events, now)
+			if r, ok := ev.Object.(*convoyv1alpha1.Release); ok && strings.HasPrefix(r.Name, "podinfo-") && meta.IsStatusConditionTrue(r.Status.Conditions, convoyv1alpha1.ConditionReady) {
+				if _, seen := w.ready[r.Name]; !seen {
+					w.ready[r.Name] = now
+				}
+			}
+			w.mu.Unlock()
+		}
+		wi.Stop()
+		w.reopened.Add(1)
+	}
+}
+
+func (e *env) listRV(ctx context.Context, resource string) (string, error) {
+	var out runtime.Object = &convoyv1alpha1.ReleaseInventoryList{}
+	if resource == "releases" {
+		out = &convoyv1alpha1.ReleaseList{}
+	}
+	if err := e.Convoy.Get().Namespace(namespace).Resource(resource).Do(ctx).Into(out); err != nil {
+		return "", err
+	}
+	a, err := meta.ListAccessor(out)
+	if err != nil {
+		return "", err
+	}
+	return a.GetResourceVersion(), nil
+}
+
+func newRelease(name, repoURL string) *convoyv1alpha1.Release {
+	return &convoyv1alpha1.Release{
+		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: convoyv1alpha1.ReleaseSpec{
+			Chart:      convoyv1alpha1.ChartSource{Repository: repoURL, Name: "podinfo", Version: "6.7.1"},
+			SyncPolicy: convoyv1alpha1.SyncPolicy{Automatic: ptr.To(true)},
+		},
+	}
+}
+
+// result is the figures of one N.
+type result struct {
+	n              int
+	clients        int
+	loadStart      string
+	loadReady      string
+	loadEnd        string
+	createElapsed  time.Duration
+	createFailures int64
+	ready          int
+	toReady        time.Duration // first create → last Ready
+	p50, p99, max  time.Duration // create → Ready, per Release
+	toReadyReq     requests      // first create → all Ready
+	cpu            map[string]float64
+	procs          map[string]benchenv.ProcStat // at the end
+	steady         requests
+	steadyDur      time.Duration
+	steadyCPU      map[string]float64
+	steadyEvents   map[string]int // resource → watch events in the steady window
+	reopened       int64
+	sync           *syncResult // idle, before the N Releases; nil with -syncs=0
+	loadSync       *syncResult // while the controller works through the N Releases; nil with -load-syncs=0
+}
+
+// runOne measures n Releases on a fresh environment, stopped before it returns.
+func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, err error) {
+	dir := ""
+	if cfg.stateDir != "" {
+		if dir, err = filepath.Abs(filepath.Join(cfg.stateDir, strconv.Itoa(n))); err != nil {
+			return nil, err
+		}
+	}
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	charts, err := chartsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(charts)
+	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes, Charts: charts})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Stop()
+	e := &env{Env: be}
+	if err := e.startConvoy(ctx, bin); err != nil {
+		return nil, err
+	}
+	if err := e.EnsureNamespace(ctx, namespace); err != nil {
+		return nil, err
+	}
+	if err := e.grantAuthor(ctx); err != nil {
+		return nil, err
+	}
+	var sr *syncResult
+	if cfg.syncs > 0 || cfg.loadSyncs > 0 {
+		if err := e.createSyncRelease(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.syncs > 0 {
+		fmt.Fprintf(os.Stderr, "Timing %d /syncs of a manual 10-object Release, idle...\n", cfg.syncs)
+		if sr, err = e.timeSyncs(ctx, cfg.syncs, time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	res, err := cfg.measure(ctx, e, n)
+	if res != nil {
+		res.sync = sr
+	}
+	return res, err
+}
+
+func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) {
+	res := &result{n: n, clients: cfg.createConcurrency, loadStart: benchenv.LoadAvg(), steadyEvents: map[string]int{}}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	logs := map[string]*readyLog{}
+	for _, resource := range []string{"releases", "releaseinventories"} {
+		rv, err := e.listRV(ctx, resource)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", resource, err)
+		}
+		logs[resource] = &readyLog{resource: resource, ready: map[string]time.Time{}}
+		go e.watch(wctx, logs[resource], rv)
+	}
+
+	m0, p0 := e.metricsNow(ctx), e.Snapshot()
+	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients as %s...\n", n, cfg.createConcurrency, author)
+	name := func(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
+	created := make([]time.Time, n)
+	var next atomic.Int64
+	var failures atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range cfg.createConcurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				for try := 0; try < 5 && ctx.Err() == nil; try++ {
+					rctx, cancel := context.WithTimeout(ctx, time.Minute)
+					created[i] = time.Now()
+					err := e.author.Post().Namespace(namespace).Resource("releases").Body(newRelease(name(i), e.Charts.URL)).Do(rctx).Error()
+					cancel()
+					if err == nil || strings.Contains(err.Error(), "already exists") {
+						break
+					}
+					failures.Add(1)
+					fmt.Fprintf(os.Stderr, "create %s: %v\n", name(i), err)
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Second):
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.createElapsed, res.createFailures = time.Since(start), failures.Load()
+	fmt.Fprintf(os.Stderr, "  created in %s\n", res.createElapsed.Round(time.Millisecond))
+	// /sync → Applied while the controller works through the N Releases.
+	loaded := make(chan error, 1)
+	if cfg.loadSyncs > 0 {
+		fmt.Fprintf(os.Stderr, "Timing %d /syncs of the manual 10-object Release under the load of the %d Releases...\n", cfg.loadSyncs, n)
+		go func() {
+			var err error
+			res.loadSync, err = e.timeSyncs(ctx, cfg.loadSyncs, 5*time.Minute)
+			loaded <- err
+		}()
+	} else {
+		loaded <- nil
+	}
+
+	rl := logs["releases"]
+	deadline := time.Now().Add(cfg.timeout)
+	lastPrint := time.Now()
+	for rl.readyCount() < n && time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Since(lastPrint) > 10*time.Second {
+			lastPrint = time.Now()
+			fmt.Fprintf(os.Stderr, "  %s: %d/%d Ready\n", time.Since(start).Round(time.Second), rl.readyCount(), n)
+		}
+	}
+	// Read the figures even when the run was interrupted (Ctrl-C, -timeout of the run).
+	mctx, mcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	m1, p1 := e.metricsNow(mctx), e.Snapshot()
+	mcancel()
+	if err := <-loaded; err != nil {
+		fmt.Fprintf(os.Stderr, "/sync under load: %v\n", err)
+	}
+	res.loadReady = benchenv.LoadAvg()
+	res.toReadyReq, res.cpu, res.procs = requestsBetween(m0, m1), benchenv.CPUDelta(p0, p1), p1
+	rl.mu.Lock()
+	var last time.Time
+	var lats []time.Duration
+	for nm, t := range rl.ready {
+		last = maxTime(last, t)
+		if i, err := strconv.Atoi(strings.TrimPrefix(nm, "podinfo-")); err == nil && i < n {
+			lats = append(lats, t.Sub(created[i]))
+		}
+	}
+	res.ready = len(rl.ready)
+	rl.mu.Unlock()
+	res.toReady = last.Sub(start)
+	if len(lats) > 0 {
+		slices.Sort(lats)
+		res.p50, res.p99, res.max = lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], lats[len(lats)-1]
+	}
+	fmt.Fprintf(os.Stderr, "  %d/%d Ready after %s\n", res.ready, n, res.toReady.Round(time.Millisecond))
+	if res.ready < n {
+		res.loadEnd = benchenv.LoadAvg()
+		return res, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", res.ready, n, cfg.timeout, e.Cluster.LogDir())
+	}
+
+	// The steady window: nothing changes; the last writes of the rollout land first.
+	fmt.Fprintf(os.Stderr, "Steady window of %s...\n", cfg.steady)
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(5 * time.Second):
+	}
+	t0 := time.Now()
+	m2, p2 := e.metricsNow(ctx), e.Snapshot()
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(cfg.steady):
+	}
+	m3, p3 := e.metricsNow(ctx), e.Snapshot()
+	res.steadyDur = time.Since(t0)
+	res.steady, res.steadyCPU, res.procs = requestsBetween(m2, m3), benchenv.CPUDelta(p2, p3), p3
+	for r, w := range logs {
+		res.steadyEvents[r] = w.eventsSince(t0)
+		res.reopened += w.reopened.Load()
+	}
+	res.loadEnd = benchenv.LoadAvg()
+	return res, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
