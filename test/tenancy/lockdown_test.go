@@ -2,18 +2,22 @@ package tenancy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // TestLockdownAppliesAsTheNamespacesServiceAccount: the control. What the team's
@@ -180,4 +184,47 @@ func TestLockdownRefusesAClusterThatDoesNotSelectTheNamespace(t *testing.T) {
 		}
 	}
 	tm.nothingApplied("remote")
+}
+
+// TestLockdownDeletesAsTheServiceAccount: deleting a Release deletes what it applied,
+// as its ServiceAccount; once the ServiceAccount is gone, the deletion leaves the
+// objects in place rather than deleting them with the controller's own rights.
+func TestLockdownDeletesAsTheServiceAccount(t *testing.T) {
+	t.Parallel()
+	tm := newTeam(t, true)
+	serviceAccount(t, tm.ctx, tm.admin, tm.ns, "short-lived", everything)
+	tm.release("deleted", "configmap")
+	tm.release("orphaned", "configmap", func(r *v1.Release) { r.Spec.ServiceAccountName = "short-lived" })
+	tm.applied("deleted", v1.ReasonApplied)
+	tm.applied("orphaned", v1.ReasonApplied)
+
+	if err := tm.admin.Delete(tm.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: tm.ns, Name: "short-lived"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A change of the Release shows when the controller knows the ServiceAccount is gone.
+	orphaned := &v1.Release{}
+	if err := tm.user.Get(tm.ctx, client.ObjectKey{Namespace: tm.ns, Name: "orphaned"}, orphaned); err != nil {
+		t.Fatal(err)
+	}
+	orphaned.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"changed":true}`)}
+	if err := tm.user.Update(tm.ctx, orphaned); err != nil {
+		t.Fatal(err)
+	}
+	tm.applied("orphaned", v1.ReasonServiceAccountNotFound)
+
+	for _, name := range []string{"deleted", "orphaned"} {
+		if err := tm.user.Delete(tm.ctx, &v1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: tm.ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"deleted", "orphaned"} {
+		testenv.Eventually(t, tm.ctx, "Release "+name+" gone", time.Minute, func() (bool, string) {
+			err := tm.admin.Get(tm.ctx, client.ObjectKey{Namespace: tm.ns, Name: name}, &v1.Release{})
+			return apierrors.IsNotFound(err), fmt.Sprintf("%v", err)
+		})
+	}
+	tm.absent(configMap(tm.ns, "deleted"))
+	if err := tm.admin.Get(tm.ctx, client.ObjectKeyFromObject(configMap(tm.ns, "orphaned")), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("the ConfigMap of the Release whose ServiceAccount is gone: %v; want it left in place", err)
+	}
 }
