@@ -165,7 +165,9 @@ func startController(s *testenv.Setup, cfg *rest.Config) error {
 	go func() { done <- mgr.Start(ctx) }()
 	s.Cleanup(func() {
 		stop()
-		<-done
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "the release controller: %v\n", err)
+		}
 	})
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("the controller's cache did not sync")
