@@ -21468,6 +21468,13 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSpec(ref common.ReferenceCallbac
 							Format:      "int32",
 						},
 					},
+					"serviceAccountName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "serviceAccountName is a ServiceAccount in the Release's namespace: every request made for the Release on its target cluster (dry run, apply, prune, deletion, hook Jobs, lookup, valuesFrom, drift checks) is made as that ServiceAccount, through Kubernetes impersonation. Empty: the controller's --default-service-account when set (lockdown), else the controller's own identity.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"targetNamespace": {
 						SchemaProps: spec.SchemaProps{
 							Description: "targetNamespace is the namespace of the rendered objects; empty: the Release's namespace.",

@@ -42,6 +42,10 @@ const (
 	ReasonWaitingForHooks = "WaitingForHooks"
 	// ReasonRolledBack: the current render failed its rollout and was rolled back.
 	ReasonRolledBack = "RolledBack"
+	// ReasonServiceAccountNotFound: the ServiceAccount the Release acts as (spec.serviceAccountName, or the controller's --default-service-account) does not exist in its namespace; nothing is applied.
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+	// ReasonForbidden: the target cluster refused a request made as the Release's ServiceAccount (403); the message names the object and the missing permission.
+	ReasonForbidden = "Forbidden"
 )
 
 // Reasons of the Healthy condition.

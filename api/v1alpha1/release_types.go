@@ -56,6 +56,14 @@ type ReleaseSpec struct {
 	// +default=0
 	ClusterWave int32 `json:"clusterWave,omitempty"`
 
+	// serviceAccountName is a ServiceAccount in the Release's namespace: every request
+	// made for the Release on its target cluster (dry run, apply, prune, deletion, hook
+	// Jobs, lookup, valuesFrom, drift checks) is made as that ServiceAccount, through
+	// Kubernetes impersonation. Empty: the controller's --default-service-account when
+	// set (lockdown), else the controller's own identity.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// targetNamespace is the namespace of the rendered objects; empty: the Release's namespace.
 	// +optional
 	TargetNamespace string `json:"targetNamespace,omitempty"`

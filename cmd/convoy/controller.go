@@ -20,6 +20,8 @@ type controllerFlags struct {
 	hostFlags
 	chartCacheDir string
 	concurrency   int
+	// defaultServiceAccount is --default-service-account (lockdown).
+	defaultServiceAccount string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -57,6 +59,7 @@ when a requeue that the sync policy schedules arrives.`,
 	})
 	fs.StringVar(&f.chartCacheDir, "chart-cache-dir", f.chartCacheDir,
 		"folder of the chart archive cache")
+	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of Releases reconciled at the same time")
 	return cmd
@@ -76,7 +79,8 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Renderer: renderer, Concurrency: f.concurrency}); err != nil {
+	if _, err := controller.Setup(ctx, mgr, controller.Options{Renderer: renderer, Concurrency: f.concurrency,
+		DefaultServiceAccount: f.defaultServiceAccount}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

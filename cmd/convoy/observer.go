@@ -18,6 +18,8 @@ import (
 type observerFlags struct {
 	hostFlags
 	concurrency int
+	// defaultServiceAccount is --default-service-account (lockdown).
+	defaultServiceAccount string
 }
 
 func newObserverCommand() *cobra.Command {
@@ -48,6 +50,7 @@ render, and when a batch of lifecycle hooks completes. It applies nothing.`,
 		leaderElect: "elect a leader, so that only one replica (per shard) observes",
 		shard:       "observe only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release",
 	})
+	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of ReleaseInventories assessed at the same time")
 	return cmd
@@ -64,7 +67,8 @@ func runObserver(ctx context.Context, f observerFlags) error {
 		return err
 	}
 	// Drift checks by server-side apply dry run, every spec.syncPolicy.interval.
-	if _, err := observer.Setup(mgr, observer.Options{Concurrency: f.concurrency, Drift: drift.New(drift.Options{})}); err != nil {
+	if _, err := observer.Setup(mgr, observer.Options{Concurrency: f.concurrency, Drift: drift.New(drift.Options{}),
+		DefaultServiceAccount: f.defaultServiceAccount}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

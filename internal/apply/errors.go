@@ -102,6 +102,24 @@ func IsRejection(err error) bool {
 	return false
 }
 
+// IsAuthorizationFailure reports whether err, or one of the failures it
+// joins, is a refusal by the target's authorization (403 Forbidden that no
+// admission webhook or policy gave): the identity the request was made as
+// lacks the permission that the server's message names.
+func IsAuthorizationFailure(err error) bool {
+	switch e := err.(type) { //nolint:errorlint // walks the chain itself, joined errors included
+	case nil:
+		return false
+	case apierrors.APIStatus:
+		return e.Status().Code == http.StatusForbidden && !isAdmissionDenial(err)
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(e.Unwrap(), IsAuthorizationFailure)
+	case interface{ Unwrap() error }:
+		return IsAuthorizationFailure(e.Unwrap())
+	}
+	return false
+}
+
 // isAdmissionDenial tells an admission webhook's or a ValidatingAdmissionPolicy's
 // denial (403) from an authorization failure, a quota or a terminating namespace.
 func isAdmissionDenial(err error) bool {

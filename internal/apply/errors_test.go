@@ -15,6 +15,33 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
+func TestIsAuthorizationFailure(t *testing.T) {
+	gr := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}
+	rbac := apierrors.NewForbidden(gr, "admin", errors.New(`User "system:serviceaccount:team-a:deployer" cannot patch resource "clusterrolebindings" in API group "rbac.authorization.k8s.io" at the cluster scope`))
+	webhook := apierrors.NewForbidden(gr, "admin", errors.New(`admission webhook "policy.example.com" denied the request: no`))
+	ref := v1alpha1.ObjectReference{Kind: "ClusterRoleBinding", Name: "admin"}
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"nil":                {nil, false},
+		"RBAC forbidden":     {rbac, true},
+		"wrapped":            {fmt.Errorf("apply ClusterRoleBinding admin: %w", rbac), true},
+		"one of an apply's":  {&Error{Reason: v1alpha1.ReasonDeployFailed, Objects: []v1alpha1.ObjectReference{ref, ref}, Errs: []error{errors.New("timeout"), rbac}}, true},
+		"admission webhook":  {webhook, false},
+		"invalid":            {apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", nil), false},
+		"plain error":        {errors.New("forbidden"), false},
+		"unauthorized (401)": {apierrors.NewUnauthorized("expired token"), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := IsAuthorizationFailure(tc.err); got != tc.want {
+				t.Errorf("IsAuthorizationFailure(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestIsRejection(t *testing.T) {
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}

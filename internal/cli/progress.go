@@ -78,7 +78,7 @@ func (w SyncWait) Judge(r *v1.Release, now time.Time) (Outcome, string) {
 		return Waiting, "waiting for the controller"
 	}
 	switch applied.Reason {
-	case v1.ReasonUnsupported, v1.ReasonUnappliable, v1.ReasonHookFailed:
+	case v1.ReasonUnsupported, v1.ReasonUnappliable, v1.ReasonHookFailed, v1.ReasonServiceAccountNotFound, v1.ReasonForbidden:
 		return Failed, fmt.Sprintf("sync failed: %s: %s", applied.Reason, applied.Message)
 	case v1.ReasonPinned, v1.ReasonRolledBack:
 		return Failed, fmt.Sprintf("sync held: %s: %s", applied.Reason, applied.Message)

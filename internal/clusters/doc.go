@@ -6,6 +6,13 @@
 // only: no exec plugins, auth providers or local files), and when a cached
 // connection is stale (the Secret's resourceVersion changed).
 //
+// It also decides who the requests made for a Release are made as (IdentityOf):
+// its spec.serviceAccountName, else the lockdown's DefaultServiceAccount, of the
+// Release's namespace, through Kubernetes impersonation on the host and on remote
+// Clusters alike; zero: convoy's own identity. A Release's ServiceAccount must
+// exist on the host. Connections per identity share their cluster's discovery
+// and REST mapper and are kept in a bounded LRU.
+//
 // Every failure is a *NotReadyError (reason ClusterNotReady) whose Kind says
 // which check failed and whose message says what to fix. It must not apply
 // anything, write any status, or decide when to retry; it reads Clusters,

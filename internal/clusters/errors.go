@@ -26,6 +26,9 @@ const (
 	// Unreachable means the target does not answer (its /version or discovery) with
 	// the kubeconfig's server and credentials.
 	Unreachable NotReadyKind = "Unreachable"
+	// ServiceAccountMissing means the ServiceAccount the Release acts as
+	// (spec.serviceAccountName, or the default of the lockdown) does not exist.
+	ServiceAccountMissing NotReadyKind = "ServiceAccountMissing"
 )
 
 // NotReadyError says why a Release's target cannot be used. Its message is
@@ -53,8 +56,14 @@ func (e *NotReadyError) Error() string {
 // Unwrap returns the underlying error.
 func (e *NotReadyError) Unwrap() error { return e.Err }
 
-// Reason is the Release reason of the failure, ClusterNotReady.
-func (e *NotReadyError) Reason() string { return v1alpha1.ReasonClusterNotReady }
+// Reason is the Release reason of the failure: ServiceAccountNotFound for a
+// missing ServiceAccount, else ClusterNotReady.
+func (e *NotReadyError) Reason() string {
+	if e.Kind == ServiceAccountMissing {
+		return v1alpha1.ReasonServiceAccountNotFound
+	}
+	return v1alpha1.ReasonClusterNotReady
+}
 
 // IsNotReady reports whether err is, or wraps, a *NotReadyError.
 func IsNotReady(err error) bool {

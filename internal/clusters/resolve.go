@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -26,9 +27,14 @@ const defaultDiscoveryTTL = time.Minute
 type Resolver interface {
 	// Resolve returns the target of release: the host cluster when
 	// spec.cluster is empty, else the named Cluster, provided its
-	// namespaceSelector selects the Release's namespace. Every error is a
+	// namespaceSelector selects the Release's namespace. The Target's Client
+	// acts as the Release's identity (IdentityOf). Every error is a
 	// *NotReadyError.
 	Resolve(ctx context.Context, release *v1alpha1.Release) (*Target, error)
+	// Host returns the host cluster acting as the Release's identity, for what
+	// is read there for the Release whatever its target (valuesFrom, the
+	// chart's credentials). Every error is a *NotReadyError.
+	Host(ctx context.Context, release *v1alpha1.Release) (*Target, error)
 }
 
 // Options configure a Cache.
@@ -47,6 +53,13 @@ type Options struct {
 	DiscoveryTTL time.Duration
 	// Clock measures DiscoveryTTL (default: the real clock).
 	Clock clock.PassiveClock
+	// DefaultServiceAccount is the lockdown (flag --default-service-account):
+	// a Release without spec.serviceAccountName acts as this ServiceAccount of
+	// its namespace. Empty: such a Release acts as convoy itself.
+	DefaultServiceAccount string
+	// MaxIdentities bounds the connections kept per identity (default
+	// DefaultMaxIdentities); the least recently used go first.
+	MaxIdentities int
 }
 
 // Cache resolves targets and keeps one connection per cluster, keyed by the
@@ -59,6 +72,8 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // by Cluster name; "" is the host
+
+	identities *lru.Cache // identityKey to *Target, acting as a ServiceAccount
 }
 
 type entry struct {
@@ -85,14 +100,52 @@ func New(opts Options) (*Cache, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &Cache{opts: opts, entries: map[string]*entry{}}, nil
+	if opts.MaxIdentities <= 0 {
+		opts.MaxIdentities = DefaultMaxIdentities
+	}
+	return &Cache{opts: opts, entries: map[string]*entry{}, identities: newIdentityCache(opts.MaxIdentities)}, nil
 }
 
-// Resolve implements Resolver.
+// Resolve implements Resolver: the target with convoy's own connection, then,
+// when the Release has an identity, the same target acting as it, once its
+// ServiceAccount is known to exist.
 func (c *Cache) Resolve(ctx context.Context, release *v1alpha1.Release) (*Target, error) {
+	base, err := c.resolve(ctx, release)
+	if err != nil {
+		return nil, err
+	}
+	return c.actAs(ctx, release, base)
+}
+
+// Host implements Resolver.
+func (c *Cache) Host(ctx context.Context, release *v1alpha1.Release) (*Target, error) {
+	base, err := c.host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.actAs(ctx, release, base)
+}
+
+func (c *Cache) actAs(ctx context.Context, release *v1alpha1.Release, base *Target) (*Target, error) {
+	id := IdentityOf(release, c.opts.DefaultServiceAccount)
+	if id.IsZero() {
+		return base, nil
+	}
+	if err := c.checkServiceAccount(ctx, release, id); err != nil {
+		return nil, err
+	}
+	return c.as(base, id)
+}
+
+func (c *Cache) host(ctx context.Context) (*Target, error) {
+	return c.connect(ctx, "", "host", func() (*rest.Config, error) { return c.opts.Host, nil })
+}
+
+// resolve is Resolve with convoy's own identity.
+func (c *Cache) resolve(ctx context.Context, release *v1alpha1.Release) (*Target, error) {
 	name := release.Spec.Cluster
 	if name == "" {
-		return c.connect(ctx, "", "host", func() (*rest.Config, error) { return c.opts.Host, nil })
+		return c.host(ctx)
 	}
 
 	cluster := &v1alpha1.Cluster{}
@@ -224,6 +277,14 @@ func (c *Cache) Forget(name string) {
 // Static is a Resolver with fixed targets, by Cluster name ("" for the host),
 // for tests of code that needs a Resolver. It checks no namespaceSelector.
 type Static map[string]*Target
+
+// Host implements Resolver: the host's Target, whatever the Release's identity.
+func (s Static) Host(_ context.Context, _ *v1alpha1.Release) (*Target, error) {
+	if t, ok := s[""]; ok {
+		return t, nil
+	}
+	return nil, &NotReadyError{Kind: ClusterMissing, Message: "no host cluster"}
+}
 
 // Resolve implements Resolver.
 func (s Static) Resolve(_ context.Context, release *v1alpha1.Release) (*Target, error) {

@@ -19,17 +19,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// Target is a connection to one target cluster.
+// Target is a connection to one target cluster, as one identity.
 type Target struct {
 	// Name is the Cluster's name; empty for the host cluster.
 	Name string
 	// Config is the connection's configuration. Do not modify it.
 	Config *rest.Config
-	// Client reads and writes objects on the target. Its RESTMapper discovers
-	// kinds as they appear, as internal/apply needs. It does not cache reads.
+	// Client reads and writes objects on the target, as Identity. Its RESTMapper
+	// discovers kinds as they appear, as internal/apply needs. It does not cache
+	// reads.
 	Client client.Client
 	// Version is the target's version, read when the connection was made.
 	Version *version.Info
+	// Identity is who Client's requests are made as; zero: convoy's own identity
+	// (the kubeconfig's, or the controller's on the host).
+	Identity Identity
+	// Base is the same cluster with convoy's own identity (the Target itself when
+	// Identity is zero): for what convoy reads for itself, such as the observer's
+	// shared informers.
+	Base *Target
 
 	httpClient *http.Client
 	discovery  discovery.CachedDiscoveryInterface
@@ -78,6 +86,7 @@ func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.Pas
 		Name: name, Config: cfg, Client: c,
 		httpClient: httpClient, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
 	}
+	t.Base = t
 	if t.Version, err = serverVersion(ctx, dc); err != nil {
 		httpClient.CloseIdleConnections()
 		return nil, err
@@ -112,6 +121,9 @@ func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version
 // after InvalidateDiscovery. Groups that fail discovery (a broken aggregated
 // API) are left out rather than failing the whole answer.
 func (t *Target) Discovery() (*Discovery, error) {
+	if t.Base != t && t.Base != nil {
+		return t.Base.Discovery() // discovery does not depend on who asks
+	}
 	t.mu.Lock()
 	if now := t.clock.Now(); t.fetchedAt.IsZero() || now.Sub(t.fetchedAt) >= t.ttl {
 		t.discovery.Invalidate()
@@ -129,6 +141,10 @@ func (t *Target) Discovery() (*Discovery, error) {
 // InvalidateDiscovery makes the next Discovery read the target again, for
 // example after a render installed CRDs.
 func (t *Target) InvalidateDiscovery() {
+	if t.Base != t && t.Base != nil {
+		t.Base.InvalidateDiscovery()
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.fetchedAt = time.Time{}

@@ -47,13 +47,13 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 		hr.forced = plan.Forced
 		if plan.RerunHooks {
 			if err := hr.rerun(ctx); err != nil {
-				res, err := failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
+				res, err := st.failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
 				return ap.ended(res, hr), err
 			}
 		}
 		stop, err := hr.run(ctx, v1.HookPreApply)
 		if err != nil {
-			res, err := failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
+			res, err := st.failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
 			return ap.ended(res, hr), err
 		}
 		if stop != nil {
@@ -79,7 +79,7 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	case err != nil:
 		// Not counted as applied, and status.hooks kept: the retry applies again and
 		// goes on with the batches.
-		ap.result, err = failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
+		ap.result, err = st.failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
 		return ap, err
 	case stop != nil:
 		stop.AfterApply = true
@@ -115,7 +115,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		logger.V(1).Info("Running the pre-apply dry run")
 		ap, err = applier.DryRun(ctx, objects, inventoryObjects(st.inventory)...)
 		if err != nil {
-			return failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
+			return st.failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
 		}
 	} else {
 		logger.Info("Skipping the pre-apply dry run: a forced sync, or an apply that began, goes on")
@@ -150,7 +150,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 			changes = append(changes, res.Changes...)
 		}
 		if err != nil {
-			return failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
+			return st.failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
 		}
 	}
 	// Only now does the inventory name the render applied, with the generations the
@@ -193,9 +193,19 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		}
 	}
 	if err != nil {
-		return failed(ctx, err, v1.ReasonPruneFailed, "The prune")
+		return st.failed(ctx, err, v1.ReasonPruneFailed, "The prune")
 	}
 	return release.Succeeded(), nil
+}
+
+// failed is failed for a step on st's target: a request refused by the target's
+// authorization while acting as the Release's ServiceAccount is Forbidden.
+func (st *state) failed(ctx context.Context, err error, fallback, what string) (release.Result, error) {
+	res, stop := failed(ctx, err, fallback, what)
+	if stop == nil {
+		res.Reason = forbiddenReason(st.target, res.Reason, err)
+	}
+	return res, stop
 }
 
 // failed turns an error of internal/apply into the Result of the step: its Reason

@@ -77,8 +77,17 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 	}
 	target, err := r.clusters.Resolve(ctx, rel)
 	if err != nil {
-		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonClusterNotReady, "Delete",
-			"Cannot delete what the Release applied: %s", notReady(err).Message)
+		nr := notReady(err)
+		if nr.Reason == v1.ReasonServiceAccountNotFound {
+			// Nobody may act for the Release any more (its namespace is being deleted,
+			// say): convoy does not delete with its own rights what the Release applied
+			// with the ServiceAccount's. The objects stay, as with deletionPolicy Orphan.
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonServiceAccountNotFound, "Delete",
+				"Leaving what the Release applied in place: %s", nr.Message)
+			return true, nil
+		}
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, nr.Reason, "Delete",
+			"Cannot delete what the Release applied: %s", nr.Message)
 		return false, err
 	}
 	dh, err := r.newDeletionHooks(ctx, rel, target, inv)

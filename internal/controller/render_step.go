@@ -29,6 +29,10 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	if err != nil {
 		return notReady(err), nil
 	}
+	host, err := r.clusters.Host(ctx, rel)
+	if err != nil {
+		return notReady(err), nil
+	}
 	disc, err := target.Discovery()
 	if err != nil {
 		return notReady(&clusters.NotReadyError{Kind: clusters.Unreachable, Cluster: rel.Spec.Cluster,
@@ -36,14 +40,14 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	}
 	st.target = target
 
-	creds, stop := r.credentials(ctx, rel)
+	creds, stop := r.credentials(ctx, rel, host)
 	if stop != nil {
 		return stop, nil
 	}
 	res, err := r.render(ctx, st, render.Request{
 		Release:      rel,
 		Capabilities: render.CapabilitiesFromDiscovery(disc.KubeVersion, disc.Resources),
-		Values:       render.ValuesReaderFunc(r.readValuesSource),
+		Values:       r.hostValues(host),
 		Credentials:  creds,
 		Lookup:       targetLookup{client: target.Client},
 	})
@@ -52,6 +56,8 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		if reason == "" {
 			return nil, err // a cancelled context, or a bug: let the work queue retry
 		}
+		// A lookup refused on the target, or a valuesFrom read refused on the host.
+		reason = forbiddenReason(host, forbiddenReason(target, reason, err), err)
 		return &release.Result{Reason: reason, Message: err.Error()}, nil
 	}
 	st.render = res
@@ -95,14 +101,14 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) 
 }
 
 func notReady(err error) *release.Result {
-	msg := err.Error()
+	msg, reason := err.Error(), v1.ReasonClusterNotReady
 	if e, ok := errors.AsType[*clusters.NotReadyError](err); ok {
-		msg = e.Message
+		msg, reason = e.Message, e.Reason()
 		if e.Err != nil {
 			msg += ": " + e.Err.Error()
 		}
 	}
-	return &release.Result{Reason: v1.ReasonClusterNotReady, Message: capitalize(msg) + "."}
+	return &release.Result{Reason: reason, Message: capitalize(msg) + "."}
 }
 
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,
@@ -230,22 +236,27 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 	}
 }
 
-// credentials reads spec.chart.secretRef; a missing Secret stops the reconcile with
-// SourceNotReady.
-func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release) (*render.Credentials, *release.Result) {
+// credentials reads spec.chart.secretRef on the host, as host's identity (the
+// Release's ServiceAccount under impersonation); a missing Secret stops the reconcile
+// with SourceNotReady, a refused read with Forbidden.
+func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*render.Credentials, *release.Result) {
 	ref := rel.Spec.Chart.SecretRef
 	if ref == nil || ref.Name == "" {
 		return nil, nil
 	}
+	reader := r.apiReader
+	if host != nil && !host.Identity.IsZero() {
+		reader = host.Client
+	}
 	secret := &corev1.Secret{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: ref.Name}, secret)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: ref.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
 			"The Secret %s/%s named by spec.chart.secretRef does not exist: create it with the keys username and password (or caFile).",
 			rel.Namespace, ref.Name)}
 	case err != nil:
-		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
+		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
 			"Cannot read the Secret %s/%s named by spec.chart.secretRef: %v.", rel.Namespace, ref.Name, err)}
 	}
 	return render.CredentialsFromSecret(secret.Data), nil
@@ -254,11 +265,16 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release) (*render.
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,
 // uncached: convoy does not keep every Secret of the cluster in memory.
 func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
+	return readValuesSource(ctx, r.apiReader, namespace, kind, name)
+}
+
+// readValuesSource reads a ConfigMap or Secret of spec.valuesFrom with reader.
+func readValuesSource(ctx context.Context, reader client.Reader, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	switch kind {
 	case v1.ValuesSourceConfigMap:
 		cm := &corev1.ConfigMap{}
-		if err := r.apiReader.Get(ctx, key, cm); err != nil {
+		if err := reader.Get(ctx, key, cm); err != nil {
 			return nil, err
 		}
 		out := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
@@ -271,7 +287,7 @@ func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kin
 		return out, nil
 	case v1.ValuesSourceSecret:
 		s := &corev1.Secret{}
-		if err := r.apiReader.Get(ctx, key, s); err != nil {
+		if err := reader.Get(ctx, key, s); err != nil {
 			return nil, err
 		}
 		return s.Data, nil

@@ -61,6 +61,10 @@ type Options struct {
 	Clock clock.Clock
 	// Events records events. Default: the manager's recorder.
 	Events EventRecorder
+	// DefaultServiceAccount is the lockdown (flag --default-service-account): a
+	// Release without spec.serviceAccountName acts as this ServiceAccount of its
+	// namespace. Used only for the default Clusters.
+	DefaultServiceAccount string
 	// Concurrency is the number of Releases reconciled at the same time (default 4).
 	Concurrency int
 	// Apply tunes internal/apply.
@@ -103,9 +107,10 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	}
 	if o.Clusters == nil {
 		c, err := clusters.New(clusters.Options{
-			Host:   mgr.GetConfig(),
-			Reader: hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()},
-			Clock:  o.Clock,
+			Host:                  mgr.GetConfig(),
+			Reader:                hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()},
+			Clock:                 o.Clock,
+			DefaultServiceAccount: o.DefaultServiceAccount,
 		})
 		if err != nil {
 			return nil, err

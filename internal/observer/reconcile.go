@@ -70,11 +70,14 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	now := o.clock.Now()
 
-	results, synced, err := o.objectResults(w, target, inv, key)
+	// Health comes from informers shared by every Release on the cluster, with
+	// convoy's own identity (target.Base); the drift check's reads and dry runs act as
+	// the Release (target).
+	results, synced, err := o.objectResults(w, target.Base, inv, key)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	hooks, hookRecheck, err := o.hookStatus(w, target, rel, inv, key, now)
+	hooks, hookRecheck, err := o.hookStatus(w, target.Base, rel, inv, key, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

@@ -74,6 +74,10 @@ type Options struct {
 	Metrics prometheus.Registerer
 	// SkipNameValidation allows several observers in one process (tests).
 	SkipNameValidation bool
+	// DefaultServiceAccount is the lockdown (flag --default-service-account): the
+	// drift checks of a Release without spec.serviceAccountName act as this
+	// ServiceAccount of its namespace. Used only for the default Clusters.
+	DefaultServiceAccount string
 	// IdleWatchTimeout is how long the informer of a kind on a target cluster keeps
 	// running once no inventory lists that kind (default DefaultIdleWatchTimeout;
 	// negative: stop at once).
@@ -122,8 +126,9 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 			Host: mgr.GetConfig(),
 			// The manager's client reads Clusters and Namespaces from the cache and
 			// Secrets (kubeconfigs) from the API server.
-			Reader: mgr.GetClient(),
-			Clock:  o.Clock,
+			Reader:                mgr.GetClient(),
+			Clock:                 o.Clock,
+			DefaultServiceAccount: o.DefaultServiceAccount,
 		})
 		if err != nil {
 			return nil, err

@@ -48,15 +48,17 @@ func TestSP35_NonTransientReasonsCheckedAtNextPeriodicReconcile(t *testing.T) {
 		reason string
 		kind   Kind
 	}{
-		"Unsupported":           {reason: v1.ReasonUnsupported, kind: KindFailure},
-		"Unappliable":           {reason: v1.ReasonUnappliable, kind: KindFailure},
-		"HookFailed":            {reason: v1.ReasonHookFailed, kind: KindFailure},
-		"Pinned":                {reason: v1.ReasonPinned, kind: KindHold},
-		"WaitingForSync":        {reason: v1.ReasonWaitingForSync, kind: KindHold},
-		"WaitingForClusterWave": {reason: v1.ReasonWaitingForClusterWave, kind: KindHold},
-		"WaitingForSyncWave":    {reason: v1.ReasonWaitingForSyncWave, kind: KindHold},
-		"WaitingForHooks":       {reason: v1.ReasonWaitingForHooks, kind: KindHold},
-		"RolledBack":            {reason: v1.ReasonRolledBack, kind: KindHold},
+		"Unsupported":            {reason: v1.ReasonUnsupported, kind: KindFailure},
+		"Unappliable":            {reason: v1.ReasonUnappliable, kind: KindFailure},
+		"HookFailed":             {reason: v1.ReasonHookFailed, kind: KindFailure},
+		"ServiceAccountNotFound": {reason: v1.ReasonServiceAccountNotFound, kind: KindFailure},
+		"Forbidden":              {reason: v1.ReasonForbidden, kind: KindFailure},
+		"Pinned":                 {reason: v1.ReasonPinned, kind: KindHold},
+		"WaitingForSync":         {reason: v1.ReasonWaitingForSync, kind: KindHold},
+		"WaitingForClusterWave":  {reason: v1.ReasonWaitingForClusterWave, kind: KindHold},
+		"WaitingForSyncWave":     {reason: v1.ReasonWaitingForSyncWave, kind: KindHold},
+		"WaitingForHooks":        {reason: v1.ReasonWaitingForHooks, kind: KindHold},
+		"RolledBack":             {reason: v1.ReasonRolledBack, kind: KindHold},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -165,12 +165,14 @@ func TestChartRendersDefaults(t *testing.T) {
 	objs := render(t, nil, "convoy")
 	want := []string{
 		"APIService /v1alpha1.convoy.kumodo.io",
-		"ClusterRole /convoy-apiserver", "ClusterRole /convoy-controller", "ClusterRole /convoy-controller-apply", "ClusterRole /convoy-edit",
-		"ClusterRole /convoy-observer", "ClusterRole /convoy-observer-drift", "ClusterRole /convoy-observer-read",
+		"ClusterRole /convoy-apiserver", "ClusterRole /convoy-controller", "ClusterRole /convoy-controller-apply",
+		"ClusterRole /convoy-controller-impersonate", "ClusterRole /convoy-edit",
+		"ClusterRole /convoy-observer", "ClusterRole /convoy-observer-drift", "ClusterRole /convoy-observer-impersonate", "ClusterRole /convoy-observer-read",
 		"ClusterRole /convoy-sync", "ClusterRole /convoy-view",
 		"ClusterRoleBinding /convoy-apiserver", "ClusterRoleBinding /convoy-apiserver:system:auth-delegator",
-		"ClusterRoleBinding /convoy-controller", "ClusterRoleBinding /convoy-controller-apply",
-		"ClusterRoleBinding /convoy-observer", "ClusterRoleBinding /convoy-observer-drift", "ClusterRoleBinding /convoy-observer-read",
+		"ClusterRoleBinding /convoy-controller", "ClusterRoleBinding /convoy-controller-apply", "ClusterRoleBinding /convoy-controller-impersonate",
+		"ClusterRoleBinding /convoy-observer", "ClusterRoleBinding /convoy-observer-drift", "ClusterRoleBinding /convoy-observer-impersonate",
+		"ClusterRoleBinding /convoy-observer-read",
 		"Deployment convoy/convoy-apiserver", "Deployment convoy/convoy-controller", "Deployment convoy/convoy-observer",
 		"PodDisruptionBudget convoy/convoy-apiserver", "PodDisruptionBudget convoy/convoy-controller", "PodDisruptionBudget convoy/convoy-observer",
 		"Role convoy/convoy-controller-leader-election", "Role convoy/convoy-observer-leader-election",

@@ -21,3 +21,8 @@ http://convoy-etcd-0.convoy-etcd.{{ .Release.Namespace }}.svc:2379
 {{- define "convoy.shards" -}}
 {{- if .Values.shards }}{{ toJson .Values.shards }}{{ else }}[""]{{ end -}}
 {{- end -}}
+
+{{/* The lockdown's ServiceAccount of the observer: its own value, else the controller's. */}}
+{{- define "convoy.observerDefaultServiceAccount" -}}
+{{- .Values.observer.defaultServiceAccount | default .Values.controller.defaultServiceAccount -}}
+{{- end }}

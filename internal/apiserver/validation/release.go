@@ -61,6 +61,12 @@ func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path) field.Error
 			errs = append(errs, field.Invalid(path.Child("targetNamespace"), spec.TargetNamespace, msg))
 		}
 	}
+	if spec.ServiceAccountName != "" {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(spec.ServiceAccountName) {
+			errs = append(errs, field.Invalid(path.Child("serviceAccountName"), spec.ServiceAccountName,
+				msg+" (the name of a ServiceAccount in the Release's namespace)"))
+		}
+	}
 	errs = append(errs, chart(&spec.Chart, path.Child("chart"))...)
 	for i := range spec.ValuesFrom {
 		errs = append(errs, valuesReference(&spec.ValuesFrom[i], path.Child("valuesFrom").Index(i))...)

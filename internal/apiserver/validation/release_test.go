@@ -52,6 +52,9 @@ func TestRelease(t *testing.T) {
 		"sync annotation with offset": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "2026-12-02T11:04:05.5+01:00"}
 		}},
+		"service account": {mutate: func(r *convoyv1alpha1.Release) { r.Spec.ServiceAccountName = "deployer" }},
+		"service account that is not a name": {mutate: func(r *convoyv1alpha1.Release) { r.Spec.ServiceAccountName = "Team A" },
+			fields: []string{"spec.serviceAccountName"}},
 		"negative interval": {mutate: func(r *convoyv1alpha1.Release) { r.Spec.SyncPolicy.Interval = dur("-1s") }, fields: []string{"spec.syncPolicy.interval"}},
 		"initial 0": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Spec.SyncPolicy.RetryBackoff = &convoyv1alpha1.RetryBackoff{Initial: dur("0s")}
