@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -37,6 +39,10 @@ func TestMain(m *testing.M) {
 func TestChaos(t *testing.T) {
 	testenv.Integration(t)
 	testenv.QuietLogs()
+	// klog also copies errors to stderr; the watches' reconnects under faults are expected.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
 	seed := *flagSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano()) //nolint:gosec // a seed, printed for replay

@@ -28,7 +28,7 @@ func (v violation) String() string {
 // whose lower waves it never saw with those inputs, so it cannot judge them.
 func checkWaves(events []objEvent) (out []violation, unverified int) {
 	type key struct{ release, inputs string }
-	first := map[key]map[int32]int64{}             // wave → first RV any object of it had these inputs
+	first := map[key]map[int32]int64{}              // wave → first RV any object of it had these inputs
 	healthy := map[key]map[int32]map[string]int64{} // wave → object → first RV it was healthy with them
 	seen := map[key]map[int32]map[string]bool{}
 	for _, ev := range events {
@@ -92,10 +92,12 @@ func checkWaves(events []objEvent) (out []violation, unverified int) {
 	return out, unverified
 }
 
-// checkManual finds applies without a sync request in manual mode: the first time an
-// object of a manual Release carries some inputs must come after a sync request of a
-// Release whose spec had those inputs.
-func checkManual(events []objEvent, manual map[string]bool, allowRV map[string]int64) []violation {
+// checkManual finds applies without a sync request in manual mode: when an object of a
+// manual Release first carries some inputs (resourceVersion r), the Release's last
+// state before r must have had a pending sync request. A request is pending from its
+// /sync until lastHandledSyncAt reaches it, so this also catches a request handled
+// twice: an apply after its handling, on a stale view that still had it pending.
+func checkManual(events []objEvent, manual map[string]bool, states map[string][]relState) []violation {
 	var out []violation
 	done := map[string]bool{}
 	for _, ev := range events {
@@ -107,12 +109,17 @@ func checkManual(events []objEvent, manual map[string]bool, allowRV map[string]i
 			continue
 		}
 		done[id] = true
-		allowed, ok := allowRV[ev.inputs]
+		var last *relState
+		for i, s := range states[ev.release] {
+			if s.rv < ev.rv && (last == nil || s.rv > last.rv) {
+				last = &states[ev.release][i]
+			}
+		}
 		switch {
-		case !ok:
-			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, but no sync request ever carried them", ev.object, ev.inputs, ev.rv)})
-		case allowed > ev.rv:
-			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, before the first sync request for them (at %d)", ev.object, ev.inputs, ev.rv, allowed)})
+		case last == nil:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, before any state of the Release was seen", ev.object, ev.inputs, ev.rv)})
+		case !last.pending:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, but no sync request was pending in the Release at %d, its last state before", ev.object, ev.inputs, ev.rv, last.rv)})
 		}
 	}
 	return out
@@ -151,9 +158,10 @@ func fmtTime(t time.Time) string {
 }
 
 // judge says whether rel has converged to what its inputs deserve, and if not, why.
-// A good version: Ready=True for the current generation. The failing version: Ready
-// False for the current generation, and either rolled back (Applied=False/RolledBack)
-// or reported as Degraded (Healthy=False/Degraded).
+// A good version: Ready=True for the current generation. The failing version (its
+// wave-1 Deployment never becomes Available): Ready=False for the current generation,
+// and rolled back (Applied=False/RolledBack), or holding wave 2 for ever
+// (Applied=False/WaitingForSyncWave), or reported as Degraded (Healthy=False/Degraded).
 func judge(rel *v1alpha1.Release, expectFailure bool) (bool, string) {
 	ready := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionReady)
 	if ready == nil {
@@ -173,7 +181,8 @@ func judge(rel *v1alpha1.Release, expectFailure bool) (bool, string) {
 	}
 	applied := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionApplied)
 	healthy := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionHealthy)
-	if applied != nil && applied.Reason == v1alpha1.ReasonRolledBack {
+	if applied != nil && applied.ObservedGeneration == rel.Generation &&
+		(applied.Reason == v1alpha1.ReasonRolledBack || applied.Reason == v1alpha1.ReasonWaitingForSyncWave) {
 		return true, ""
 	}
 	if healthy != nil && healthy.Status == "False" && healthy.Reason == v1alpha1.ReasonDegraded {

@@ -58,23 +58,79 @@ func TestCheckWaves(t *testing.T) {
 }
 
 func TestCheckManual(t *testing.T) {
+	st := func(rv int64, pending bool) relState { return relState{rv: rv, pending: pending} }
 	cases := map[string]struct {
 		events []objEvent
 		manual bool
-		allow  map[string]int64
+		states []relState
 		want   int
 	}{
-		"applied after its sync":                             {events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true, allow: map[string]int64{"t1@1": 15}},
-		"applied before its sync":                            {events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true, allow: map[string]int64{"t1@1": 25}, want: 1},
-		"applied with no sync at all":                        {events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)}, manual: true, allow: map[string]int64{"t1@1": 5}, want: 1},
-		"automatic mode needs no sync":                       {events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)}},
-		"one violation per object and inputs, not per event": {events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true)}, manual: true, want: 1},
+		"applied while a sync was pending": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false), st(15, true)},
+		},
+		"applied with no sync request": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false)}, want: 1,
+		},
+		"applied after the sync was handled: a second handling": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 30, true)}, manual: true,
+			states: []relState{st(10, false), st(15, true), st(25, false)}, want: 1,
+		},
+		"states arriving out of order: the last before the apply counts": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(25, false), st(15, true), st(10, false)},
+		},
+		"applied before the Release was seen at all": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 5, true)}, manual: true,
+			states: []relState{st(10, true)}, want: 1,
+		},
+		"automatic mode needs no sync": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: []relState{st(10, false)},
+		},
+		"one violation per object and inputs, not per event": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true)}, manual: true,
+			states: []relState{st(10, false)}, want: 1,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := checkManual(tc.events, map[string]bool{"ns/r": tc.manual}, tc.allow)
+			got := checkManual(tc.events, map[string]bool{"ns/r": tc.manual}, map[string][]relState{"ns/r": tc.states})
 			if len(got) != tc.want {
 				t.Errorf("checkManual = %v, want %d violations", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSyncPending(t *testing.T) {
+	rel := func(annotation, handled string) *v1alpha1.Release {
+		r := &v1alpha1.Release{}
+		if annotation != "" {
+			r.Annotations = map[string]string{v1alpha1.AnnotationSyncRequestedAt: annotation}
+		}
+		if handled != "" {
+			h, _ := v1alpha1.ParseSyncTime(handled)
+			r.Status.LastHandledSyncAt = &metav1.Time{Time: h}
+		}
+		return r
+	}
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		want bool
+	}{
+		"no request":                   {rel: rel("", ""), want: false},
+		"a request, nothing handled":   {rel: rel("2026-12-03T10:00:05Z", ""), want: true},
+		"a request later than handled": {rel: rel("2026-12-03T10:00:06Z", "2026-12-03T10:00:05Z"), want: true},
+		"handled":                      {rel: rel("2026-12-03T10:00:05Z", "2026-12-03T10:00:05Z"), want: false},
+		"same second, with fractions":  {rel: rel("2026-12-03T10:00:05.9Z", "2026-12-03T10:00:05Z"), want: false},
+		"not a time":                   {rel: rel("soon", ""), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := syncPending(tc.rel); got != tc.want {
+				t.Errorf("syncPending = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -135,6 +191,7 @@ func TestJudge(t *testing.T) {
 		"no conditions yet":                 {rel: rel(1)},
 		"failing version rolled back":       {rel: rel(2, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)), expectFailure: true, want: true},
 		"failing version reported Degraded": {rel: rel(2, cond("Ready", "False", "Degraded", 2), cond("Applied", "True", "Applied", 2), cond("Healthy", "False", "Degraded", 2)), expectFailure: true, want: true},
+		"failing version holds wave 2":      {rel: rel(2, cond("Ready", "False", "WaitingForSyncWave", 2), cond("Applied", "False", "WaitingForSyncWave", 2), cond("Healthy", "True", "Healthy", 2)), expectFailure: true, want: true},
 		"failing version still progressing": {rel: rel(2, cond("Ready", "False", "Progressing", 2), cond("Healthy", "False", "Progressing", 2)), expectFailure: true},
 		"failing version Ready is wrong":    {rel: rel(2, cond("Ready", "True", "Ready", 2)), expectFailure: true},
 	}

@@ -76,6 +76,7 @@ type driver struct {
 	counts   sync.Map // "<act> ok|error" → *atomic.Int64
 	syncSent atomic.Int64
 	syncAck  atomic.Int64
+	trace    *eventLog // every request and its answer, to <logs>/driver.log
 }
 
 func (d *driver) count(what string) {
@@ -112,10 +113,13 @@ func (d *driver) create(ctx context.Context, r *release) error {
 	r.token, r.pinned, r.ackSync, r.ackForce = d.newToken(), false, time.Time{}, time.Time{}
 	r.version = versionA
 	obj := r.object(d.e.proxy.url())
-	err := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Body(obj).Do(ctx).Error()
+	created := &v1alpha1.Release{}
+	err := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Body(obj).Do(ctx).Into(created)
 	if err != nil {
 		return fmt.Errorf("create Release %s: %w", r.key(), err)
 	}
+	d.rec.state(created)
+	d.trace.printf("%s created (manual %v, inputs %s): resourceVersion %s", r.key(), r.manual, r.inputs(), created.ResourceVersion)
 	r.exists = true
 	if r.hooks {
 		if err := d.patch(ctx, r, v1alpha1.SubresourceLifecycle, lifecycle()); err != nil {
@@ -179,9 +183,11 @@ func (d *driver) do(ctx context.Context, s step) {
 	}
 	if err != nil {
 		d.count(what + " error")
+		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
 		return
 	}
 	d.count(what + " ok")
+	d.trace.printf("%s %s: ok, inputs now %s, pinned %v", r.key(), what, r.inputs(), r.pinned)
 }
 
 func (d *driver) act(ctx context.Context, r *release, s step) error {
@@ -230,13 +236,11 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 			return err
 		}
 		r.exists = false
-		d.rec.deleted(r.key())
 	}
 	return nil
 }
 
-// patch sends a JSON merge patch to the Release or one of its subresources; a write
-// to /pin is a sync request, so its answer allows its inputs.
+// patch sends a JSON merge patch to the Release or one of its subresources.
 func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte) error {
 	req := d.e.convoy.Patch(types.MergePatchType).Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Body(body)
 	if sub != "" {
@@ -246,9 +250,8 @@ func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte)
 	if err := req.Do(ctx).Into(out); err != nil {
 		return err
 	}
-	if sub == v1alpha1.SubresourcePin {
-		d.rec.allow(out)
-	}
+	d.trace.printf("%s PATCH %s %s: resourceVersion %s", r.key(), sub, body, out.ResourceVersion)
+	d.rec.state(out)
 	return nil
 }
 
@@ -261,7 +264,10 @@ func (d *driver) sync(ctx context.Context, r *release, force bool) error {
 		return err
 	}
 	d.syncAck.Add(1)
-	d.rec.allow(out)
+	d.rec.state(out)
+	d.trace.printf("%s /sync force=%v: resourceVersion %s, %s=%s %s=%s", r.key(), force, out.ResourceVersion,
+		v1alpha1.AnnotationSyncRequestedAt, out.Annotations[v1alpha1.AnnotationSyncRequestedAt],
+		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt])
 	record := func(annotation string, last *time.Time) error {
 		t, err := v1alpha1.ParseSyncTime(out.Annotations[annotation])
 		if err != nil {

@@ -2,7 +2,7 @@ package chaos
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -64,7 +64,7 @@ type env struct {
 }
 
 // startEnv starts everything; stop with env.stop. On error nothing is left running.
-func startEnv(ctx context.Context, bin string, nodes int, log *eventLog) (_ *env, err error) {
+func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_ *env, err error) {
 	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -78,7 +78,7 @@ func startEnv(ctx context.Context, bin string, nodes int, log *eventLog) (_ *env
 		return nil, err
 	}
 	log.printf("Starting the local control plane with %d kwok nodes", nodes)
-	e.cluster, err = localcluster.Start(ctx, localcluster.Options{Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute})
+	e.cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local control plane: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,15 +33,18 @@ type objEvent struct {
 type recorder struct {
 	mu     sync.Mutex
 	events []objEvent
-	// allowRV: the inputs → the lowest resourceVersion of a Release that carried a
-	// sync request (a /sync, a forced /sync, a /pin write) while its spec had them.
-	allowRV map[string]int64
-	manual  map[string]bool   // Release → manual mode
-	lastReq map[string]string // Release → its sync annotations and pin when last seen
+	states map[string][]relState // Release → its states as seen, in arrival order
+	manual map[string]bool       // Release → manual mode
+}
+
+// relState is a Release at one resourceVersion: was a sync request pending?
+type relState struct {
+	rv      int64
+	pending bool
 }
 
 func newRecorder() *recorder {
-	return &recorder{allowRV: map[string]int64{}, manual: map[string]bool{}, lastReq: map[string]string{}}
+	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}}
 }
 
 // start runs the informers until ctx ends and returns once they have synced.
@@ -103,70 +107,51 @@ func eventOf(m *metav1.ObjectMeta, kind string) objEvent {
 	return ev
 }
 
-// release notes a Release's mode and, when its sync annotations or pin changed since
-// it was last seen, that its current inputs were requested.
+// release records a state of a Release: its mode, and whether a sync request was
+// pending in it.
 func (r *recorder) release(obj any) {
-	rel, ok := obj.(*v1alpha1.Release)
-	if !ok {
-		return
-	}
-	key := rel.Namespace + "/" + rel.Name
-	req := rel.Annotations[v1alpha1.AnnotationSyncRequestedAt] + "|" + rel.Annotations[v1alpha1.AnnotationSyncForceRequestedAt]
-	if rel.Pin != nil {
-		req += "|" + rel.Pin.RenderRef
-	}
-	r.mu.Lock()
-	changed := r.lastReq[key] != req
-	r.lastReq[key] = req
-	r.mu.Unlock()
-	if changed && req != "|" {
-		r.allow(rel)
-	} else {
-		r.setManual(rel)
+	if rel, ok := obj.(*v1alpha1.Release); ok {
+		r.state(rel)
 	}
 }
 
-func (r *recorder) setManual(rel *v1alpha1.Release) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.manual[rel.Namespace+"/"+rel.Name] = rel.Spec.SyncPolicy.Automatic == nil || !*rel.Spec.SyncPolicy.Automatic
-}
-
-// allow records that rel, as stored at its resourceVersion, carried a sync request
-// for its current inputs.
-func (r *recorder) allow(rel *v1alpha1.Release) {
-	r.setManual(rel)
+// state records rel as stored at its resourceVersion (from a watch, or from the answer
+// to one of the driver's writes).
+func (r *recorder) state(rel *v1alpha1.Release) {
 	rv, err := strconv.ParseInt(rel.ResourceVersion, 10, 64)
 	if err != nil {
 		return
 	}
-	in := inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version)
+	key := rel.Namespace + "/" + rel.Name
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.allowRV[in]; !ok || rv < old {
-		r.allowRV[in] = rv
-	}
-}
-
-// deleted forgets the last sync request of a Release the driver deleted, so that its
-// re-creation's first request counts.
-func (r *recorder) deleted(key string) {
-	r.mu.Lock()
-	delete(r.lastReq, key)
-	r.mu.Unlock()
+	r.manual[key] = rel.Spec.SyncPolicy.Automatic == nil || !*rel.Spec.SyncPolicy.Automatic
+	r.states[key] = append(r.states[key], relState{rv: rv, pending: syncPending(rel)})
 }
 
 // snapshot copies what the checks read.
-func (r *recorder) snapshot() ([]objEvent, map[string]int64, map[string]bool) {
+func (r *recorder) snapshot() ([]objEvent, map[string][]relState, map[string]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	allow := make(map[string]int64, len(r.allowRV))
-	for k, v := range r.allowRV {
-		allow[k] = v
+	states := make(map[string][]relState, len(r.states))
+	for k, v := range r.states {
+		states[k] = append([]relState(nil), v...)
 	}
 	manual := make(map[string]bool, len(r.manual))
 	for k, v := range r.manual {
 		manual[k] = v
 	}
-	return append([]objEvent(nil), r.events...), allow, manual
+	return append([]objEvent(nil), r.events...), states, manual
+}
+
+// syncPending says whether a /sync request is pending in rel: sync-requested-at is
+// set and later, to the second, than status.lastHandledSyncAt (sync-policy.md). Every
+// sync request — /sync, a forced one, a /pin write — sets that annotation.
+func syncPending(rel *v1alpha1.Release) bool {
+	at, err := v1alpha1.ParseSyncTime(rel.Annotations[v1alpha1.AnnotationSyncRequestedAt])
+	if err != nil {
+		return false
+	}
+	h := rel.Status.LastHandledSyncAt
+	return h == nil || at.After(h.UTC().Truncate(time.Second))
 }

@@ -1,7 +1,7 @@
 package chaos
 
 import (
-		"net"
+	"net"
 	"net/http"
 	"strings"
 	"sync"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -87,12 +88,28 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 			return nil, err
 		}
 	}
-	e, err := startEnv(ctx, bin, cfg.Nodes, log)
+	// The state (and every process's log) stays when the run fails.
+	stateDir, err := os.MkdirTemp("", "convoy-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	keep := true
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(stateDir)
+		}
+	}()
+	e, err := startEnv(ctx, bin, stateDir, cfg.Nodes, log)
 	if err != nil {
 		return nil, err
 	}
 	defer e.stop()
-	log.printf("Logs of every process: %s", e.cluster.LogDir())
+	log.printf("Logs of every process: %s (kept when the run fails)", e.cluster.LogDir())
+	trace, err := os.Create(filepath.Join(e.cluster.LogDir(), "driver.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer trace.Close()
 	for _, ns := range namespaces {
 		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -105,7 +122,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	rec.start(recCtx, e)
 
 	res := &result{cfg: cfg}
-	d := &driver{e: e, rels: rels, rec: rec}
+	d := &driver{e: e, rels: rels, rec: rec, trace: newEventLog(trace)}
+	d.trace.start = log.start
 	log.printf("Creating %d Releases", len(rels))
 	if err := d.createAll(ctx, 16); err != nil {
 		return nil, err
@@ -142,10 +160,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	// The checks after convergence.
 	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
-	events, allow, manual := rec.snapshot()
+	events, states, manual := rec.snapshot()
 	waves, unverified := checkWaves(events)
 	res.violations = append(res.violations, waves...)
-	res.violations = append(res.violations, checkManual(events, manual, allow)...)
+	res.violations = append(res.violations, checkManual(events, manual, states)...)
 	res.unverified = unverified
 
 	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
@@ -177,6 +195,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	for _, v := range res.violations {
 		log.printf("VIOLATION %s", v)
 	}
+	keep = len(res.violations) > 0
 	return res, nil
 }
 
