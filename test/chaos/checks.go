@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -159,10 +160,11 @@ func fmtTime(t time.Time) string {
 
 // judge says whether rel has converged to what its inputs deserve, and if not, why.
 // A good version: Ready=True for the current generation. The failing version (its
-// wave-1 Deployment never becomes Available): Ready=False for the current generation,
-// and rolled back (Applied=False/RolledBack), or holding wave 2 for ever
-// (Applied=False/WaitingForSyncWave), or reported as Degraded (Healthy=False/Degraded).
-func judge(rel *v1alpha1.Release, expectFailure bool) (bool, string) {
+// wave-1 Deployment never becomes Available) ends, for the current generation, as its
+// failurePolicy says: Rollback — rolled back (Applied=False/RolledBack); Halt — the
+// rollout Failed; none — wave 2 held for ever (Applied=False/WaitingForSyncWave) once
+// the observer found wave 1 Degraded (degraded: from the ReleaseInventory).
+func judge(rel *v1alpha1.Release, expectFailure, degraded bool) (bool, string) {
 	ready := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionReady)
 	if ready == nil {
 		return false, "no Ready condition"
@@ -171,24 +173,32 @@ func judge(rel *v1alpha1.Release, expectFailure bool) (bool, string) {
 		return false, fmt.Sprintf("Ready is of generation %d, the Release is at %d", ready.ObservedGeneration, rel.Generation)
 	}
 	if !expectFailure {
-		if ready.Status != "True" {
+		if ready.Status != metav1.ConditionTrue {
 			return false, fmt.Sprintf("Ready=%s/%s: %s", ready.Status, ready.Reason, ready.Message)
 		}
 		return true, ""
 	}
-	if ready.Status == "True" {
+	if ready.Status == metav1.ConditionTrue {
 		return false, "Ready=True with the failing chart version"
 	}
 	applied := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionApplied)
-	healthy := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionHealthy)
-	if applied != nil && applied.ObservedGeneration == rel.Generation &&
-		(applied.Reason == v1alpha1.ReasonRolledBack || applied.Reason == v1alpha1.ReasonWaitingForSyncWave) {
+	var phase v1alpha1.RolloutPhase
+	if rel.Status.Rollout != nil {
+		phase = rel.Status.Rollout.Phase
+	}
+	var policy v1alpha1.FailureAction
+	if rel.Spec.FailurePolicy != nil {
+		policy = rel.Spec.FailurePolicy.Action
+	}
+	switch {
+	case policy == v1alpha1.FailureActionRollback && applied != nil && applied.Reason == v1alpha1.ReasonRolledBack && phase == v1alpha1.RolloutRolledBack:
+		return true, ""
+	case policy == v1alpha1.FailureActionHalt && phase == v1alpha1.RolloutFailed:
+		return true, ""
+	case policy == "" && applied != nil && applied.Reason == v1alpha1.ReasonWaitingForSyncWave && degraded:
 		return true, ""
 	}
-	if healthy != nil && healthy.Status == "False" && healthy.Reason == v1alpha1.ReasonDegraded {
-		return true, ""
-	}
-	return false, fmt.Sprintf("Ready=%s/%s: %s", ready.Status, ready.Reason, ready.Message)
+	return false, fmt.Sprintf("failing version, failurePolicy %q, rollout %q, degraded %v: Ready=%s/%s: %s", policy, phase, degraded, ready.Status, ready.Reason, ready.Message)
 }
 
 // percentile is the p-th percentile (0–100) of ds by nearest rank; 0 for none.

@@ -177,27 +177,57 @@ func TestJudge(t *testing.T) {
 	cond := func(typ, status, reason string, gen int64) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, ObservedGeneration: gen}
 	}
-	rel := func(gen int64, conds ...metav1.Condition) *v1alpha1.Release {
-		return &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Generation: gen}, Status: v1alpha1.ReleaseStatus{Conditions: conds}}
+	rel := func(gen int64, policy v1alpha1.FailureAction, phase v1alpha1.RolloutPhase, conds ...metav1.Condition) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Generation: gen}, Status: v1alpha1.ReleaseStatus{Conditions: conds}}
+		if policy != "" {
+			r.Spec.FailurePolicy = &v1alpha1.FailurePolicy{Action: policy}
+		}
+		if phase != "" {
+			r.Status.Rollout = &v1alpha1.RolloutStatus{Phase: phase}
+		}
+		return r
 	}
+	const rollback, halt = v1alpha1.FailureActionRollback, v1alpha1.FailureActionHalt
+	waiting := cond("Applied", "False", "WaitingForSyncWave", 2)
 	cases := map[string]struct {
 		rel           *v1alpha1.Release
 		expectFailure bool
+		degraded      bool
 		want          bool
 	}{
-		"Ready for the current generation":  {rel: rel(3, cond("Ready", "True", "Ready", 3)), want: true},
-		"Ready for an older generation":     {rel: rel(3, cond("Ready", "True", "Ready", 2))},
-		"not Ready":                         {rel: rel(3, cond("Ready", "False", "WaitingForSyncWave", 3))},
-		"no conditions yet":                 {rel: rel(1)},
-		"failing version rolled back":       {rel: rel(2, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)), expectFailure: true, want: true},
-		"failing version reported Degraded": {rel: rel(2, cond("Ready", "False", "Degraded", 2), cond("Applied", "True", "Applied", 2), cond("Healthy", "False", "Degraded", 2)), expectFailure: true, want: true},
-		"failing version holds wave 2":      {rel: rel(2, cond("Ready", "False", "WaitingForSyncWave", 2), cond("Applied", "False", "WaitingForSyncWave", 2), cond("Healthy", "True", "Healthy", 2)), expectFailure: true, want: true},
-		"failing version still progressing": {rel: rel(2, cond("Ready", "False", "Progressing", 2), cond("Healthy", "False", "Progressing", 2)), expectFailure: true},
-		"failing version Ready is wrong":    {rel: rel(2, cond("Ready", "True", "Ready", 2)), expectFailure: true},
+		"Ready for the current generation": {rel: rel(3, "", "", cond("Ready", "True", "Ready", 3)), want: true},
+		"Ready for an older generation":    {rel: rel(3, "", "", cond("Ready", "True", "Ready", 2))},
+		"not Ready":                        {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
+		"no conditions yet":                {rel: rel(1, "", "")},
+		"failing, Rollback, rolled back": {
+			rel:           rel(2, rollback, v1alpha1.RolloutRolledBack, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)),
+			expectFailure: true, want: true,
+		},
+		"failing, Rollback, still waiting for wave 2": {
+			rel:           rel(2, rollback, v1alpha1.RolloutProgressing, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, degraded: true,
+		},
+		"failing, Halt, rollout failed": {
+			rel:           rel(2, halt, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, want: true,
+		},
+		"failing, Halt, rollout progressing": {
+			rel:           rel(2, halt, v1alpha1.RolloutProgressing, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true,
+		},
+		"failing, no policy, wave 1 Degraded, wave 2 held": {
+			rel:           rel(2, "", "", cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, degraded: true, want: true,
+		},
+		"failing, no policy, wave 1 still progressing": {
+			rel:           rel(2, "", "", cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true,
+		},
+		"failing version Ready is wrong": {rel: rel(2, "", "", cond("Ready", "True", "Ready", 2)), expectFailure: true, degraded: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, why := judge(tc.rel, tc.expectFailure)
+			got, why := judge(tc.rel, tc.expectFailure, tc.degraded)
 			if got != tc.want {
 				t.Errorf("judge = %v (%s), want %v", got, why, tc.want)
 			}

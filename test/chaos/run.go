@@ -267,7 +267,16 @@ func (e *env) converged(ctx context.Context, r *release, live *v1alpha1.Release)
 	if live == nil {
 		return false, "the Release is gone"
 	}
-	if ok, why := judge(live, r.expectFailure()); !ok {
+	degraded := false
+	if r.expectFailure() && r.policy == "" {
+		inv := &v1alpha1.ReleaseInventory{}
+		if err := e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleaseInventories).Name(r.name).Do(ctx).Into(inv); err == nil {
+			for _, w := range inv.Status.Waves {
+				degraded = degraded || w.Health == v1alpha1.HealthDegraded
+			}
+		}
+	}
+	if ok, why := judge(live, r.expectFailure(), degraded); !ok {
 		return false, why
 	}
 	if why := checkSyncHandled(live, r.manual, r.ackSync, r.ackForce); why != "" {
