@@ -26,6 +26,7 @@ var (
 	flagFaultGap   = flag.Duration("fault-gap", 4*time.Second, "up to this (plus 2 s) between two faults")
 	flagKinds      = flag.String("kinds", "all", "fault kinds: all, or network (chart repository and proxy faults only, for a soak), or a comma-separated list of kinds")
 	flagConverge   = flag.Duration("converge", 2*time.Minute, "bound on the convergence of every Release after the faults stop")
+	flagHealth     = flag.Duration("health-timeout", time.Minute, "failurePolicy.healthTimeout of the Releases that have one (longer than any fault; the failing version's rollouts fail after it)")
 	flagQuiet      = flag.Duration("quiet", 15*time.Second, "steady window after convergence that must see no write")
 	flagConvoy     = flag.String("convoy", "", "convoy binary to run (default: build ./cmd/convoy)")
 )
@@ -54,7 +55,7 @@ func TestChaos(t *testing.T) {
 	cfg := config{
 		Seed: seed, Releases: *flagReleases, Namespaces: *flagNamespaces, Nodes: *flagNodes,
 		Workers: *flagWorkers, Steps: *flagSteps, Duration: *flagDuration, Faults: *flagFaults,
-		FaultGap: *flagFaultGap, Kinds: kinds, Converge: *flagConverge, Quiet: *flagQuiet, ConvoyBin: *flagConvoy,
+		FaultGap: *flagFaultGap, Kinds: kinds, Converge: *flagConverge, Health: *flagHealth, Quiet: *flagQuiet, ConvoyBin: *flagConvoy,
 	}
 	t.Logf("seed %d: replay with -seed=%d", seed, seed)
 	res, err := run(t.Context(), cfg, os.Stderr)

@@ -41,6 +41,7 @@ type release struct {
 	policy   v1alpha1.FailureAction // "" for none
 	hooks    bool
 	mayFail  bool // the driver may pick the failing chart version
+	health   time.Duration
 
 	exists  bool
 	version string
@@ -63,8 +64,10 @@ func (r *release) expectFailure() bool { return r.version == versionFailing }
 
 // newWorkload makes n Release models in the namespaces, mixing modes and policies
 // from rng: a third manual, a third with a failurePolicy (Rollback or Halt), a
-// quarter with hooks, a fifth that may take the failing version.
-func newWorkload(rng *rand.Rand, n int, namespaces []string) []*release {
+// quarter with hooks, a fifth that may take the failing version. healthTimeout is
+// the failurePolicy's: longer than any fault lasts, so that a good render fails its
+// rollout only through a bug.
+func newWorkload(rng *rand.Rand, n int, namespaces []string, healthTimeout time.Duration) []*release {
 	out := make([]*release, n)
 	for i := range out {
 		r := &release{
@@ -74,6 +77,7 @@ func newWorkload(rng *rand.Rand, n int, namespaces []string) []*release {
 			hooks:   rng.IntN(4) == 0,
 			mayFail: rng.IntN(5) == 0,
 			version: versionA,
+			health:  healthTimeout,
 		}
 		switch rng.IntN(6) {
 		case 0:
@@ -104,7 +108,7 @@ func (r *release) object(repoURL string) *v1alpha1.Release {
 		},
 	}
 	if r.policy != "" {
-		rel.Spec.FailurePolicy = &v1alpha1.FailurePolicy{Action: r.policy, HealthTimeout: &metav1.Duration{Duration: 30 * time.Second}}
+		rel.Spec.FailurePolicy = &v1alpha1.FailurePolicy{Action: r.policy, HealthTimeout: &metav1.Duration{Duration: r.health}}
 	}
 	return rel
 }
