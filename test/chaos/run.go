@@ -156,7 +156,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
-	res.converged, res.violations = e.converge(ctx, rels, settled, cfg.Converge, log)
+	res.converged, res.violations = e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
 	res.notConverged = len(rels) - len(res.converged)
 
 	// The checks after convergence.
@@ -204,13 +204,26 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 // (judge, every acknowledged /sync handled, its first object carrying its inputs), or
 // timeout passes; it returns how long each took from since, and a violation for each
 // that did not converge.
-func (e *env) converge(ctx context.Context, rels []*release, since time.Time, timeout time.Duration, log *eventLog) ([]time.Duration, []violation) {
+func (e *env) converge(ctx context.Context, rels []*release, namespaces []string, since time.Time, timeout time.Duration, log *eventLog) ([]time.Duration, []violation) {
 	done := map[string]time.Duration{}
 	why := map[string]string{}
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
+	lastProgress := time.Now()
 	for len(done) < len(rels) && time.Now().Before(deadline) {
+		if n, err := e.markPodsReady(ctx, namespaces); n > 0 || err != nil {
+			log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not; %v)", n, err)
+		}
+		if time.Since(lastProgress) > 30*time.Second {
+			lastProgress = time.Now()
+			for k, w := range why {
+				if _, ok := done[k]; !ok {
+					log.printf("%d of %d Releases converged; e.g. %s: %s", len(done), len(rels), k, w)
+					break
+				}
+			}
+		}
 		list := &v1alpha1.ReleaseList{}
 		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		err := e.convoy.Get().Resource(v1alpha1.ResourceReleases).Do(lctx).Into(list)
