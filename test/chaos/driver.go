@@ -184,6 +184,10 @@ func (d *driver) do(ctx context.Context, s step) {
 	if err != nil {
 		d.count(what + " error")
 		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		// A write cut by a fault may have happened all the same: read back what it is.
+		if rerr := d.resync(ctx, r); rerr != nil {
+			d.trace.printf("%s read back: %v", r.key(), rerr)
+		}
 		return
 	}
 	d.count(what + " ok")
@@ -238,6 +242,26 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		r.exists = false
 	}
 	return nil
+}
+
+// resync sets the model of r from the stored Release, after a write whose outcome is
+// unknown (the connection was cut); the caller holds r.mu.
+func (d *driver) resync(ctx context.Context, r *release) error {
+	return retry(ctx, time.Minute, func(ctx context.Context) error {
+		got := &v1alpha1.Release{}
+		err := d.e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Do(ctx).Into(got)
+		switch {
+		case apierrors.IsNotFound(err):
+			r.exists = false
+			return nil
+		case err != nil:
+			return err
+		}
+		r.exists = got.DeletionTimestamp == nil
+		r.token, r.version, r.pinned = tokenOf(got.Spec.Values), got.Spec.Chart.Version, got.Pin != nil
+		d.trace.printf("%s read back: exists %v, inputs %s, pinned %v", r.key(), r.exists, r.inputs(), r.pinned)
+		return nil
+	})
 }
 
 // patch sends a JSON merge patch to the Release or one of its subresources.

@@ -65,3 +65,20 @@ func podCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 	}
 	return false
 }
+
+// keepPodsReady runs markPodsReady every 5 s until ctx ends, as a kubelet would
+// report its pods again after its node's heartbeat was late.
+func (e *env) keepPodsReady(ctx context.Context, namespaces []string, log *eventLog) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, _ := e.markPodsReady(ctx, namespaces); n > 0 {
+			log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not)", n)
+		}
+	}
+}

@@ -138,6 +138,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	var injectErr error
 	wg.Go(func() { d.run(phase, steps, cfg.Workers, cfg.Duration/time.Duration(max(len(steps), 1))) })
 	wg.Go(func() { injectErr = e.inject(ctx, phase, faults) })
+	wg.Go(func() { e.keepPodsReady(phase, namespaces, log) })
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {

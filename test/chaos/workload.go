@@ -118,6 +118,18 @@ func valuesOf(token string) *runtime.RawExtension {
 	return &runtime.RawExtension{Raw: b}
 }
 
+// tokenOf reads the token of a Release's values; "" when there is none.
+func tokenOf(values *runtime.RawExtension) string {
+	if values == nil {
+		return ""
+	}
+	var v struct {
+		Token string `json:"token"`
+	}
+	_ = json.Unmarshal(values.Raw, &v)
+	return v.Token
+}
+
 // lifecycle is the body of a /lifecycle write: a PreApply and a PostApply hook Job.
 func lifecycle() []byte {
 	job := func() *batchv1.JobSpec {
