@@ -161,7 +161,8 @@ func fmtTime(t time.Time) string {
 // judge says whether rel has converged to what its inputs deserve, and if not, why.
 // A good version: Ready=True for the current generation. The failing version (its
 // wave-1 Deployment never becomes Available) ends, for the current generation, as its
-// failurePolicy says: Rollback — rolled back (Applied=False/RolledBack); Halt — the
+// failurePolicy says: Rollback — rolled back (Applied=False/RolledBack), or the rollout
+// Failed when no render ever succeeded (nothing to roll back to); Halt — the
 // rollout Failed; none — wave 2 held for ever (Applied=False/WaitingForSyncWave) once
 // the observer found wave 1 Degraded (degraded: from the ReleaseInventory).
 func judge(rel *v1alpha1.Release, expectFailure, degraded bool) (bool, string) {
@@ -193,6 +194,8 @@ func judge(rel *v1alpha1.Release, expectFailure, degraded bool) (bool, string) {
 	switch {
 	case policy == v1alpha1.FailureActionRollback && applied != nil && applied.Reason == v1alpha1.ReasonRolledBack && phase == v1alpha1.RolloutRolledBack:
 		return true, ""
+	case policy == v1alpha1.FailureActionRollback && phase == v1alpha1.RolloutFailed && rel.Status.LastSuccessful == nil:
+		return true, "" // nothing to roll back to: Failed, with a message saying so
 	case policy == v1alpha1.FailureActionHalt && phase == v1alpha1.RolloutFailed:
 		return true, ""
 	case policy == "" && applied != nil && applied.Reason == v1alpha1.ReasonWaitingForSyncWave && degraded:

@@ -203,6 +203,18 @@ func TestJudge(t *testing.T) {
 			rel:           rel(2, rollback, v1alpha1.RolloutRolledBack, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)),
 			expectFailure: true, want: true,
 		},
+		"failing, Rollback, nothing to roll back to": {
+			rel:           rel(2, rollback, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, want: true,
+		},
+		"failing, Rollback, failed with a previous render, not rolled back yet": {
+			rel: func() *v1alpha1.Release {
+				r := rel(2, rollback, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting)
+				r.Status.LastSuccessful = &v1alpha1.LastSuccessful{RenderRef: "sha256:1"}
+				return r
+			}(),
+			expectFailure: true,
+		},
 		"failing, Rollback, still waiting for wave 2": {
 			rel:           rel(2, rollback, v1alpha1.RolloutProgressing, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
 			expectFailure: true, degraded: true,

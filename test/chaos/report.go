@@ -28,7 +28,7 @@ func (r *result) report(w io.Writer) {
 	}
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
-	p("| applies and patches of applied objects | %.0f |", r.applies)
+	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
 	p("| converged within %s | %d of %d |", c.Converge, len(r.converged), len(r.converged)+r.notConverged)
 	p("| convergence p50 / p99 / max | %s / %s / %s |", fmtDur(percentile(r.converged, 50)), fmtDur(percentile(r.converged, 99)), fmtDur(percentile(r.converged, 100)))
 	p("| writes in the %s quiet window | %.0f |", c.Quiet, sumValues(r.quietWrites))
