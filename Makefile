@@ -144,3 +144,15 @@ image-push:
 ## image-test: hack/image's tests for every platform of IMAGE_PLATFORMS (make test builds linux/amd64 only: an arm64 build of the module takes minutes on a cold cache)
 image-test:
 	CONVOY_IMAGE_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -timeout 30m ./hack/image
+
+## chaos: test/chaos's full run: 300 Releases, 10 minutes of faults (process kills, etcd and kube-apiserver restarts, chart repository and proxy faults) while a driver changes them, then the invariants; CHAOS_FLAGS='-seed=N' replays a run. Figures: docs/reliability.md
+CHAOS_FLAGS ?=
+.PHONY: chaos soak
+chaos: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 60m -v -run '^TestChaos$$' ./test/chaos \
+		-releases=300 -namespaces=10 -nodes=3 -workers=16 -steps=4000 -duration=10m -faults=200 -fault-gap=3s -converge=10m -quiet=60s -health-timeout=2m $(CHAOS_FLAGS)
+
+## soak: test/chaos for 30 minutes with chart repository and proxy faults only (no process restarts), to compare RSS and goroutines of every process at start and end; CHAOS_FLAGS='-seed=N' replays a run
+soak: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 90m -v -run '^TestChaos$$' ./test/chaos \
+		-releases=200 -namespaces=8 -nodes=3 -workers=8 -steps=9000 -duration=30m -faults=600 -fault-gap=4s -kinds=network -converge=10m -quiet=60s -health-timeout=2m $(CHAOS_FLAGS)

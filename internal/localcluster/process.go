@@ -44,6 +44,11 @@ func init() {
 
 // startProcess starts bin with args, its output appended to logDir/<name>.log.
 func startProcess(name, bin string, args []string, logDir string, env ...string) (*process, error) {
+	return startProcessEnv(name, bin, args, logDir, append(os.Environ(), env...))
+}
+
+// startProcessEnv is startProcess with the whole environment of the process.
+func startProcessEnv(name, bin string, args []string, logDir string, env []string) (*process, error) {
 	logFile, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", name, err)
@@ -51,7 +56,7 @@ func startProcess(name, bin string, args []string, logDir string, env ...string)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logFile, "--- %s %s %q\n", time.Now().UTC().Format(time.RFC3339), bin, args)
 

@@ -1,0 +1,216 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// violation is one broken invariant.
+type violation struct {
+	Invariant string // "sync", "manual", "waves", "orphans", "converge", "quiet"
+	Release   string
+	Detail    string
+}
+
+func (v violation) String() string {
+	return fmt.Sprintf("[%s] %s: %s", v.Invariant, v.Release, v.Detail)
+}
+
+// checkWaves finds renders applied out of sync-wave order: for each Release and
+// inputs, no object of wave k may appear before every object of each lower wave
+// (with the same inputs) was healthy. It also counts the (Release, inputs, wave)
+// whose lower waves it never saw with those inputs, so it cannot judge them.
+func checkWaves(events []objEvent) (out []violation, unverified int) {
+	type key struct{ release, inputs string }
+	first := map[key]map[int32]int64{}              // wave → first RV any object of it had these inputs
+	healthy := map[key]map[int32]map[string]int64{} // wave → object → first RV it was healthy with them
+	seen := map[key]map[int32]map[string]bool{}
+	for _, ev := range events {
+		k := key{ev.release, ev.inputs}
+		if first[k] == nil {
+			first[k], healthy[k], seen[k] = map[int32]int64{}, map[int32]map[string]int64{}, map[int32]map[string]bool{}
+		}
+		if rv, ok := first[k][ev.wave]; !ok || ev.rv < rv {
+			first[k][ev.wave] = ev.rv
+		}
+		if seen[k][ev.wave] == nil {
+			seen[k][ev.wave], healthy[k][ev.wave] = map[string]bool{}, map[string]int64{}
+		}
+		seen[k][ev.wave][ev.object] = true
+		if rv, ok := healthy[k][ev.wave][ev.object]; ev.healthy && (!ok || ev.rv < rv) {
+			healthy[k][ev.wave][ev.object] = ev.rv
+		}
+	}
+	keys := make([]key, 0, len(first))
+	for k := range first {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].release != keys[j].release {
+			return keys[i].release < keys[j].release
+		}
+		return keys[i].inputs < keys[j].inputs
+	})
+	for _, k := range keys {
+		waves := make([]int32, 0, len(first[k]))
+		for w := range first[k] {
+			waves = append(waves, w)
+		}
+		slices.Sort(waves)
+		for i, w := range waves {
+			if i == 0 && w > 0 {
+				unverified++
+				continue
+			}
+			for _, lower := range waves[:i] {
+				objs := seen[k][lower]
+				var readyAt int64
+				notHealthy := ""
+				for obj := range objs {
+					rv, ok := healthy[k][lower][obj]
+					if !ok {
+						notHealthy = obj
+						break
+					}
+					readyAt = max(readyAt, rv)
+				}
+				switch {
+				case notHealthy != "":
+					out = append(out, violation{"waves", k.release, fmt.Sprintf("inputs %s: wave %d applied at resourceVersion %d, but %s of wave %d never became healthy with those inputs", k.inputs, w, first[k][w], notHealthy, lower)})
+				case first[k][w] < readyAt:
+					out = append(out, violation{"waves", k.release, fmt.Sprintf("inputs %s: wave %d applied at resourceVersion %d, before wave %d was healthy (at %d)", k.inputs, w, first[k][w], lower, readyAt)})
+				}
+			}
+		}
+	}
+	return out, unverified
+}
+
+// checkManual finds applies without a sync request in manual mode: when an object of a
+// manual Release first carries some inputs (resourceVersion r), the Release's last
+// state before r must have had a pending sync request. A request is pending from its
+// /sync until lastHandledSyncAt reaches it, so this also catches a request handled
+// twice: an apply after its handling, on a stale view that still had it pending.
+func checkManual(events []objEvent, manual map[string]bool, states map[string][]relState) []violation {
+	var out []violation
+	done := map[string]bool{}
+	for _, ev := range events {
+		if !manual[ev.release] {
+			continue
+		}
+		id := ev.release + " " + ev.object + " " + ev.inputs
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		var last *relState
+		for i, s := range states[ev.release] {
+			if s.rv < ev.rv && (last == nil || s.rv > last.rv) {
+				last = &states[ev.release][i]
+			}
+		}
+		switch {
+		case last == nil:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, before any state of the Release was seen", ev.object, ev.inputs, ev.rv)})
+		case !last.pending:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, but no sync request was pending in the Release at %d, its last state before", ev.object, ev.inputs, ev.rv, last.rv)})
+		}
+	}
+	return out
+}
+
+// checkSyncHandled says whether every /sync convoy acknowledged for rel was handled:
+// in manual mode lastHandledSyncAt reached the latest acknowledged request time, and
+// in either mode lastHandledForceSyncAt reached the latest acknowledged force (automatic
+// mode does not use lastHandledSyncAt: a /sync only starts a reconcile, SP-12). ""
+// when they did.
+func checkSyncHandled(rel *v1alpha1.Release, manual bool, ackSync, ackForce time.Time) string {
+	handled := func(t *v1alpha1.Release) (s, f time.Time) {
+		if h := t.Status.LastHandledSyncAt; h != nil {
+			s = h.UTC().Truncate(time.Second)
+		}
+		if h := t.Status.LastHandledForceSyncAt; h != nil {
+			f = h.UTC().Truncate(time.Second)
+		}
+		return s, f
+	}
+	s, f := handled(rel)
+	switch {
+	case manual && !ackSync.IsZero() && s.Before(ackSync):
+		return fmt.Sprintf("/sync acknowledged at %s, lastHandledSyncAt is %s", v1alpha1.FormatSyncTime(ackSync), fmtTime(s))
+	case !ackForce.IsZero() && f.Before(ackForce):
+		return fmt.Sprintf("forced /sync acknowledged at %s, lastHandledForceSyncAt is %s", v1alpha1.FormatSyncTime(ackForce), fmtTime(f))
+	}
+	return ""
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "unset"
+	}
+	return v1alpha1.FormatSyncTime(t)
+}
+
+// judge says whether rel has converged to what its inputs deserve, and if not, why.
+// A good version: Ready=True for the current generation. The failing version (its
+// wave-1 Deployment never becomes Available) ends, for the current generation, as its
+// failurePolicy says: Rollback — rolled back (Applied=False/RolledBack), or the rollout
+// Failed when no render ever succeeded (nothing to roll back to); Halt — the
+// rollout Failed; none — wave 2 held for ever (Applied=False/WaitingForSyncWave) once
+// the observer found wave 1 Degraded (degraded: from the ReleaseInventory).
+func judge(rel *v1alpha1.Release, expectFailure, degraded bool) (bool, string) {
+	ready := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil {
+		return false, "no Ready condition"
+	}
+	if ready.ObservedGeneration != rel.Generation {
+		return false, fmt.Sprintf("Ready is of generation %d, the Release is at %d", ready.ObservedGeneration, rel.Generation)
+	}
+	if !expectFailure {
+		if ready.Status != metav1.ConditionTrue {
+			return false, fmt.Sprintf("Ready=%s/%s: %s", ready.Status, ready.Reason, ready.Message)
+		}
+		return true, ""
+	}
+	if ready.Status == metav1.ConditionTrue {
+		return false, "Ready=True with the failing chart version"
+	}
+	applied := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionApplied)
+	var phase v1alpha1.RolloutPhase
+	if rel.Status.Rollout != nil {
+		phase = rel.Status.Rollout.Phase
+	}
+	var policy v1alpha1.FailureAction
+	if rel.Spec.FailurePolicy != nil {
+		policy = rel.Spec.FailurePolicy.Action
+	}
+	switch {
+	case policy == v1alpha1.FailureActionRollback && applied != nil && applied.Reason == v1alpha1.ReasonRolledBack && phase == v1alpha1.RolloutRolledBack:
+		return true, ""
+	case policy == v1alpha1.FailureActionRollback && phase == v1alpha1.RolloutFailed && rel.Status.LastSuccessful == nil:
+		return true, "" // nothing to roll back to: Failed, with a message saying so
+	case policy == v1alpha1.FailureActionHalt && phase == v1alpha1.RolloutFailed:
+		return true, ""
+	case policy == "" && applied != nil && applied.Reason == v1alpha1.ReasonWaitingForSyncWave && degraded:
+		return true, ""
+	}
+	return false, fmt.Sprintf("failing version, failurePolicy %q, rollout %q, degraded %v: Ready=%s/%s: %s", policy, phase, degraded, ready.Status, ready.Reason, ready.Message)
+}
+
+// percentile is the p-th percentile (0–100) of ds by nearest rank; 0 for none.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

@@ -1,0 +1,290 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// ev builds an objEvent of Release ns/r.
+func ev(object string, wave int32, inputs string, rv int64, healthy bool) objEvent {
+	return objEvent{release: "ns/r", object: object, wave: wave, inputs: inputs, rv: rv, healthy: healthy}
+}
+
+func TestCheckWaves(t *testing.T) {
+	cases := map[string]struct {
+		events     []objEvent
+		want       int // violations
+		unverified int
+	}{
+		"in order: wave 1 after wave 0, wave 2 after wave 1 healthy": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("dep/app", 1, "t1@1", 14, true), ev("cm/last", 2, "t1@1", 15, true)},
+		},
+		"wave 2 before wave 1 became healthy": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("cm/last", 2, "t1@1", 12, true), ev("dep/app", 1, "t1@1", 14, true)},
+			want:   1,
+		},
+		"wave 2 while wave 1 never became healthy": {
+			events: []objEvent{ev("cm/first", 0, "t1@2", 10, true), ev("dep/app", 1, "t1@2", 11, false), ev("cm/last", 2, "t1@2", 12, true)},
+			want:   1,
+		},
+		"wave 1 before wave 0": {
+			events: []objEvent{ev("dep/app", 1, "t1@1", 9, true), ev("cm/first", 0, "t1@1", 10, true)},
+			want:   1,
+		},
+		"other inputs do not count: wave 2 of t2 after wave 1 of t2": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, true), ev("cm/first", 0, "t2@1", 20, true), ev("cm/last", 2, "t1@1", 21, true), ev("dep/app", 1, "t2@1", 22, true), ev("cm/last", 2, "t2@1", 23, true)},
+		},
+		"a later healthy state of an object does not move its first": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, true), ev("dep/app", 1, "t1@1", 30, true), ev("cm/last", 2, "t1@1", 12, true)},
+		},
+		"no lower wave seen: not judged, counted": {
+			events:     []objEvent{ev("cm/last", 2, "t1@1", 12, true)},
+			unverified: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, unverified := checkWaves(tc.events)
+			if len(got) != tc.want || unverified != tc.unverified {
+				t.Errorf("checkWaves = %v, %d unverified; want %d violations, %d unverified", got, unverified, tc.want, tc.unverified)
+			}
+		})
+	}
+}
+
+func TestCheckManual(t *testing.T) {
+	st := func(rv int64, pending bool) relState { return relState{rv: rv, pending: pending} }
+	cases := map[string]struct {
+		events []objEvent
+		manual bool
+		states []relState
+		want   int
+	}{
+		"applied while a sync was pending": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false), st(15, true)},
+		},
+		"applied with no sync request": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false)}, want: 1,
+		},
+		"applied after the sync was handled: a second handling": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 30, true)}, manual: true,
+			states: []relState{st(10, false), st(15, true), st(25, false)}, want: 1,
+		},
+		"states arriving out of order: the last before the apply counts": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(25, false), st(15, true), st(10, false)},
+		},
+		"applied before the Release was seen at all": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 5, true)}, manual: true,
+			states: []relState{st(10, true)}, want: 1,
+		},
+		"automatic mode needs no sync": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: []relState{st(10, false)},
+		},
+		"one violation per object and inputs, not per event": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true)}, manual: true,
+			states: []relState{st(10, false)}, want: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := checkManual(tc.events, map[string]bool{"ns/r": tc.manual}, map[string][]relState{"ns/r": tc.states})
+			if len(got) != tc.want {
+				t.Errorf("checkManual = %v, want %d violations", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSyncPending(t *testing.T) {
+	rel := func(annotation, handled string) *v1alpha1.Release {
+		r := &v1alpha1.Release{}
+		if annotation != "" {
+			r.Annotations = map[string]string{v1alpha1.AnnotationSyncRequestedAt: annotation}
+		}
+		if handled != "" {
+			h, _ := v1alpha1.ParseSyncTime(handled)
+			r.Status.LastHandledSyncAt = &metav1.Time{Time: h}
+		}
+		return r
+	}
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		want bool
+	}{
+		"no request":                   {rel: rel("", ""), want: false},
+		"a request, nothing handled":   {rel: rel("2026-12-03T10:00:05Z", ""), want: true},
+		"a request later than handled": {rel: rel("2026-12-03T10:00:06Z", "2026-12-03T10:00:05Z"), want: true},
+		"handled":                      {rel: rel("2026-12-03T10:00:05Z", "2026-12-03T10:00:05Z"), want: false},
+		"same second, with fractions":  {rel: rel("2026-12-03T10:00:05.9Z", "2026-12-03T10:00:05Z"), want: false},
+		"not a time":                   {rel: rel("soon", ""), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := syncPending(tc.rel); got != tc.want {
+				t.Errorf("syncPending = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckSyncHandled(t *testing.T) {
+	at := func(s string) time.Time { t, _ := v1alpha1.ParseSyncTime(s); return t }
+	rel := func(sync, force string) *v1alpha1.Release {
+		r := &v1alpha1.Release{}
+		if sync != "" {
+			r.Status.LastHandledSyncAt = &metav1.Time{Time: at(sync)}
+		}
+		if force != "" {
+			r.Status.LastHandledForceSyncAt = &metav1.Time{Time: at(force)}
+		}
+		return r
+	}
+	cases := map[string]struct {
+		rel               *v1alpha1.Release
+		manual            bool
+		ackSync, ackForce time.Time
+		handled           bool
+	}{
+		"manual, handled at the acknowledged time": {rel: rel("2026-12-03T10:00:05Z", ""), manual: true, ackSync: at("2026-12-03T10:00:05Z"), handled: true},
+		"manual, handled later":                    {rel: rel("2026-12-03T10:00:09Z", ""), manual: true, ackSync: at("2026-12-03T10:00:05Z"), handled: true},
+		"manual, not reached":                      {rel: rel("2026-12-03T10:00:04Z", ""), manual: true, ackSync: at("2026-12-03T10:00:05Z")},
+		"manual, never handled":                    {rel: rel("", ""), manual: true, ackSync: at("2026-12-03T10:00:05Z")},
+		"automatic does not use lastHandledSyncAt": {rel: rel("", ""), ackSync: at("2026-12-03T10:00:05Z"), handled: true},
+		"automatic, a force not handled":           {rel: rel("", "2026-12-03T10:00:01Z"), ackForce: at("2026-12-03T10:00:05Z")},
+		"automatic, a force handled":               {rel: rel("", "2026-12-03T10:00:05Z"), ackForce: at("2026-12-03T10:00:05Z"), handled: true},
+		"nothing acknowledged":                     {rel: rel("", ""), manual: true, handled: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := checkSyncHandled(tc.rel, tc.manual, tc.ackSync, tc.ackForce)
+			if (why == "") != tc.handled {
+				t.Errorf("checkSyncHandled = %q, want handled=%v", why, tc.handled)
+			}
+		})
+	}
+}
+
+func TestJudge(t *testing.T) {
+	cond := func(typ, status, reason string, gen int64) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, ObservedGeneration: gen}
+	}
+	rel := func(gen int64, policy v1alpha1.FailureAction, phase v1alpha1.RolloutPhase, conds ...metav1.Condition) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Generation: gen}, Status: v1alpha1.ReleaseStatus{Conditions: conds}}
+		if policy != "" {
+			r.Spec.FailurePolicy = &v1alpha1.FailurePolicy{Action: policy}
+		}
+		if phase != "" {
+			r.Status.Rollout = &v1alpha1.RolloutStatus{Phase: phase}
+		}
+		return r
+	}
+	const rollback, halt = v1alpha1.FailureActionRollback, v1alpha1.FailureActionHalt
+	waiting := cond("Applied", "False", "WaitingForSyncWave", 2)
+	cases := map[string]struct {
+		rel           *v1alpha1.Release
+		expectFailure bool
+		degraded      bool
+		want          bool
+	}{
+		"Ready for the current generation": {rel: rel(3, "", "", cond("Ready", "True", "Ready", 3)), want: true},
+		"Ready for an older generation":    {rel: rel(3, "", "", cond("Ready", "True", "Ready", 2))},
+		"not Ready":                        {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
+		"no conditions yet":                {rel: rel(1, "", "")},
+		"failing, Rollback, rolled back": {
+			rel:           rel(2, rollback, v1alpha1.RolloutRolledBack, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)),
+			expectFailure: true, want: true,
+		},
+		"failing, Rollback, nothing to roll back to": {
+			rel:           rel(2, rollback, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, want: true,
+		},
+		"failing, Rollback, failed with a previous render, not rolled back yet": {
+			rel: func() *v1alpha1.Release {
+				r := rel(2, rollback, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting)
+				r.Status.LastSuccessful = &v1alpha1.LastSuccessful{RenderRef: "sha256:1"}
+				return r
+			}(),
+			expectFailure: true,
+		},
+		"failing, Rollback, still waiting for wave 2": {
+			rel:           rel(2, rollback, v1alpha1.RolloutProgressing, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, degraded: true,
+		},
+		"failing, Halt, rollout failed": {
+			rel:           rel(2, halt, v1alpha1.RolloutFailed, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, want: true,
+		},
+		"failing, Halt, rollout progressing": {
+			rel:           rel(2, halt, v1alpha1.RolloutProgressing, cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true,
+		},
+		"failing, no policy, wave 1 Degraded, wave 2 held": {
+			rel:           rel(2, "", "", cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true, degraded: true, want: true,
+		},
+		"failing, no policy, wave 1 still progressing": {
+			rel:           rel(2, "", "", cond("Ready", "False", "WaitingForSyncWave", 2), waiting),
+			expectFailure: true,
+		},
+		"failing version Ready is wrong": {rel: rel(2, "", "", cond("Ready", "True", "Ready", 2)), expectFailure: true, degraded: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, why := judge(tc.rel, tc.expectFailure, tc.degraded)
+			if got != tc.want {
+				t.Errorf("judge = %v (%s), want %v", got, why, tc.want)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	s := func(n ...int) []time.Duration {
+		out := make([]time.Duration, len(n))
+		for i, v := range n {
+			out[i] = time.Duration(v) * time.Second
+		}
+		return out
+	}
+	cases := map[string]struct {
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		"none":          {in: nil, p: 50, want: 0},
+		"median of odd": {in: s(3, 1, 2), p: 50, want: 2 * time.Second},
+		"p99 of ten":    {in: s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), p: 99, want: 10 * time.Second},
+		"max":           {in: s(4, 9, 1), p: 100, want: 9 * time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, percentile(tc.in, tc.p)); diff != "" {
+				t.Errorf("percentile (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	network, err := parseKinds("network")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range network {
+		if _, kills := processFaults[k]; kills {
+			t.Errorf("network kinds include %q, which kills a process", k)
+		}
+	}
+	if _, err := parseKinds("kill everything"); err == nil {
+		t.Error("an unknown kind: want an error naming it and the kinds, got none")
+	}
+}

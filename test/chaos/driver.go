@@ -1,0 +1,375 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// act is one kind of change the driver makes.
+type act int
+
+const (
+	actEdit    act = iota // new values (a new token)
+	actVersion            // another chart version
+	actSync               // POST /sync
+	actForce              // POST /sync?force=true
+	actBurst              // several /sync (one forced) at once from concurrent clients
+	actPin                // pin, or unpin when pinned
+	actDelete             // delete; the next step on it recreates it
+)
+
+var actNames = [...]string{"edit", "version", "sync", "force", "burst", "pin", "delete"}
+
+func (a act) String() string { return actNames[a] }
+
+// step is one change of the plan: act on Release rel; pick chooses among options.
+type step struct {
+	rel  int
+	act  act
+	pick int
+}
+
+// plan draws n steps from rng over releases Releases, with weights that make
+// values edits and syncs common and deletions rare.
+func plan(rng *rand.Rand, n, releases int) []step {
+	weights := []struct {
+		a act
+		w int
+	}{{actEdit, 30}, {actVersion, 12}, {actSync, 25}, {actForce, 6}, {actBurst, 6}, {actPin, 6}, {actDelete, 4}}
+	total := 0
+	for _, w := range weights {
+		total += w.w
+	}
+	out := make([]step, n)
+	for i := range out {
+		x := rng.IntN(total)
+		var a act
+		for _, w := range weights {
+			if x < w.w {
+				a = w.a
+				break
+			}
+			x -= w.w
+		}
+		out[i] = step{rel: rng.IntN(releases), act: a, pick: rng.IntN(1 << 20)}
+	}
+	return out
+}
+
+// driver changes Releases as the plan says, from concurrent clients.
+type driver struct {
+	e        *env
+	rels     []*release
+	rec      *recorder
+	tokens   atomic.Int64
+	counts   sync.Map // "<act> ok|error" → *atomic.Int64
+	syncSent atomic.Int64
+	syncAck  atomic.Int64
+	trace    *eventLog // every request and its answer, to <logs>/driver.log
+}
+
+func (d *driver) count(what string) {
+	v, _ := d.counts.LoadOrStore(what, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+func (d *driver) newToken() string { return "t" + strconv.FormatInt(d.tokens.Add(1), 10) }
+
+// create creates every Release of the model (with its hooks, and a first /sync in
+// manual mode), concurrency at a time.
+func (d *driver) createAll(ctx context.Context, concurrency int) error {
+	sem := make(chan struct{}, concurrency)
+	errs := make(chan error, len(d.rels))
+	var wg sync.WaitGroup
+	for _, r := range d.rels {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if err := d.create(ctx, r); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// create creates r with a fresh token; the caller holds r.mu.
+func (d *driver) create(ctx context.Context, r *release) error {
+	r.token, r.pinned, r.ackSync, r.ackForce = d.newToken(), false, time.Time{}, time.Time{}
+	r.version = versionA
+	obj := r.object(d.e.proxy.url())
+	created := &v1alpha1.Release{}
+	err := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Body(obj).Do(ctx).Into(created)
+	if err != nil {
+		return fmt.Errorf("create Release %s: %w", r.key(), err)
+	}
+	d.rec.state(created)
+	d.trace.printf("%s created (manual %v, inputs %s): resourceVersion %s", r.key(), r.manual, r.inputs(), created.ResourceVersion)
+	r.exists = true
+	if r.hooks {
+		if err := d.patch(ctx, r, v1alpha1.SubresourceLifecycle, lifecycle()); err != nil {
+			return fmt.Errorf("set the hooks of Release %s: %w", r.key(), err)
+		}
+	}
+	if r.manual {
+		_ = d.sync(ctx, r, false)
+	}
+	return nil
+}
+
+// run executes steps, at most one every interval, from workers clients, until the
+// steps are done or ctx ends.
+func (d *driver) run(ctx context.Context, steps []step, workers int, interval time.Duration) {
+	ch := make(chan step)
+	go func() {
+		defer close(ch)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for _, s := range steps {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			select {
+			case ch <- s:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for s := range ch {
+				d.do(ctx, s)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (d *driver) do(ctx context.Context, s step) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r := d.rels[s.rel]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var err error
+	what := s.act.String()
+	if !r.exists {
+		what = "recreate"
+		err = d.create(ctx, r)
+		if apierrors.IsAlreadyExists(err) {
+			what = "recreate-while-deleting"
+		}
+	} else {
+		err = d.act(ctx, r, s)
+	}
+	if err != nil {
+		d.count(what + " error")
+		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		// A write cut by a fault may have happened all the same: read back what it is.
+		if rerr := d.resync(ctx, r); rerr != nil {
+			d.trace.printf("%s read back: %v", r.key(), rerr)
+		}
+		return
+	}
+	d.count(what + " ok")
+	d.trace.printf("%s %s: ok, inputs now %s, pinned %v", r.key(), what, r.inputs(), r.pinned)
+}
+
+func (d *driver) act(ctx context.Context, r *release, s step) error {
+	switch s.act {
+	case actEdit:
+		token := d.newToken()
+		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
+			return err
+		}
+		r.token = token
+	case actVersion:
+		choices := []string{versionA, versionB}
+		if r.mayFail {
+			choices = append(choices, versionFailing)
+		}
+		v := choices[s.pick%len(choices)]
+		if v == r.version {
+			v = choices[(s.pick+1)%len(choices)]
+		}
+		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"chart":{"version":%q}}}`, v)); err != nil {
+			return err
+		}
+		r.version = v
+	case actSync, actForce:
+		return d.sync(ctx, r, s.act == actForce)
+	case actBurst:
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Go(func() { errs[i] = d.sync(ctx, r, i == 0) })
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	case actPin:
+		body := []byte(`{"pin":{"reason":"chaos"}}`)
+		if r.pinned {
+			body = []byte(`{"pin":null}`)
+		}
+		if err := d.patch(ctx, r, v1alpha1.SubresourcePin, body); err != nil {
+			return err
+		}
+		r.pinned = !r.pinned
+	case actDelete:
+		err := d.e.convoy.Delete().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		r.exists = false
+	}
+	return nil
+}
+
+// resync sets the model of r from the stored Release, after a write whose outcome is
+// unknown (the connection was cut); the caller holds r.mu.
+func (d *driver) resync(ctx context.Context, r *release) error {
+	return retry(ctx, time.Minute, func(ctx context.Context) error {
+		got := &v1alpha1.Release{}
+		err := d.e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Do(ctx).Into(got)
+		switch {
+		case apierrors.IsNotFound(err):
+			r.exists = false
+			return nil
+		case err != nil:
+			return err
+		}
+		r.exists = got.DeletionTimestamp == nil
+		r.token, r.version, r.pinned = tokenOf(got.Spec.Values), got.Spec.Chart.Version, got.Pin != nil
+		d.trace.printf("%s read back: exists %v, inputs %s, pinned %v", r.key(), r.exists, r.inputs(), r.pinned)
+		return nil
+	})
+}
+
+// patch sends a JSON merge patch to the Release or one of its subresources.
+func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte) error {
+	req := d.e.convoy.Patch(types.MergePatchType).Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Body(body)
+	if sub != "" {
+		req = req.SubResource(sub)
+	}
+	out := &v1alpha1.Release{}
+	if err := req.Do(ctx).Into(out); err != nil {
+		return err
+	}
+	d.trace.printf("%s PATCH %s %s: resourceVersion %s", r.key(), sub, body, out.ResourceVersion)
+	d.rec.state(out)
+	return nil
+}
+
+// sync POSTs /sync (?force=true) and records what convoy acknowledged.
+func (d *driver) sync(ctx context.Context, r *release, force bool) error {
+	d.syncSent.Add(1)
+	r.syncsSent++
+	out, err := d.e.cli.Sync(ctx, r.ns, r.name, force)
+	if err != nil {
+		return err
+	}
+	d.syncAck.Add(1)
+	d.rec.state(out)
+	d.trace.printf("%s /sync force=%v: resourceVersion %s, %s=%s %s=%s", r.key(), force, out.ResourceVersion,
+		v1alpha1.AnnotationSyncRequestedAt, out.Annotations[v1alpha1.AnnotationSyncRequestedAt],
+		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt])
+	record := func(annotation string, last *time.Time) error {
+		t, err := v1alpha1.ParseSyncTime(out.Annotations[annotation])
+		if err != nil {
+			return fmt.Errorf("the /sync answer of Release %s has no valid %s: %w", r.key(), annotation, err)
+		}
+		if t.After(*last) {
+			*last = t
+		}
+		return nil
+	}
+	if force {
+		return record(v1alpha1.AnnotationSyncForceRequestedAt, &r.ackForce)
+	}
+	return record(v1alpha1.AnnotationSyncRequestedAt, &r.ackSync)
+}
+
+// settle prepares the end of a run: every pin removed and, in manual mode, a last
+// /sync acknowledged, so each Release must converge to its current inputs.
+func (d *driver) settle(ctx context.Context) error {
+	var errs []error
+	for _, r := range d.rels {
+		r.mu.Lock()
+		err := d.settleOne(ctx, r)
+		r.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *driver) settleOne(ctx context.Context, r *release) error {
+	if !r.exists {
+		return nil
+	}
+	return retry(ctx, time.Minute, func(ctx context.Context) error {
+		if r.pinned {
+			if err := d.patch(ctx, r, v1alpha1.SubresourcePin, []byte(`{"pin":null}`)); err != nil {
+				return fmt.Errorf("unpin Release %s: %w", r.key(), err)
+			}
+			r.pinned = false
+		}
+		if r.manual {
+			if err := d.sync(ctx, r, false); err != nil {
+				return fmt.Errorf("last /sync of Release %s: %w", r.key(), err)
+			}
+		}
+		return nil
+	})
+}
+
+// retry runs f every second until it succeeds or timeout passes; the last error.
+func retry(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		err := f(rctx)
+		rcancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// counts returns the driver's outcome counts.
+func (d *driver) outcomes() map[string]int64 {
+	out := map[string]int64{}
+	d.counts.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}

@@ -1,0 +1,78 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// report writes the run's table: faults by kind, /sync sent and handled, applies,
+// violations, convergence, and the processes at start and end.
+func (r *result) report(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	c := r.cfg
+	p("")
+	p("## chaos run, seed %d (replay: -seed=%d)", c.Seed, c.Seed)
+	p("")
+	p("%d Releases in %d namespaces, %d kwok nodes, %d driver steps from %d clients, fault phase %s, wall %s",
+		c.Releases, c.Namespaces, c.Nodes, c.Steps, c.Workers, c.Duration, r.wall.Truncate(time.Second))
+	p("")
+	p("| what | value |")
+	p("| --- | --- |")
+	for _, k := range faultKinds {
+		if n := r.faults[string(k)]; n > 0 {
+			p("| fault: %s | %d |", k, n)
+		}
+	}
+	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
+	p("| driver actions | %s |", fmtCounts(r.outcomes))
+	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
+	p("| converged within %s | %d of %d |", c.Converge, len(r.converged), len(r.converged)+r.notConverged)
+	p("| convergence p50 / p99 / max | %s / %s / %s |", fmtDur(percentile(r.converged, 50)), fmtDur(percentile(r.converged, 99)), fmtDur(percentile(r.converged, 100)))
+	p("| writes in the %s quiet window | %.0f |", c.Quiet, sumValues(r.quietWrites))
+	p("| wave checks that saw no lower wave | %d |", r.unverified)
+	p("| **invariant violations** | **%d** |", len(r.violations))
+	p("")
+	p("| process | RSS start → end (MiB) | goroutines start → end |")
+	p("| --- | --- | --- |")
+	for _, name := range []string{procAPIServer, procController, procObserver, procKubeAPI, procEtcd} {
+		a, b := r.start[name], r.end[name]
+		g := "-"
+		if a.Goroutines >= 0 && b.Goroutines >= 0 {
+			g = fmt.Sprintf("%d → %d", a.Goroutines, b.Goroutines)
+		}
+		restarted := ""
+		if a.PID != b.PID {
+			restarted = " (restarted)"
+		}
+		p("| %s%s | %.0f → %.0f | %s |", name, restarted, float64(a.RSSKiB)/1024, float64(b.RSSKiB)/1024, g)
+	}
+	for _, v := range r.violations {
+		p("- %s", v)
+	}
+}
+
+func fmtDur(d time.Duration) string { return d.Truncate(100 * time.Millisecond).String() }
+
+func fmtCounts(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sumValues(m map[string]float64) float64 {
+	var t float64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}

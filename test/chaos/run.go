@@ -1,0 +1,360 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// config is one run's size and bounds; every loop of the run is bounded by one of them.
+type config struct {
+	Seed       uint64
+	Releases   int
+	Namespaces int
+	Nodes      int
+	Workers    int           // concurrent driver clients
+	Steps      int           // driver steps
+	Duration   time.Duration // the fault phase: driver and faults stop at its end
+	Faults     int           // faults planned (fewer happen when Duration ends first)
+	FaultGap   time.Duration // up to this (plus 2 s) between two faults
+	Kinds      []faultKind
+	Converge   time.Duration // the bound on convergence after the faults stop
+	Health     time.Duration // failurePolicy.healthTimeout of the Releases that have one
+	Quiet      time.Duration // the steady window that must see no write
+	ConvoyBin  string        // empty: build ./cmd/convoy
+}
+
+// result is what a run measured.
+type result struct {
+	cfg          config
+	faults       map[string]int
+	outcomes     map[string]int64
+	syncSent     int64
+	syncAck      int64
+	applies      float64 // server-side applies and patches of applied objects (kube-apiserver)
+	violations   []violation
+	unverified   int
+	converged    []time.Duration
+	notConverged int
+	quietWrites  map[string]float64
+	start, end   map[string]procStat
+	wall         time.Duration
+}
+
+// appliedResources are the resources the chart applies; their writes are convoy's.
+var appliedResources = []string{"configmaps", "deployments", "jobs"}
+
+// convoyResources are convoy apiserver's resources.
+var convoyResources = []string{"releases", "renders", "releaseinventories", "clusters"}
+
+// run runs the harness once: start, create, drive with faults, settle, converge,
+// check, stay quiet, report. An error means the harness itself could not run; the
+// violations are in the result.
+func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
+	log := newEventLog(out)
+	began := time.Now()
+	log.printf("Seed %d (replay: -seed=%d): %d Releases in %d namespaces, %d steps, %d faults within %s",
+		cfg.Seed, cfg.Seed, cfg.Releases, cfg.Namespaces, cfg.Steps, cfg.Faults, cfg.Duration)
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed))
+	namespaces := make([]string, cfg.Namespaces)
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("chaos-%d", i)
+	}
+	rels := newWorkload(rng, cfg.Releases, namespaces, cfg.Health)
+	steps := plan(rng, cfg.Steps, cfg.Releases)
+	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds)
+
+	bin := cfg.ConvoyBin
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "convoy-chaos-bin-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		log.printf("Building ./cmd/convoy")
+		if bin, err = buildConvoy(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	// The state (and every process's log) stays when the run fails.
+	stateDir, err := os.MkdirTemp("", "convoy-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	keep := true
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(stateDir)
+		}
+	}()
+	e, err := startEnv(ctx, bin, stateDir, cfg.Nodes, log)
+	if err != nil {
+		return nil, err
+	}
+	defer e.stop()
+	log.printf("Logs of every process: %s (kept when the run fails)", e.cluster.LogDir())
+	trace, err := os.Create(filepath.Join(e.cluster.LogDir(), "driver.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer trace.Close()
+	for _, ns := range namespaces {
+		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+	}
+	rec := newRecorder()
+	recCtx, stopRec := context.WithCancel(ctx)
+	defer stopRec()
+	rec.start(recCtx, e)
+
+	res := &result{cfg: cfg}
+	d := &driver{e: e, rels: rels, rec: rec, trace: newEventLog(trace)}
+	d.trace.start = log.start
+	log.printf("Creating %d Releases", len(rels))
+	if err := d.createAll(ctx, 16); err != nil {
+		return nil, err
+	}
+	res.start = e.snapshotProcs(ctx)
+	kubeBefore := e.kubeMetrics(ctx)
+
+	log.printf("Fault phase: %d driver steps from %d clients and %d faults, for at most %s", len(steps), cfg.Workers, len(faults), cfg.Duration)
+	phase, endPhase := context.WithTimeout(ctx, cfg.Duration)
+	var wg sync.WaitGroup
+	var injectErr error
+	wg.Go(func() { d.run(phase, steps, cfg.Workers, cfg.Duration/time.Duration(max(len(steps), 1))) })
+	wg.Go(func() { injectErr = e.inject(ctx, phase, faults) })
+	wg.Go(func() { e.keepPodsReady(phase, namespaces, log) })
+	wg.Wait()
+	endPhase()
+	if injectErr != nil {
+		return nil, fmt.Errorf("a fault left the system down: %w", injectErr)
+	}
+	e.repo.setMode(repoOK)
+	e.proxy.setMode(proxyPass)
+	for _, name := range []string{procEtcd, procKubeAPI, procAPIServer, procController, procObserver} {
+		if err := e.waitReady(ctx, name, 2*time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	log.printf("Faults stopped; unpinning and sending the last /sync of manual Releases")
+	if err := d.settle(ctx); err != nil {
+		return nil, fmt.Errorf("settling: %w", err)
+	}
+	settled := time.Now()
+	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
+	res.converged, res.violations = e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
+	res.notConverged = len(rels) - len(res.converged)
+
+	// The checks after convergence.
+	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
+	events, states, manual := rec.snapshot()
+	waves, unverified := checkWaves(events)
+	res.violations = append(res.violations, waves...)
+	res.violations = append(res.violations, checkManual(events, manual, states)...)
+	res.unverified = unverified
+
+	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
+	kubeA, convoyA := e.kubeMetrics(ctx), e.metrics(ctx, procAPIServer)
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(cfg.Quiet):
+	}
+	kubeB, convoyB := e.kubeMetrics(ctx), e.metrics(ctx, procAPIServer)
+	res.quietWrites = delta(writes(kubeA, appliedResources), writes(kubeB, appliedResources))
+	for k, v := range delta(writes(convoyA, convoyResources), writes(convoyB, convoyResources)) {
+		res.quietWrites["convoy "+k] += v
+	}
+	if len(res.quietWrites) > 0 {
+		res.violations = append(res.violations, violation{"quiet", "-", fmt.Sprintf("writes in the %s steady window: %v", cfg.Quiet, res.quietWrites)})
+	}
+	applied := delta(writes(kubeBefore, appliedResources), writes(kubeA, appliedResources))
+	for k, v := range applied {
+		if k[:5] == "PATCH" || k[:5] == "APPLY" {
+			res.applies += v
+		}
+	}
+	res.end = e.snapshotProcs(ctx)
+	res.faults = log.faultCounts()
+	res.outcomes = d.outcomes()
+	res.syncSent, res.syncAck = d.syncSent.Load(), d.syncAck.Load()
+	res.wall = time.Since(began)
+	for _, v := range res.violations {
+		log.printf("VIOLATION %s", v)
+	}
+	keep = len(res.violations) > 0
+	return res, nil
+}
+
+// converge polls every Release until each has converged to what its inputs deserve
+// (judge, every acknowledged /sync handled, its first object carrying its inputs), or
+// timeout passes; it returns how long each took from since, and a violation for each
+// that did not converge.
+func (e *env) converge(ctx context.Context, rels []*release, namespaces []string, since time.Time, timeout time.Duration, log *eventLog) ([]time.Duration, []violation) {
+	done := map[string]time.Duration{}
+	why := map[string]string{}
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	lastProgress := time.Now()
+	for len(done) < len(rels) && time.Now().Before(deadline) {
+		if n, err := e.markPodsReady(ctx, namespaces); n > 0 || err != nil {
+			log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not; %v)", n, err)
+		}
+		if time.Since(lastProgress) > 30*time.Second {
+			lastProgress = time.Now()
+			for k, w := range why {
+				if _, ok := done[k]; !ok {
+					log.printf("%d of %d Releases converged; e.g. %s: %s", len(done), len(rels), k, w)
+					break
+				}
+			}
+		}
+		list := &v1alpha1.ReleaseList{}
+		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err := e.convoy.Get().Resource(v1alpha1.ResourceReleases).Do(lctx).Into(list)
+		cancel()
+		if err == nil {
+			live := map[string]*v1alpha1.Release{}
+			for i := range list.Items {
+				live[list.Items[i].Namespace+"/"+list.Items[i].Name] = &list.Items[i]
+			}
+			for _, r := range rels {
+				if _, ok := done[r.key()]; ok {
+					continue
+				}
+				ok, reason := e.converged(ctx, r, live[r.key()])
+				if ok {
+					done[r.key()] = time.Since(since)
+				} else {
+					why[r.key()] = reason
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-tick.C:
+		}
+	}
+	var out []violation
+	keys := make([]string, 0, len(rels))
+	for _, r := range rels {
+		if _, ok := done[r.key()]; !ok {
+			keys = append(keys, r.key())
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, violation{"converge", k, fmt.Sprintf("not converged %s after the faults stopped: %s", timeout, why[k])})
+	}
+	ds := make([]time.Duration, 0, len(done))
+	for _, d := range done {
+		ds = append(ds, d)
+	}
+	log.printf("%d of %d Releases converged (max %s)", len(done), len(rels), percentile(ds, 100).Truncate(time.Millisecond))
+	return ds, out
+}
+
+// converged says whether r has converged; live is its Release, nil when there is none.
+func (e *env) converged(ctx context.Context, r *release, live *v1alpha1.Release) (bool, string) {
+	if !r.exists {
+		if live != nil {
+			return false, "deleted, but the Release is still there (finalizer not done)"
+		}
+		return true, ""
+	}
+	if live == nil {
+		return false, "the Release is gone"
+	}
+	degraded := false
+	if r.expectFailure() && r.policy == "" {
+		inv := &v1alpha1.ReleaseInventory{}
+		if err := e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleaseInventories).Name(r.name).Do(ctx).Into(inv); err == nil {
+			for _, w := range inv.Status.Waves {
+				degraded = degraded || w.Health == v1alpha1.HealthDegraded
+			}
+		}
+	}
+	if ok, why := judge(live, r.expectFailure(), degraded); !ok {
+		return false, why
+	}
+	if r.expectFailure() {
+		// lastHandledSyncAt moves only when an apply succeeds (SP-10): a render whose
+		// wave 1 never becomes healthy keeps its /sync pending, as designed.
+		return true, ""
+	}
+	if why := checkSyncHandled(live, r.manual, r.ackSync, r.ackForce); why != "" {
+		return false, why
+	}
+	cm, err := e.kube.CoreV1().ConfigMaps(r.ns).Get(ctx, r.name+"-first", metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Sprintf("its wave-0 ConfigMap: %v", err)
+	}
+	if got := inputsKey(cm.Annotations[annotationToken], cm.Annotations[annotationVersion]); got != r.inputs() {
+		return false, fmt.Sprintf("Ready, but its wave-0 ConfigMap has inputs %s, not %s", got, r.inputs())
+	}
+	return true, ""
+}
+
+// checkOrphans lists every object that carries a Release's labels: each must be in the
+// inventory of a live Release; a deleted Release leaves nothing.
+func (e *env) checkOrphans(ctx context.Context, rels []*release) []violation {
+	model := map[string]*release{}
+	for _, r := range rels {
+		model[r.key()] = r
+	}
+	type obj struct{ kind, ns, name, release string }
+	var objs []obj
+	opts := metav1.ListOptions{LabelSelector: v1alpha1.LabelReleaseName}
+	cms, err1 := e.kube.CoreV1().ConfigMaps("").List(ctx, opts)
+	deps, err2 := e.kube.AppsV1().Deployments("").List(ctx, opts)
+	if err := errors.Join(err1, err2); err != nil {
+		return []violation{{"orphans", "-", fmt.Sprintf("listing applied objects: %v", err)}}
+	}
+	for _, o := range cms.Items {
+		objs = append(objs, obj{"ConfigMap", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
+	}
+	for _, o := range deps.Items {
+		objs = append(objs, obj{"Deployment", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
+	}
+	invs := map[string]map[string]bool{}
+	var out []violation
+	for _, o := range objs {
+		r := model[o.release]
+		if r == nil || !r.exists {
+			out = append(out, violation{"orphans", o.release, fmt.Sprintf("%s %s/%s is left behind by a deleted Release", o.kind, o.ns, o.name)})
+			continue
+		}
+		inv, ok := invs[o.release]
+		if !ok {
+			inv = map[string]bool{}
+			got := &v1alpha1.ReleaseInventory{}
+			if err := e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleaseInventories).Name(r.name).Do(ctx).Into(got); err == nil {
+				for _, io := range got.Objects {
+					inv[io.Kind+" "+io.Namespace+"/"+io.Name] = true
+				}
+			}
+			invs[o.release] = inv
+		}
+		if !inv[o.kind+" "+o.ns+"/"+o.name] {
+			out = append(out, violation{"orphans", o.release, fmt.Sprintf("%s %s/%s carries its labels but is not in its inventory", o.kind, o.ns, o.name)})
+		}
+	}
+	return out
+}
