@@ -12,9 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/ptr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/bench/internal/benchenv"
@@ -138,35 +136,6 @@ func (e *env) watchResource(ctx context.Context, w *watchLog, rv string) {
 	}
 }
 
-func (e *env) listRV(ctx context.Context, resource string) (string, error) {
-	var out runtime.Object
-	switch resource {
-	case "releases":
-		out = &convoyv1alpha1.ReleaseList{}
-	default:
-		out = &convoyv1alpha1.ReleaseInventoryList{}
-	}
-	if err := e.Convoy.Get().Namespace(namespace).Resource(resource).Do(ctx).Into(out); err != nil {
-		return "", err
-	}
-	a, err := meta.ListAccessor(out)
-	if err != nil {
-		return "", err
-	}
-	return a.GetResourceVersion(), nil
-}
-
-func newRelease(name, repoURL string) *convoyv1alpha1.Release {
-	return &convoyv1alpha1.Release{
-		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: convoyv1alpha1.ReleaseSpec{
-			Chart:      convoyv1alpha1.ChartSource{Repository: repoURL, Name: "podinfo", Version: "6.7.1"},
-			SyncPolicy: convoyv1alpha1.SyncPolicy{Automatic: ptr.To(true)},
-		},
-	}
-}
-
 // result is the figures of one N.
 type result struct {
 	n                int
@@ -198,7 +167,7 @@ func (cfg *config) runOne(ctx context.Context, be *benchenv.Env, _ string, n int
 	defer wcancel()
 	logs := map[string]*watchLog{}
 	for _, resource := range []string{"releases", "releaseinventories"} {
-		rv, err := e.listRV(ctx, resource)
+		rv, err := e.ListResourceVersion(ctx, namespace, resource)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", resource, err)
 		}
@@ -230,7 +199,7 @@ func (cfg *config) runOne(ctx context.Context, be *benchenv.Env, _ string, n int
 				for try := 0; try < 5; try++ {
 					rctx, cancel := context.WithTimeout(ctx, time.Minute)
 					created[i] = time.Now()
-					err := e.Convoy.Post().Namespace(namespace).Resource("releases").Body(newRelease(name(i), e.Charts.URL)).Do(rctx).Error()
+					err := e.Convoy.Post().Namespace(namespace).Resource("releases").Body(benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)).Do(rctx).Error()
 					cancel()
 					if err == nil || strings.Contains(err.Error(), "already exists") {
 						break

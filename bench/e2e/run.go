@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/bench/internal/benchenv"
@@ -232,32 +231,6 @@ func (e *env) watch(ctx context.Context, w *readyLog, rv string) {
 	}
 }
 
-func (e *env) listRV(ctx context.Context, resource string) (string, error) {
-	var out runtime.Object = &convoyv1alpha1.ReleaseInventoryList{}
-	if resource == "releases" {
-		out = &convoyv1alpha1.ReleaseList{}
-	}
-	if err := e.Convoy.Get().Namespace(namespace).Resource(resource).Do(ctx).Into(out); err != nil {
-		return "", err
-	}
-	a, err := meta.ListAccessor(out)
-	if err != nil {
-		return "", err
-	}
-	return a.GetResourceVersion(), nil
-}
-
-func newRelease(name, repoURL string) *convoyv1alpha1.Release {
-	return &convoyv1alpha1.Release{
-		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: convoyv1alpha1.ReleaseSpec{
-			Chart:      convoyv1alpha1.ChartSource{Repository: repoURL, Name: "podinfo", Version: "6.7.1"},
-			SyncPolicy: convoyv1alpha1.SyncPolicy{Automatic: ptr.To(true)},
-		},
-	}
-}
-
 // result is the figures of one N.
 type result struct {
 	n              int
@@ -339,7 +312,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	defer wcancel()
 	logs := map[string]*readyLog{}
 	for _, resource := range []string{"releases", "releaseinventories"} {
-		rv, err := e.listRV(ctx, resource)
+		rv, err := e.ListResourceVersion(ctx, namespace, resource)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", resource, err)
 		}
@@ -365,7 +338,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 				for try := 0; try < 5 && ctx.Err() == nil; try++ {
 					rctx, cancel := context.WithTimeout(ctx, time.Minute)
 					created[i] = time.Now()
-					err := e.author.Post().Namespace(namespace).Resource("releases").Body(newRelease(name(i), e.Charts.URL)).Do(rctx).Error()
+					err := e.author.Post().Namespace(namespace).Resource("releases").Body(benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)).Do(rctx).Error()
 					cancel()
 					if err == nil || strings.Contains(err.Error(), "already exists") {
 						break
