@@ -12,7 +12,7 @@ import (
 //   - before or after a wave is applied: Merge(inventory, Entries(wave objects)),
 //     so the list grows as waves apply and a crash loses track of nothing;
 //   - after a wave is applied: Applied(inventory, changes), the generations the
-//     apply gave the objects it changed;
+//     apply left the objects at;
 //   - after a prune: AfterPrune(inventory, Entries(render), result.Failed), exactly
 //     the render plus what could not be deleted (tried again next time).
 
@@ -87,14 +87,18 @@ func AfterPrune(inventory, render, failed []v1alpha1.InventoryObject) []v1alpha1
 	return out
 }
 
-// Applied records in the inventory entries the generation that the apply gave each
-// object it changed (Configured), so that the observer does not take a view of the
-// object from before the apply for the new render's health. A created object needs
-// none (no view of it can predate the apply); an unchanged one keeps its entry.
+// Applied records in the inventory entries the generation that the apply left each
+// object at (created, configured or unchanged), so that the observer does not take a
+// view of the object from before the apply for the new render's health. Every applied
+// object is recorded, not only the changed ones: an entry can hold an older
+// generation than the object has (an apply whose inventory write was lost, an object
+// deleted by hand and created again with generation 1), and the observer must compare
+// its view with what is on the cluster now. An object without a generation keeps its
+// entry.
 func Applied(entries []v1alpha1.InventoryObject, changes []Change) []v1alpha1.InventoryObject {
 	generations := make(map[identity]int64, len(changes))
 	for _, c := range changes {
-		if c.Action == Configured && c.Generation > 0 {
+		if c.Generation > 0 {
 			generations[identityOf(c.Object)] = c.Generation
 		}
 	}

@@ -222,14 +222,18 @@ func TestMergeKeepsRecordedGenerations(t *testing.T) {
 	}
 }
 
-func TestAppliedRecordsTheGenerationsOfChangedObjects(t *testing.T) {
-	entries := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 2), jobMigrate}
+func TestAppliedRecordsTheGenerationsOfAppliedObjects(t *testing.T) {
+	// Every applied object's generation is recorded: an unchanged one may be newer
+	// than its entry (an earlier apply whose inventory write was lost), and one
+	// deleted by hand and created again is older (generation 1, entry 5).
+	entries := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 2), generation(jobMigrate, 5), serviceWeb}
 	changes := []Change{
 		{Object: deployWeb.ObjectReference, Action: Configured, Generation: 3},
-		{Object: configApp.ObjectReference, Action: Unchanged, Generation: 1},
+		{Object: configApp.ObjectReference, Action: Unchanged, Generation: 4},
 		{Object: jobMigrate.ObjectReference, Action: Created, Generation: 1},
+		{Object: serviceWeb.ObjectReference, Action: Unchanged},
 	}
-	want := []v1alpha1.InventoryObject{configApp, generation(deployWeb, 3), jobMigrate}
+	want := []v1alpha1.InventoryObject{generation(configApp, 4), generation(deployWeb, 3), generation(jobMigrate, 1), serviceWeb}
 	if diff := cmp.Diff(want, Applied(entries, changes)); diff != "" {
 		t.Errorf("Applied (-want +got):\n%s", diff)
 	}

@@ -40,6 +40,8 @@ type planned struct {
 	state state
 	// liveVersion is the resourceVersion of an existing object at the dry run.
 	liveVersion string
+	// liveGeneration is the generation of an unchanged object at the dry run.
+	liveGeneration int64
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -250,7 +252,7 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 	case diff.Create:
 		o.state = created
 	case diff.Unchanged:
-		o.state = unchanged
+		o.state, o.liveGeneration = unchanged, r.LiveGeneration
 	default:
 		o.state = configured
 	}

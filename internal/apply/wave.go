@@ -32,7 +32,8 @@ type Change struct {
 	Object v1alpha1.ObjectReference
 	Action Action
 	// Generation is the object's metadata.generation in the server's answer to the
-	// apply; 0 when no apply was sent (Unchanged by the dry run).
+	// apply, or at the dry run when no apply was sent (Unchanged by the dry run); 0
+	// when the object has none.
 	Generation int64
 }
 
@@ -150,7 +151,7 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	obj := o.Object.Object.DeepCopy()
 	switch o.state {
 	case unchanged:
-		return Unchanged, 0, nil
+		return Unchanged, o.liveGeneration, nil
 	case created, configured, existing:
 		err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 			client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))

@@ -124,12 +124,20 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 		}
 	}
 
-	waves := release.PlanWaves(waveInput(st, in, plan.RenderRef, ap.Entries(nil)))
+	// The waves are planned on the inventory as the API server has it (the one the
+	// inventory grows from): its renderRef, syncWave and health are written
+	// together, while the cache may hold an older write of it, and the Release's
+	// status.syncWave may have missed the last one (a status write that failed).
+	live, err := r.liveInventory(ctx, st)
+	if err != nil {
+		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
+	}
+	waves := release.PlanWaves(waveInput(live, in, plan.RenderRef, ap.Entries(nil)))
 	var entries []v1.InventoryObject
 	for _, wave := range waves.Waves {
 		entries = append(entries, ap.Entries(&wave)...)
 	}
-	inv, err := r.growInventory(ctx, st, plan.RenderRef, entries)
+	inv, err := r.growInventory(ctx, st, live, plan.RenderRef, entries)
 	if err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
@@ -256,20 +264,21 @@ func applyObjects(objs []render.Object) []apply.Object {
 	return out
 }
 
-// waveInput is what PlanWaves decides from for renderRef, whose objects are entries.
-func waveInput(st *state, in release.Input, renderRef string, entries []v1.InventoryObject) release.WaveInput {
-	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: currentHealth(st.inventory, in.Health)}
+// waveInput is what PlanWaves decides from for renderRef, whose objects are entries,
+// with inv the ReleaseInventory as the API server has it (nil: none).
+func waveInput(inv *v1.ReleaseInventory, in release.Input, renderRef string, entries []v1.InventoryObject) release.WaveInput {
+	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: currentHealth(inv, health(inv))}
 	waves := map[int32]bool{}
 	for _, e := range entries {
 		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: e.Wave})
 		waves[e.Wave] = true
 	}
-	out.AppliedWaves = appliedWaves(st, renderRef, len(waves))
+	out.AppliedWaves = appliedWaves(inv, renderRef, len(waves))
 	return out
 }
 
-// currentHealth is h, the observer's data of inv, when it assessed inv as the cache has
-// it (status.observedGeneration; 0, from an observer that does not record it, counts as
+// currentHealth is h, the observer's data of inv, when it assessed inv as it is
+// (status.observedGeneration; 0, from an observer that does not record it, counts as
 // current); else nil: the objects of the waves applied since have no result for what
 // was applied, and the next wave waits for the observer's next assessment.
 func currentHealth(inv *v1.ReleaseInventory, h *release.Health) *release.Health {
@@ -283,16 +292,16 @@ func currentHealth(inv *v1.ReleaseInventory, h *release.Health) *release.Health 
 }
 
 // appliedWaves is how many of the total waves of renderRef, ascending, earlier
-// reconciles applied for it. The inventory names a render once an apply of it is
-// done; status.syncWave then counts the waves applied while a later one waits, and is
-// cleared when the last wave is applied. Anything else (the inventory names another
-// render, a syncWave of another number of waves) means none: the waves are walked
-// anew.
-func appliedWaves(st *state, renderRef string, total int) int {
-	if st.inventory == nil || st.inventory.RenderRef != renderRef {
+// reconciles applied for it, from inv. The inventory names a render once an apply of
+// it is done, and in the same write its syncWave counts the waves applied while a
+// later one waits (cleared when the last wave is applied). Anything else (the
+// inventory names another render, a syncWave of another number of waves) means none:
+// the waves are walked anew.
+func appliedWaves(inv *v1.ReleaseInventory, renderRef string, total int) int {
+	if inv == nil || inv.RenderRef != renderRef {
 		return 0
 	}
-	sw := st.rel.Status.SyncWave
+	sw := inv.SyncWave
 	switch {
 	case sw == nil:
 		return total
@@ -304,28 +313,37 @@ func appliedWaves(st *state, renderRef string, total int) int {
 }
 
 // growInventory adds entries to the inventory's object list before they are applied,
-// so that a crash mid-apply loses track of nothing. The list it grows is read from the
-// API server: the cache may miss the last write. When the cache has no inventory (a
-// first apply) it is created at once, naming renderRef, and read only if it exists
-// after all. An existing inventory keeps naming the render it named: it names
+// so that a crash mid-apply loses track of nothing. The list it grows, live, was read
+// from the API server (liveInventory): the cache may miss the last write. When the
+// cache has no inventory (live is nil: a first apply) it is created at once, naming
+// renderRef, and read only if it exists after all. An existing inventory keeps naming the render it named: it names
 // renderRef once the apply is done.
-func (r *Reconciler) growInventory(ctx context.Context, st *state, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
-	if st.inventory == nil {
+func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+	if live == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
 		inv, err := r.writeInventory(ctx, st.rel, empty, renderRef, nil, apply.Merge(nil, entries))
 		if err == nil || !apierrors.IsAlreadyExists(err) {
 			return inv, err
 		}
-	}
-	inv, err := r.currentInventory(ctx, st.rel)
-	if err != nil {
-		return nil, err
+		if live, err = r.currentInventory(ctx, st.rel); err != nil {
+			return nil, err
+		}
 	}
 	var progress *v1.SyncWaveStatus
-	if inv.ResourceVersion != "" {
-		renderRef, progress = inv.RenderRef, inv.SyncWave
+	if live.ResourceVersion != "" {
+		renderRef, progress = live.RenderRef, live.SyncWave
 	}
-	return r.writeInventory(ctx, st.rel, inv, renderRef, progress, apply.Merge(inv.Objects, entries))
+	return r.writeInventory(ctx, st.rel, live, renderRef, progress, apply.Merge(live.Objects, entries))
+}
+
+// liveInventory is the Release's ReleaseInventory as the API server has it, when the
+// cache has one; nil when the cache has none (a first apply: growInventory creates
+// it, or reads it if it exists after all).
+func (r *Reconciler) liveInventory(ctx context.Context, st *state) (*v1.ReleaseInventory, error) {
+	if st.inventory == nil {
+		return nil, nil
+	}
+	return r.currentInventory(ctx, st.rel)
 }
 
 // currentInventory reads the Release's ReleaseInventory from the API server, not the

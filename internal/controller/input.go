@@ -115,7 +115,9 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		return in, err
 	}
 	in.Health = health(st.inventory)
-	if rel.Status.SyncWave != nil && st.inventory != nil {
+	if st.inventory != nil && st.inventory.SyncWave != nil {
+		// The inventory's syncWave, written with its renderRef: the Release's
+		// status.syncWave misses it when the status write after the apply failed.
 		in.WaveHold = st.inventory.RenderRef
 	}
 

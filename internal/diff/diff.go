@@ -53,6 +53,8 @@ type Result struct {
 	Want *unstructured.Unstructured
 	// LiveVersion is the live object's resourceVersion; empty when absent.
 	LiveVersion string
+	// LiveGeneration is the live object's metadata.generation; 0 when absent.
+	LiveGeneration int64
 }
 
 // Options tune Check. The zero value is the drift check's: an object that is not
@@ -87,7 +89,7 @@ func Check(ctx context.Context, target client.Client, obj *unstructured.Unstruct
 	case err != nil:
 		return r, err
 	default:
-		r.LiveVersion = live.GetResourceVersion()
+		r.LiveVersion, r.LiveGeneration = live.GetResourceVersion(), live.GetGeneration()
 	}
 	if live == nil && !opts.DryRunMissing {
 		r.Action = Create

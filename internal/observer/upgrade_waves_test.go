@@ -1,10 +1,13 @@
 package observer
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,6 +129,77 @@ func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
 	t.Logf("Deployments: %s", rollouts)
 }
 
+// SP-14 — seed: "The observer sends one when a sync wave completes"; issue 16 (found
+// by the chaos harness, after restarts of kube-apiserver and SIGKILLs of the
+// controller): an upgrade whose Release status write fails after its first wave is
+// applied still rolls out wave by wave. The ReleaseInventory then names the new render
+// with one wave applied, while the Release's status.syncWave still says nothing is
+// held; the observer assesses the new render with the old, Healthy Deployments of
+// waves 1 and 2. The next reconcile must count the waves applied from the inventory,
+// not from the status it could not write, or it takes waves 1 and 2 for applied and
+// Healthy and applies wave 2 at once.
+func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.T) {
+	e := newEnv(t)
+	fail := &failWrites{path: "/namespaces/" + e.ns + "/releases/app/status"}
+	e.startControllerWith(controllerOptions{transport: fail.wrap})
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{"slowWave1": 10}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	e.create(rel)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+
+	rollouts := e.watchRollouts(imageNew)
+	fail.armed.Store(true)
+	e.setValues("app", fmt.Sprintf(`{"slowWave1": 10, "image": %q}`, imageNew))
+	// The status writes fail until the observer has assessed the new render with its
+	// first wave rolled out.
+	e.eventually("the new render assessed with wave 0 Healthy while the status writes fail", func() (bool, string) {
+		inv := e.inventory("app")
+		st := inv.Status
+		assessed := inv.RenderRef != first.Status.LastSuccessful.RenderRef && st.RenderRef == inv.RenderRef &&
+			len(st.Waves) > 0 && st.Waves[0].Health == v1.HealthHealthy
+		return assessed && fail.failed.Load() > 0, fmt.Sprintf("inventory %s (syncWave %+v), health of %s: %+v; %d status writes failed",
+			inv.RenderRef, inv.SyncWave, st.RenderRef, st.Waves, fail.failed.Load())
+	})
+	fail.armed.Store(false)
+
+	e.eventually("the upgrade applied and Ready", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		ready := conditionTrue(r, v1.ConditionReady)
+		return ready && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
+			fmt.Sprintf("ready %t, lastSuccessful %+v; Deployments: %s", ready, ls, rollouts)
+	})
+	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
+		before, after := rollouts.index(step[0]), rollouts.index(step[1])
+		if before < 0 || after < 0 || before > after {
+			t.Errorf("%q must come before %q; events: %s", step[0], step[1], rollouts)
+		}
+	}
+	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.failed.Load())
+}
+
+// failWrites makes every write to path (a URL path suffix) fail while armed.
+type failWrites struct {
+	path   string
+	armed  atomic.Bool
+	failed atomic.Int32
+}
+
+func (f *failWrites) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if f.armed.Load() && req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, f.path) {
+			f.failed.Add(1)
+			return nil, errors.New("injected failure of a write")
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
 // SP-14, issue 13 case 2: an object that the new render drops never gates its waves.
 // In manual mode "dropped" (wave 1) is deleted by hand, so the inventory lists it
 // Missing; a /sync of an upgrade without it goes through every wave and prunes it.
@@ -207,6 +281,61 @@ func TestSP03_AutomaticReappliesEveryWaveWhileALowerWaveIsUnhealthy(t *testing.T
 	e.eventually("the periodic reconcile puts wave-2's replicas back", func() (bool, string) {
 		r := e.replicas("wave-2")
 		return r == 1, fmt.Sprintf("replicas %d, Applied %+v", r, apimeta.FindStatusCondition(e.release("app").Status.Conditions, v1.ConditionApplied))
+	})
+}
+
+// SP-03 — seed: "In automatic mode, convoy applies the full render at each reconcile,
+// also when nothing changed. This also corrects drift". A Deployment that an upgrade
+// changed (its inventory entry records generation 2) and that is then deleted by hand
+// is created again by the reconcile that the observer's Missing starts, at generation
+// 1: the inventory must record that generation, or the observer takes its view of the
+// new object for one from before the apply and never assesses it again (the Release
+// stays Missing for ever).
+func TestSP03_ADeploymentDeletedByHandIsAssessedAgainOnceCreatedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	e.create(rel)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
+	e.eventually("the upgrade Ready", func() (bool, string) {
+		r := e.release("app")
+		ls := r.Status.LastSuccessful
+		return conditionTrue(r, v1.ConditionReady) && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
+			fmt.Sprintf("lastSuccessful %+v, conditions %+v", ls, r.Status.Conditions)
+	})
+	entry := func() v1.InventoryObject {
+		inv := e.inventory("app")
+		i := slices.IndexFunc(inv.Objects, func(o v1.InventoryObject) bool { return o.Name == "wave-0" })
+		if i < 0 {
+			t.Fatalf("wave-0 not in the inventory: %+v", inv.Objects)
+		}
+		return inv.Objects[i]
+	}
+	if g := entry().Generation; g < 2 {
+		t.Fatalf("the upgrade recorded generation %d for wave-0, want 2 or more: the test needs an entry newer than a created object", g)
+	}
+
+	old := &appsv1.Deployment{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Delete(e.ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("wave-0 created again and assessed Healthy", func() (bool, string) {
+		d := &appsv1.Deployment{}
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, d)
+		again := err == nil && d.UID != old.UID
+		r := e.release("app")
+		st := e.inventory("app").Status
+		i := slices.IndexFunc(st.Objects, func(o v1.ObjectHealth) bool { return o.Name == "wave-0" })
+		healthy := i >= 0 && st.Objects[i].Health == v1.HealthHealthy
+		return again && healthy && conditionTrue(r, v1.ConditionReady),
+			fmt.Sprintf("created again %t (generation %d), wave-0 in the health data %+v, entry %+v, Ready %+v",
+				again, d.Generation, st.Objects, entry(), apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionReady))
 	})
 }
 

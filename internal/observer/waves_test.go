@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -38,6 +40,8 @@ type controllerOptions struct {
 	namespaces []string
 	// middleware, when set, wraps its Reconciler (to count reconciles).
 	middleware func(reconcile.Reconciler) reconcile.Reconciler
+	// transport, when set, wraps its client's transport (to make requests fail).
+	transport func(http.RoundTripper) http.RoundTripper
 }
 
 // startController runs the release controller in this process, limited to the test's
@@ -51,7 +55,9 @@ func (e *env) startController() {
 // Its informer resync is 10 minutes: no test waits for it.
 func (e *env) startControllerWith(o controllerOptions) {
 	e.t.Helper()
-	mgr, err := controller.NewManager(controlPlane.RestConfig(), controller.ManagerOptions{
+	cfg := rest.CopyConfig(controlPlane.RestConfig())
+	cfg.WrapTransport = o.transport
+	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Resync: 10 * time.Minute, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		Namespaces: append([]string{e.ns}, o.namespaces...),
 	})
