@@ -89,6 +89,18 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f MiB | %.0f MiB |\n", e.K, e.V, r.steadyCPU[e.K], mib(p.RSSKiB), mib(p.HWMKiB))
 	}
 	fmt.Fprintf(w, "| all | %.1f | %.1f | | |\n", benchenv.Total(r.cpu), benchenv.Total(r.steadyCPU))
+	for _, p := range []string{"convoy-controller", "convoy-observer"} {
+		for _, h := range []struct {
+			when string
+			h    heap
+		}{{"all Ready", r.heapReady[p]}, {"end of the steady window", r.heapEnd[p]}} {
+			if h.h.inuse > 0 {
+				fmt.Fprintf(w, "\n%s Go heap in use at %s: %.0f MiB, %.0f objects (%.1f KiB and %.0f objects per Release)",
+					p, h.when, h.h.inuse/(1<<20), h.h.objects, h.h.inuse/1024/n, h.h.objects/n)
+			}
+		}
+	}
+	fmt.Fprintln(w)
 
 	for _, s := range []struct {
 		title string

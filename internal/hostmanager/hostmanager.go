@@ -43,6 +43,8 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's /debug/pprof/ profiles; "0" or empty disables it.
+	PprofBindAddress string
 	// LeaderElection makes only one replica (per shard) work at a time.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the election's Lease.
@@ -93,6 +95,7 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
