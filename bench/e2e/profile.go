@@ -12,7 +12,12 @@ import (
 
 // heap is the Go heap of one process at one moment, from its /metrics.
 type heap struct {
-	inuse, objects float64 // go_memstats_heap_inuse_bytes, go_memstats_heap_objects
+	// live is what the last garbage collection found reachable (go_gc_heap_live_bytes):
+	// what the process holds, not the garbage it has not collected yet.
+	live float64
+	// inuse and objects are the heap's spans in use and its objects, garbage included
+	// (go_memstats_heap_inuse_bytes, go_memstats_heap_objects).
+	inuse, objects float64
 }
 
 func readHeap(metrics string) heap {
@@ -22,7 +27,7 @@ func readHeap(metrics string) heap {
 		}
 		return 0
 	}
-	return heap{inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects")}
+	return heap{live: v("go_gc_heap_live_bytes"), inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects")}
 }
 
 // heaps are the controller's and the observer's Go heaps in s.

@@ -263,10 +263,11 @@ type result struct {
 	steadyCPU      map[string]float64
 	steadyEvents   map[string]int // resource → watch events in the steady window
 	reopened       int64
-	heapReady      map[string]heap // Go heap of the controller and the observer when all are Ready
+	heapStart      map[string]heap // Go heap of the controller and the observer before the creates
+	heapReady      map[string]heap // when all are Ready
 	heapEnd        map[string]heap // at the end of the steady window
 	sync           *syncResult     // idle, before the N Releases; nil with -syncs=0
-	loadSync       *syncResult // while the controller works through the N Releases; nil with -load-syncs=0
+	loadSync       *syncResult     // while the controller works through the N Releases; nil with -load-syncs=0
 }
 
 // runOne measures n Releases on a fresh environment, stopped before it returns.
@@ -335,6 +336,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 
 	m0, p0 := e.metricsNow(ctx), e.Snapshot()
+	res.heapStart = heaps(m0)
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients as %s...\n", n, cfg.createConcurrency, author)
 	name := func(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
 	created := make([]time.Time, n)
