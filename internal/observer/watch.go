@@ -302,8 +302,8 @@ func (w *watches) onEvent(obj any) {
 // spec.jobTemplate) and the content of a ConfigMap or Secret (data, binaryData,
 // stringData). kstatus reads metadata, status and a few scalar fields of spec
 // (replicas, update strategy, completions, ...); a hook Job's phase is read from its
-// status. The cache then holds about what health needs: a Deployment's template was
-// most of what the observer held per Release (issue 15).
+// status. The cache then holds about what health needs: these objects are most of what
+// the observer holds per Release (issue 15; docs/performance.md).
 func stripObject(obj any) (any, error) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return d, nil
