@@ -82,13 +82,25 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "| steady: reconciles | %s |\n", benchenv.FmtMap(r.steady.reconciles, 6))
 	}
 
-	fmt.Fprintf(w, "\nProcesses (CPU seconds first create → all Ready; in the steady window; RSS at the end; peak RSS):\n\n")
-	fmt.Fprintf(w, "| process | CPU s to Ready | CPU s steady | RSS | peak RSS |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\nProcesses (CPU seconds first create → all Ready; in the steady window; RSS at the end, of which anonymous (not the executable's pages); peak RSS):\n\n")
+	fmt.Fprintf(w, "| process | CPU s to Ready | CPU s steady | RSS | anonymous | peak RSS |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, e := range benchenv.Top(r.cpu, 20) {
 		p := r.procs[e.K]
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f MiB | %.0f MiB |\n", e.K, e.V, r.steadyCPU[e.K], mib(p.RSSKiB), mib(p.HWMKiB))
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f MiB | %.0f MiB | %.0f MiB |\n", e.K, e.V, r.steadyCPU[e.K], mib(p.RSSKiB), mib(p.AnonKiB), mib(p.HWMKiB))
 	}
-	fmt.Fprintf(w, "| all | %.1f | %.1f | | |\n", benchenv.Total(r.cpu), benchenv.Total(r.steadyCPU))
+	fmt.Fprintf(w, "| all | %.1f | %.1f | | | |\n", benchenv.Total(r.cpu), benchenv.Total(r.steadyCPU))
+	for _, p := range []string{"convoy-controller", "convoy-observer"} {
+		for _, h := range []struct {
+			when string
+			h    heap
+		}{{"the start", r.heapStart[p]}, {"all Ready", r.heapReady[p]}, {"the end of the steady window", r.heapEnd[p]}} {
+			if h.h.inuse > 0 {
+				fmt.Fprintf(w, "\n%s Go heap at %s: live %.1f MiB (%.1f KiB per Release more than at the start); in use %.0f MiB, %.0f objects, garbage included",
+					p, h.when, h.h.live/(1<<20), (h.h.live-r.heapStart[p].live)/1024/n, h.h.inuse/(1<<20), h.h.objects)
+			}
+		}
+	}
+	fmt.Fprintln(w)
 
 	for _, s := range []struct {
 		title string

@@ -37,6 +37,9 @@ const (
 // procs are the processes whose metrics the bench reads.
 type procs struct {
 	ctlMetrics, obsMetrics string
+	// ctlPprof and obsPprof are the base URLs of their /debug/pprof/; "" without
+	// -profile-dir.
+	ctlPprof, obsPprof string
 }
 
 // snap is every metrics text at one moment.
@@ -105,17 +108,26 @@ type env struct {
 // startConvoy starts convoy controller and observer from bin as `convoy dev` does
 // (internal/dev): each with its own identity and the rights dev grants it, the flags
 // dev gives (plus a metrics address on loopback), every other flag at its default.
-func (e *env) startConvoy(ctx context.Context, bin string) error {
+func (e *env) startConvoy(ctx context.Context, bin string, profile bool) error {
 	host := e.Cluster.RestConfig()
 	for _, c := range []struct {
 		name, command string
 		grant         func(context.Context, *rest.Config, string) error
 		extra         []string
 		metrics       *string
+		pprof         *string
 	}{
-		{"convoy-controller", "controller", dev.GrantController, []string{"--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts")}, &e.ctlMetrics},
-		{"convoy-observer", "observer", dev.GrantObserver, nil, &e.obsMetrics},
+		{"convoy-controller", "controller", dev.GrantController, []string{"--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts")}, &e.ctlMetrics, &e.ctlPprof},
+		{"convoy-observer", "observer", dev.GrantObserver, nil, &e.obsMetrics, &e.obsPprof},
 	} {
+		if profile {
+			port, err := benchenv.FreePort()
+			if err != nil {
+				return err
+			}
+			*c.pprof = fmt.Sprintf("http://127.0.0.1:%d", port)
+			c.extra = append(c.extra, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", port))
+		}
 		if err := c.grant(ctx, host, c.name); err != nil {
 			return err
 		}
@@ -251,8 +263,11 @@ type result struct {
 	steadyCPU      map[string]float64
 	steadyEvents   map[string]int // resource → watch events in the steady window
 	reopened       int64
-	sync           *syncResult // idle, before the N Releases; nil with -syncs=0
-	loadSync       *syncResult // while the controller works through the N Releases; nil with -load-syncs=0
+	heapStart      map[string]heap // Go heap of the controller and the observer before the creates
+	heapReady      map[string]heap // when all are Ready
+	heapEnd        map[string]heap // at the end of the steady window
+	sync           *syncResult     // idle, before the N Releases; nil with -syncs=0
+	loadSync       *syncResult     // while the controller works through the N Releases; nil with -load-syncs=0
 }
 
 // runOne measures n Releases on a fresh environment, stopped before it returns.
@@ -278,7 +293,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	defer be.Stop()
 	e := &env{Env: be}
-	if err := e.startConvoy(ctx, bin); err != nil {
+	if err := e.startConvoy(ctx, bin, cfg.profileDir != ""); err != nil {
 		return nil, err
 	}
 	if err := e.EnsureNamespace(ctx, namespace); err != nil {
@@ -321,6 +336,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 
 	m0, p0 := e.metricsNow(ctx), e.Snapshot()
+	res.heapStart = heaps(m0)
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients as %s...\n", n, cfg.createConcurrency, author)
 	name := func(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
 	created := make([]time.Time, n)
@@ -391,6 +407,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 	res.loadReady = benchenv.LoadAvg()
 	res.toReadyReq, res.cpu, res.procs = requestsBetween(m0, m1), benchenv.CPUDelta(p0, p1), p1
+	res.heapReady = heaps(m1)
 	rl.mu.Lock()
 	var last time.Time
 	var lats []time.Duration
@@ -413,6 +430,8 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 		return res, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", res.ready, n, cfg.timeout, e.Cluster.LogDir())
 	}
 
+	e.saveProfiles(ctx, cfg.profileDir, n, "ready")
+
 	// The steady window: nothing changes; the last writes of the rollout land first.
 	fmt.Fprintf(os.Stderr, "Steady window of %s...\n", cfg.steady)
 	select {
@@ -430,6 +449,8 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	m3, p3 := e.metricsNow(ctx), e.Snapshot()
 	res.steadyDur = time.Since(t0)
 	res.steady, res.steadyCPU, res.procs = requestsBetween(m2, m3), benchenv.CPUDelta(p2, p3), p3
+	res.heapEnd = heaps(m3)
+	e.saveProfiles(ctx, cfg.profileDir, n, "steady")
 	for r, w := range logs {
 		res.steadyEvents[r] = w.eventsSince(t0)
 		res.reopened += w.reopened.Load()

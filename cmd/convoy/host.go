@@ -76,6 +76,9 @@ func (f *hostFlags) bind(fs *pflag.FlagSet, help hostFlagHelp) {
 		"address of the Prometheus /metrics endpoint; 0 disables it")
 	fs.StringVar(&f.manager.HealthProbeBindAddress, "health-probe-bind-address", f.manager.HealthProbeBindAddress,
 		"address of the /healthz and /readyz endpoints; 0 disables them")
+	fs.StringVar(&f.manager.PprofBindAddress, "pprof-bind-address", f.manager.PprofBindAddress,
+		"address of Go's /debug/pprof/ profiles (heap, CPU, goroutines) for performance work; empty or 0 disables them. "+
+			"The profiles are not authenticated: bind them to loopback")
 	fs.BoolVar(&f.manager.LeaderElection, "leader-elect", f.manager.LeaderElection, help.leaderElect)
 	fs.StringVar(&f.manager.LeaderElectionNamespace, "leader-election-namespace", f.manager.LeaderElectionNamespace,
 		"namespace of the leader election's Lease")

@@ -20,6 +20,7 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"concurrency":               "4",
 		"kube-api-qps":              "-1",
 		"kube-api-burst":            "300",
+		"pprof-bind-address":        "",
 	}
 	got := map[string]string{}
 	for name := range want {

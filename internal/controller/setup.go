@@ -120,6 +120,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexCluster, indexReleaseCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexCluster, err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
+		return nil, fmt.Errorf("index Releases by %s: %w", indexWavedCluster, err)
+	}
 	r := &Reconciler{
 		client:            mgr.GetClient(),
 		apiReader:         mgr.GetAPIReader(),

@@ -44,10 +44,33 @@ func inventoryRelease(_ context.Context, obj client.Object) []reconcile.Request 
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
 }
 
-// sameCluster lists, from the cache, the Releases that target the cluster of rel.
+// indexWavedCluster is the cache's index of the Releases of a cluster wave other than
+// 0 by target cluster: what a Release of wave 0 looks at to find a lower or a higher
+// wave, without listing every Release of its cluster (issue 15).
+const indexWavedCluster = "convoy.kumodo.io/waved-cluster"
+
+func indexReleaseWavedCluster(obj client.Object) []string {
+	rel, ok := obj.(*v1.Release)
+	if !ok || rel.Spec.ClusterWave == 0 {
+		return nil
+	}
+	return []string{clusterKey(rel)}
+}
+
+// sameCluster lists, from the cache, the Releases that target the cluster of rel and
+// may be of another cluster wave: for a Release of wave 0, the most common by far,
+// only those of another wave (indexWavedCluster); else every Release of the cluster.
+// Callers pick the waves they need. Listing every Release of the cluster, deep-copied,
+// at each reconcile and each status change made the controller's work and memory grow
+// with the square of the Releases (issue 15). The Releases are the cache's own, not
+// copies: callers only read them.
 func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Release, error) {
+	index := indexCluster
+	if rel.Spec.ClusterWave == 0 {
+		index = indexWavedCluster
+	}
 	var list v1.ReleaseList
-	if err := c.List(ctx, &list, client.MatchingFields{indexCluster: clusterKey(rel)}); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{index: clusterKey(rel)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	return list.Items, nil

@@ -34,7 +34,7 @@ func Scheme() (*runtime.Scheme, error) {
 
 // Options configure a manager.
 type Options struct {
-	// Resync is the informer resync period; 0 means the process's default.
+	// Resync is the informer resync period, not jittered; 0 means the process's default.
 	Resync time.Duration
 	// Shard, when set, limits the process to the Releases labelled
 	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
@@ -43,6 +43,8 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" or empty disables it.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's /debug/pprof/ profiles; "0" or empty disables it.
+	PprofBindAddress string
 	// LeaderElection makes only one replica (per shard) work at a time.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the election's Lease.
@@ -62,9 +64,10 @@ type Process struct {
 	Uncached []client.Object
 }
 
-// New returns a manager on the host cluster of cfg: a cache that resyncs every
-// Resync, strips managed fields and holds the Releases of the shard, and /healthz and
-// /readyz ping checks when probes are served.
+// New returns a manager on the host cluster of cfg: a cache whose handlers resync every
+// Resync, without jitter, the first time Resync after they start (resync.go), that
+// strips managed fields and holds the Releases of the shard; and /healthz and /readyz
+// ping checks when probes are served.
 func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
@@ -74,7 +77,11 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 	if resync <= 0 {
 		resync = p.DefaultResync
 	}
-	cacheOpts := cache.Options{SyncPeriod: &resync, DefaultTransform: cache.TransformStripManagedFields()}
+	cacheOpts := cache.Options{
+		SyncPeriod:       &resync,
+		NewInformer:      newInformer(resync),
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 	if len(o.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.Namespaces {
@@ -93,6 +100,7 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,

@@ -297,8 +297,13 @@ func (w *watches) onEvent(obj any) {
 	w.enqueue(types.NamespacedName{Namespace: ns, Name: name})
 }
 
-// stripObject drops what health never reads from a cached object: managedFields and
-// the last-applied annotation. The cache then holds about what kstatus needs.
+// stripObject drops what health never reads from a cached object: managedFields, the
+// last-applied annotation, the pod template of a workload (spec.template, a CronJob's
+// spec.jobTemplate) and the content of a ConfigMap or Secret (data, binaryData,
+// stringData). kstatus reads metadata, status and a few scalar fields of spec
+// (replicas, update strategy, completions, ...); a hook Job's phase is read from its
+// status. The cache then holds about what health needs: these objects are most of what
+// the observer holds per Release (issue 15; docs/performance.md).
 func stripObject(obj any) (any, error) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return d, nil
@@ -310,6 +315,15 @@ func stripObject(obj any) (any, error) {
 				delete(a, "kubectl.kubernetes.io/last-applied-configuration")
 				o.SetAnnotations(a)
 			}
+		}
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		for _, field := range []string{"data", "binaryData", "stringData"} {
+			delete(u.Object, field)
+		}
+		if spec, ok := u.Object["spec"].(map[string]any); ok {
+			delete(spec, "template")
+			delete(spec, "jobTemplate")
 		}
 	}
 	return obj, nil

@@ -16,6 +16,10 @@ type ProcStat struct {
 	CPUSeconds float64 // user + system since the process started
 	RSSKiB     int64   // VmRSS
 	HWMKiB     int64   // VmHWM, the peak RSS
+	// AnonKiB is RssAnon, the part of VmRSS that is the process's own memory (heap,
+	// stacks): VmRSS also counts the pages of the executable that were read
+	// (RssFile), which every process of the same binary shares.
+	AnonKiB int64
 }
 
 // Snapshot reads every process of the environment, by name.
@@ -64,7 +68,7 @@ func ReadProc(pid int) ProcStat {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			line := sc.Text()
-			for key, dst := range map[string]*int64{"VmRSS:": &s.RSSKiB, "VmHWM:": &s.HWMKiB} {
+			for key, dst := range map[string]*int64{"VmRSS:": &s.RSSKiB, "VmHWM:": &s.HWMKiB, "RssAnon:": &s.AnonKiB} {
 				if strings.HasPrefix(line, key) {
 					if fs := strings.Fields(line); len(fs) >= 2 {
 						*dst, _ = strconv.ParseInt(fs[1], 10, 64)

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"kumodo.io/convoy/bench/internal/benchenv"
+)
+
+// heap is the Go heap of one process at one moment, from its /metrics.
+type heap struct {
+	// live is what the last garbage collection found reachable (go_gc_heap_live_bytes):
+	// what the process holds, not the garbage it has not collected yet.
+	live float64
+	// inuse and objects are the heap's spans in use and its objects, garbage included
+	// (go_memstats_heap_inuse_bytes, go_memstats_heap_objects).
+	inuse, objects float64
+}
+
+func readHeap(metrics string) heap {
+	v := func(name string) float64 {
+		for _, s := range benchenv.Samples(metrics, name) {
+			return s.Value
+		}
+		return 0
+	}
+	return heap{live: v("go_gc_heap_live_bytes"), inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects")}
+}
+
+// heaps are the controller's and the observer's Go heaps in s.
+func heaps(s snap) map[string]heap {
+	return map[string]heap{"convoy-controller": readHeap(s.ctl), "convoy-observer": readHeap(s.obs)}
+}
+
+// saveProfiles writes the heap profile (after a garbage collection) of the controller
+// and the observer to <dir>/n<N>-<process>-<phase>.heap, for `go tool pprof`; nothing
+// without -profile-dir.
+func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string) {
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+		return
+	}
+	for name, base := range map[string]string{"convoy-controller": e.ctlPprof, "convoy-observer": e.obsPprof} {
+		if base == "" {
+			continue
+		}
+		b, err := benchenv.Fetch(ctx, httpClient, base+"/debug/pprof/heap?gc=1")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "heap profile of %s: %v\n", name, err)
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("n%d-%s-%s.heap", n, strings.TrimPrefix(name, "convoy-"), phase))
+		if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "profiles:", err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "  heap profile: %s\n", path)
+	}
+}
