@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -86,13 +87,32 @@ func (d *driver) count(what string) {
 
 func (d *driver) newToken() string { return "t" + strconv.FormatInt(d.tokens.Add(1), 10) }
 
-// create creates every Release of the model (with its hooks, and a first /sync in
-// manual mode), concurrency at a time.
+// createAll creates every Release of the model (with its hooks, and a first /sync in
+// manual mode), concurrency at a time, cluster wave by cluster wave as an operator
+// would: the platform before what runs on it.
 func (d *driver) createAll(ctx context.Context, concurrency int) error {
-	sem := make(chan struct{}, concurrency)
-	errs := make(chan error, len(d.rels))
-	var wg sync.WaitGroup
+	byWave := map[int32][]*release{}
+	var waves []int32
 	for _, r := range d.rels {
+		if _, ok := byWave[r.wave]; !ok {
+			waves = append(waves, r.wave)
+		}
+		byWave[r.wave] = append(byWave[r.wave], r)
+	}
+	slices.Sort(waves)
+	for _, w := range waves {
+		if err := d.createSome(ctx, byWave[w], concurrency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *driver) createSome(ctx context.Context, rels []*release, concurrency int) error {
+	sem := make(chan struct{}, concurrency)
+	errs := make(chan error, len(rels))
+	var wg sync.WaitGroup
+	for _, r := range rels {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -240,6 +260,10 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 			return err
 		}
 		r.exists = false
+		select { // a fault waiting for a deletion strikes now
+		case d.e.deletes <- r.key():
+		default:
+		}
 	}
 	return nil
 }

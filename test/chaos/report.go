@@ -26,6 +26,9 @@ func (r *result) report(w io.Writer) {
 			p("| fault: %s | %d |", k, n)
 		}
 	}
+	if len(r.handovers) > 0 {
+		p("| leader handovers after a SIGKILL: p50 / max | %s / %s |", fmtDur(percentile(r.handovers, 50)), fmtDur(percentile(r.handovers, 100)))
+	}
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
 	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
@@ -33,11 +36,12 @@ func (r *result) report(w io.Writer) {
 	p("| convergence p50 / p99 / max | %s / %s / %s |", fmtDur(percentile(r.converged, 50)), fmtDur(percentile(r.converged, 99)), fmtDur(percentile(r.converged, 100)))
 	p("| writes in the %s quiet window | %.0f |", c.Quiet, sumValues(r.quietWrites))
 	p("| wave checks that saw no lower wave | %d |", r.unverified)
+	p("| applies of cluster wave 1 or 2 judged against the lower waves | %d |", r.clusterWaveApplies)
 	p("| **invariant violations** | **%d** |", len(r.violations))
 	p("")
 	p("| process | RSS start → end (MiB) | goroutines start → end |")
 	p("| --- | --- | --- |")
-	for _, name := range []string{procAPIServer, procController, procObserver, procKubeAPI, procEtcd} {
+	for _, name := range reportedProcs {
 		a, b := r.start[name], r.end[name]
 		g := "-"
 		if a.Goroutines >= 0 && b.Goroutines >= 0 {

@@ -25,8 +25,8 @@ type procStat struct {
 // convoy's three.
 func (e *env) snapshotProcs(ctx context.Context) map[string]procStat {
 	out := map[string]procStat{}
-	for _, name := range []string{procAPIServer, procController, procObserver, procKubeAPI, procEtcd} {
-		pid := e.cluster.PID(name)
+	for _, name := range reportedProcs {
+		pid := e.pid(name)
 		s := procStat{PID: pid, RSSKiB: rssKiB(pid), Goroutines: -1}
 		if _, ok := e.metricsURL[name]; ok {
 			if g, ok := gauge(e.metrics(ctx, name), "go_goroutines"); ok {
@@ -36,6 +36,20 @@ func (e *env) snapshotProcs(ctx context.Context) map[string]procStat {
 		out[name] = s
 	}
 	return out
+}
+
+// reportedProcs are the processes whose RSS the report shows, in its order.
+var reportedProcs = []string{procAPIServer, procController, procController2, procObserver, procKubeAPI, procEtcd, procRemoteKubeAPI, procRemoteEtcd}
+
+// pid is the process id of the newest running process name; 0 when none runs.
+func (e *env) pid(name string) int {
+	switch name {
+	case procRemoteKubeAPI:
+		return e.remote.PID("kube-apiserver")
+	case procRemoteEtcd:
+		return e.remote.PID("etcd")
+	}
+	return e.cluster.PID(name)
 }
 
 // rssKiB is VmRSS of pid; 0 when it is gone.
