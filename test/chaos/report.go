@@ -31,6 +31,9 @@ func (r *result) report(w io.Writer) {
 	}
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
+	for _, k := range sortedKeys(r.errorSamples) {
+		p("| first %s error | %s |", k, strings.ReplaceAll(r.errorSamples[k], "|", "/"))
+	}
 	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
 	p("| converged within %s | %d of %d |", c.Converge, len(r.converged), len(r.converged)+r.notConverged)
 	p("| convergence p50 / p99 / max | %s / %s / %s |", fmtDur(percentile(r.converged, 50)), fmtDur(percentile(r.converged, 99)), fmtDur(percentile(r.converged, 100)))
@@ -79,4 +82,13 @@ func sumValues(m map[string]float64) float64 {
 		t += v
 	}
 	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -40,14 +40,15 @@ type config struct {
 
 // result is what a run measured.
 type result struct {
-	cfg        config
-	faults     map[string]int
-	outcomes   map[string]int64
-	syncSent   int64
-	syncAck    int64
-	applies    float64 // server-side applies and patches of applied objects (kube-apiserver)
-	violations []violation
-	unverified int
+	cfg          config
+	faults       map[string]int
+	outcomes     map[string]int64
+	errorSamples map[string]string // action → its first error
+	syncSent     int64
+	syncAck      int64
+	applies      float64 // server-side applies and patches of applied objects (kube-apiserver)
+	violations   []violation
+	unverified   int
 	// clusterWaveApplies counts the applies of a cluster wave above 0 that the
 	// cluster-wave check judged.
 	clusterWaveApplies int
@@ -216,6 +217,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	res.end = e.snapshotProcs(ctx)
 	res.faults = log.faultCounts()
 	res.outcomes = d.outcomes()
+	res.errorSamples = d.errorSamples()
 	res.syncSent, res.syncAck = d.syncSent.Load(), d.syncAck.Load()
 	res.wall = time.Since(began)
 	for _, v := range res.violations {

@@ -49,6 +49,7 @@ type release struct {
 	version string
 	token   string
 	pinned  bool
+	unsure  bool // a write's outcome is unknown and reading it back failed: settle reads it
 	// the latest sync requests convoy acknowledged (the annotation values it wrote).
 	ackSync, ackForce time.Time
 	syncsSent         int
