@@ -184,8 +184,7 @@ func (e *env) connectRemote(ctx context.Context) error {
 	if e.remoteKube, err = kubernetes.NewForConfig(rc); err != nil {
 		return err
 	}
-	_, err = e.remoteKube.Discovery().ServerVersion()
-	return err
+	return e.remoteKube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 }
 
 // registerRemote stores the remote cluster's admin kubeconfig, with the link proxy as
@@ -372,8 +371,12 @@ func (e *env) ready(ctx context.Context, name string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// waitReady polls ready(name) every 200 ms for up to timeout.
-func (e *env) waitReady(ctx context.Context, name string, timeout time.Duration) error {
+// readyBound bounds how long a process may take to be ready again after a fault.
+const readyBound = 2 * time.Minute
+
+// waitReady polls ready(name) every 200 ms for up to readyBound.
+func (e *env) waitReady(ctx context.Context, name string) error {
+	timeout := readyBound
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)

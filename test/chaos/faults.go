@@ -112,14 +112,14 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		if err := e.cluster.Restart(name); err != nil {
 			return err
 		}
-		return e.waitReady(ctx, name, 2*time.Minute)
+		return e.waitReady(ctx, name)
 	case faultRestartEtcd, faultRestartKubeAPI:
 		name := processFaults[f.kind]
 		e.log.fault(string(f.kind), "SIGKILL and start again")
 		if err := e.cluster.Restart(name); err != nil {
 			return err
 		}
-		return e.waitReady(ctx, name, 2*time.Minute)
+		return e.waitReady(ctx, name)
 	case faultRepo5xx, faultRepoTruncated:
 		mode := repo5xx
 		if f.kind == faultRepoTruncated {
@@ -181,7 +181,7 @@ func (e *env) remoteDown(ctx context.Context, length time.Duration) error {
 		return err
 	}
 	e.link.setMode(proxyPass)
-	return e.waitReady(ctx, procRemoteKubeAPI, 2*time.Minute)
+	return e.waitReady(ctx, procRemoteKubeAPI)
 }
 
 // canaryApplies gives the canary new values and waits up to bound until its wave-0
@@ -261,7 +261,7 @@ func (e *env) killLeader(ctx context.Context, f fault, deleted string) error {
 	if err := e.cluster.Restart(name); err != nil {
 		return err
 	}
-	return e.waitReady(ctx, name, 2*time.Minute)
+	return e.waitReady(ctx, name)
 }
 
 // handoverBound bounds a leader handover after a SIGKILL: the Lease (15 s) must

@@ -163,7 +163,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	e.proxy.setMode(proxyPass)
 	e.link.setMode(proxyPass)
 	for _, name := range []string{procEtcd, procKubeAPI, procRemoteKubeAPI, procAPIServer, procController, procController2, procObserver} {
-		if err := e.waitReady(ctx, name, 2*time.Minute); err != nil {
+		if err := e.waitReady(ctx, name); err != nil {
 			return nil, err
 		}
 	}
