@@ -56,6 +56,31 @@ func (r *result) report(w io.Writer) {
 		}
 		p("| %s%s | %.0f → %.0f | %s |", name, restarted, float64(a.RSSKiB)/1024, float64(b.RSSKiB)/1024, g)
 	}
+	if len(r.samples) > 0 {
+		p("")
+		head, sep := "| process | start |", "| --- | --- |"
+		for _, s := range r.samples {
+			head += fmt.Sprintf(" %s |", s.at.Round(time.Minute))
+			sep += " --- |"
+		}
+		p("RSS in MiB (goroutines) during the fault phase, then at the end:")
+		p("")
+		p("%s end |", head)
+		p("%s --- |", sep)
+		cell := func(s procStat) string {
+			if s.Goroutines >= 0 {
+				return fmt.Sprintf("%.0f (%d)", float64(s.RSSKiB)/1024, s.Goroutines)
+			}
+			return fmt.Sprintf("%.0f", float64(s.RSSKiB)/1024)
+		}
+		for _, name := range reportedProcs {
+			row := fmt.Sprintf("| %s | %s |", name, cell(r.start[name]))
+			for _, s := range r.samples {
+				row += " " + cell(s.procs[name]) + " |"
+			}
+			p("%s %s |", row, cell(r.end[name]))
+		}
+	}
 	for _, v := range r.violations {
 		p("- %s", v)
 	}

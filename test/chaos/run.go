@@ -57,6 +57,7 @@ type result struct {
 	notConverged       int
 	quietWrites        map[string]float64
 	start, end         map[string]procStat
+	samples            []sample // during the fault phase
 	wall               time.Duration
 }
 
@@ -152,6 +153,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	var injectErr error
 	wg.Go(func() { d.run(phase, steps, cfg.Workers, cfg.Duration/time.Duration(max(len(steps), 1))) })
 	wg.Go(func() { injectErr = e.inject(ctx, phase, faults) })
+	wg.Go(func() { res.samples = e.sampleProcs(phase, max(cfg.Duration/6, 10*time.Second)) })
 	wg.Go(func() { e.keepPodsReady(phase, e.kube, namespaces, log) })
 	wg.Go(func() { e.keepPodsReady(phase, e.remoteKube, namespaces, log) })
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -130,4 +131,27 @@ func delta(before, after map[string]float64) map[string]float64 {
 		}
 	}
 	return d
+}
+
+// sample is every process's state at one moment of the fault phase.
+type sample struct {
+	at    time.Duration // since the fault phase began
+	procs map[string]procStat
+}
+
+// sampleProcs snapshots the processes every every until ctx ends (the fault phase),
+// so that the report shows whether RSS and goroutines level off or keep growing.
+func (e *env) sampleProcs(ctx context.Context, every time.Duration) []sample {
+	began := time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var out []sample
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick.C:
+		}
+		out = append(out, sample{at: time.Since(began), procs: e.snapshotProcs(ctx)})
+	}
 }
