@@ -60,7 +60,7 @@ func (r *result) report(w io.Writer) {
 		p("")
 		head, sep := "| process | start |", "| --- | --- |"
 		for _, s := range r.samples {
-			head += fmt.Sprintf(" %s |", s.at.Round(time.Minute))
+			head += fmt.Sprintf(" %s |", s.at.Round(time.Second))
 			sep += " --- |"
 		}
 		p("RSS in MiB (goroutines) during the fault phase, then at the end:")
@@ -68,6 +68,9 @@ func (r *result) report(w io.Writer) {
 		p("%s end |", head)
 		p("%s --- |", sep)
 		cell := func(s procStat) string {
+			if s.PID == 0 {
+				return "down"
+			}
 			if s.Goroutines >= 0 {
 				return fmt.Sprintf("%.0f (%d)", float64(s.RSSKiB)/1024, s.Goroutines)
 			}
