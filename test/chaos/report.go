@@ -32,7 +32,8 @@ func (r *result) report(w io.Writer) {
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
 	for _, k := range sortedKeys(r.errorSamples) {
-		p("| first %s error | %s |", k, strings.ReplaceAll(r.errorSamples[k], "|", "/"))
+		first, _, _ := strings.Cut(r.errorSamples[k], "\n") // a burst joins six
+		p("| first %s error | %s |", k, strings.ReplaceAll(first, "|", "/"))
 	}
 	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
 	p("| converged within %s | %d of %d |", c.Converge, len(r.converged), len(r.converged)+r.notConverged)
