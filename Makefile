@@ -145,7 +145,7 @@ image-push:
 image-test:
 	CONVOY_IMAGE_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -timeout 30m ./hack/image
 
-## chaos: test/chaos's full run: 300 Releases, 10 minutes of faults (process kills, etcd and kube-apiserver restarts, chart repository and proxy faults) while a driver changes them, then the invariants; CHAOS_FLAGS='-seed=N' replays a run. Figures: docs/reliability.md
+## chaos: test/chaos's full run: 300 Releases on the host and a remote Cluster, 10 minutes of faults (process kills, leader handovers between two controller replicas, etcd and kube-apiserver restarts, the remote cluster down, chart repository and proxy faults) while a driver changes them, then the invariants; CHAOS_FLAGS='-seed=N' replays a run. Figures: docs/reliability.md
 CHAOS_FLAGS ?=
 .PHONY: chaos soak
 chaos: kube

@@ -25,7 +25,7 @@ var (
 	flagDuration   = flag.Duration("duration", 45*time.Second, "fault phase: the driver and the faults stop at its end")
 	flagFaults     = flag.Int("faults", 10, "faults to plan (fewer happen when -duration ends first)")
 	flagFaultGap   = flag.Duration("fault-gap", 4*time.Second, "up to this (plus 2 s) between two faults")
-	flagKinds      = flag.String("kinds", "all", "fault kinds: all, or network (chart repository and proxy faults only, for a soak), or a comma-separated list of kinds as the report names them")
+	flagKinds      = flag.String("kinds", "all", "fault kinds: all, or network (chart repository, proxy and remote link faults, no process killed: for a soak), or a comma-separated list of kinds as the report names them")
 	// The short run (make test) reports violations of sync-wave order without failing:
 	// the harness found a later wave applied before the lower one was Healthy (make
 	// chaos -seed=16, and seed 11 of the short run), a bug open in issue 13

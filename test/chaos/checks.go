@@ -94,10 +94,11 @@ func checkWaves(events []objEvent) (out []violation, unverified int) {
 }
 
 // checkManual finds applies without a sync request in manual mode: when an object of a
-// manual Release first carries some inputs (resourceVersion r), the Release's last
-// state before r must have had a pending sync request. A request is pending from its
-// /sync until lastHandledSyncAt reaches it, so this also catches a request handled
-// twice: an apply after its handling, on a stale view that still had it pending.
+// manual Release first carries some inputs, the Release's last state before must have
+// had a pending sync request (see held for "before" on the remote cluster). A request
+// is pending from its /sync until lastHandledSyncAt reaches it, so this also catches a
+// request handled twice: an apply after its handling, on a stale view that still had
+// it pending.
 func checkManual(events []objEvent, manual map[string]bool, states map[string][]relState) []violation {
 	var out []violation
 	done := map[string]bool{}
@@ -110,20 +111,122 @@ func checkManual(events []objEvent, manual map[string]bool, states map[string][]
 			continue
 		}
 		done[id] = true
-		var last *relState
-		for i, s := range states[ev.release] {
-			if s.rv < ev.rv && (last == nil || s.rv > last.rv) {
-				last = &states[ev.release][i]
-			}
-		}
+		ok, seen, before := held(states[ev.release], ev, func(s relState) bool { return s.pending })
 		switch {
-		case last == nil:
-			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, before any state of the Release was seen", ev.object, ev.inputs, ev.rv)})
-		case !last.pending:
-			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at resourceVersion %d, but no sync request was pending in the Release at %d, its last state before", ev.object, ev.inputs, ev.rv, last.rv)})
+		case !seen:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, before any state of the Release was seen", ev.object, ev.inputs, ev.moment())})
+		case !ok:
+			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but no sync request was pending in the Release %s", ev.object, ev.inputs, ev.moment(), before)})
 		}
 	}
 	return out
+}
+
+// checkClusterWaves finds Releases applied out of cluster-wave order: when an object of
+// a Release of cluster wave k first carries some inputs, every Release of a lower wave
+// on the same Cluster must have been Applied=True and Healthy=True in its last state
+// before (see held), or not exist yet, or be being deleted (rollout-hooks-pin-waves.md).
+// judged counts the applies of a wave above 0 that it checked.
+func checkClusterWaves(events []objEvent, states map[string][]relState, places map[string]place) (out []violation, judged int) {
+	type key struct{ release, inputs string }
+	first := map[key]objEvent{} // the first event of each Release and inputs on its cluster
+	for _, ev := range events {
+		k := key{ev.release, ev.inputs}
+		f, ok := first[k]
+		if !ok || (ev.cluster == "" && ev.rv < f.rv) || (ev.cluster != "" && ev.at.Before(f.at)) {
+			first[k] = ev
+		}
+	}
+	keys := make([]key, 0, len(first))
+	for k := range first {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].release != keys[j].release {
+			return keys[i].release < keys[j].release
+		}
+		return keys[i].inputs < keys[j].inputs
+	})
+	lower := map[place][]string{} // Releases by place, sorted
+	for rel, p := range places {
+		lower[p] = append(lower[p], rel)
+	}
+	for _, rels := range lower {
+		sort.Strings(rels)
+	}
+	for _, k := range keys {
+		ev := first[k]
+		p, ok := places[k.release]
+		if !ok || p.wave == 0 {
+			continue
+		}
+		judged++
+		for w := range p.wave {
+			for _, other := range lower[place{p.cluster, w}] {
+				ok, seen, before := held(states[other], ev, func(s relState) bool { return s.ready || s.gone })
+				if seen && !ok {
+					out = append(out, violation{"cluster-waves", k.release, fmt.Sprintf(
+						"cluster wave %d on %s: %s applied with inputs %s at %s, but Release %s of cluster wave %d was not Applied and Healthy %s",
+						p.wave, clusterName(p.cluster), ev.object, k.inputs, ev.moment(), other, w, before)})
+				}
+			}
+		}
+	}
+	return out, judged
+}
+
+// clockSlack bounds how late the harness may see an event after another that happened
+// before it. The remote cluster has its own etcd, so an apply there is ordered against
+// the Release's states (in the host's etcd) by the time the harness saw each.
+const clockSlack = 3 * time.Second
+
+// held says whether pred held for a Release (its states) when ev happened, and whether
+// any state of it was seen by then; before describes the state(s) judged. On the host,
+// exactly: the last state whose resourceVersion is below ev's (one etcd orders both).
+// On the remote cluster, leniently: pred held if it held for the last state seen
+// clockSlack before ev or for any state seen within clockSlack of it, so a violation
+// there is one that no ordering of the watches' delays explains.
+func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bool, before string) {
+	if ev.cluster == "" {
+		var last *relState
+		for i, s := range states {
+			if s.rv < ev.rv && (last == nil || s.rv > last.rv) {
+				last = &states[i]
+			}
+		}
+		if last == nil {
+			return false, false, ""
+		}
+		return pred(*last), true, fmt.Sprintf("at %d, its last state before", last.rv)
+	}
+	from, to := ev.at.Add(-clockSlack), ev.at.Add(clockSlack)
+	var last *relState
+	for i, s := range states {
+		switch {
+		case s.at.After(to):
+		case !s.at.After(from):
+			if last == nil || s.at.After(last.at) {
+				last = &states[i]
+			}
+		default:
+			seen = true
+			ok = ok || pred(s)
+		}
+	}
+	if last != nil {
+		seen = true
+		ok = ok || pred(*last)
+	}
+	return ok, seen, fmt.Sprintf("in any state seen from %s before to %s after", clockSlack, clockSlack)
+}
+
+// moment is where ev stands in its cluster's order: a resourceVersion on the host, the
+// time the harness saw it on the remote cluster.
+func (ev objEvent) moment() string {
+	if ev.cluster == "" {
+		return fmt.Sprintf("resourceVersion %d", ev.rv)
+	}
+	return fmt.Sprintf("%s (seen; Cluster %s, resourceVersion %d)", ev.at.UTC().Format("15:04:05.000"), ev.cluster, ev.rv)
 }
 
 // checkSyncHandled says whether every /sync convoy acknowledged for rel was handled:

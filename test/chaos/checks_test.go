@@ -10,6 +10,19 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
+// t0 is the moment of the remote applies in the tables.
+var t0 = time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+
+// remote builds a wave-0 event on the remote Cluster of Release ns/r, seen at t0+d.
+func remote(rv int64, d time.Duration) objEvent {
+	return objEvent{cluster: remoteClusterName, at: t0.Add(d), release: "ns/r", object: "cm/first", inputs: "t1@1", rv: rv, healthy: true}
+}
+
+// at builds a Release state seen at t0+d.
+func at(rv int64, d time.Duration, pending bool) relState {
+	return relState{rv: rv, at: t0.Add(d), pending: pending}
+}
+
 // ev builds an objEvent of Release ns/r.
 func ev(object string, wave int32, inputs string, rv int64, healthy bool) objEvent {
 	return objEvent{release: "ns/r", object: object, wave: wave, inputs: inputs, rv: rv, healthy: healthy}
@@ -92,6 +105,32 @@ func TestCheckManual(t *testing.T) {
 		"one violation per object and inputs, not per event": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true)}, manual: true,
 			states: []relState{st(10, false)}, want: 1,
+		},
+		// On the remote cluster the resourceVersions are another etcd's: the times
+		// the harness saw things order them, with clockSlack either way.
+		"remote: applied while a sync was pending (seen seconds before)": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, -10*time.Second, false), at(100, -5*time.Second, true)},
+		},
+		"remote: resourceVersions are not compared across clusters": {
+			events: []objEvent{remote(5, 0)}, manual: true,
+			states: []relState{at(100, -5*time.Second, true)},
+		},
+		"remote: the pending state seen within the slack after the apply": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, -10*time.Second, false), at(100, clockSlack/2, true)},
+		},
+		"remote: no pending state from long before to after the apply": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, -10*time.Second, false), at(100, 2*clockSlack, true)}, want: 1,
+		},
+		"remote: the last state well before had it handled already": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(98, -20*time.Second, true), at(99, -10*time.Second, false)}, want: 1,
+		},
+		"remote: applied before any state was seen": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, 2*clockSlack, true)}, want: 1,
 		},
 	}
 	for name, tc := range cases {
@@ -286,5 +325,68 @@ func TestParseKinds(t *testing.T) {
 	}
 	if _, err := parseKinds("kill everything"); err == nil {
 		t.Error("an unknown kind: want an error naming it and the kinds, got none")
+	}
+}
+
+func TestCheckClusterWaves(t *testing.T) {
+	// Release ns/r (cluster wave 1) applies inputs t1@1; ns/low is of wave 0 on the
+	// same Cluster, ns/other of wave 0 on another.
+	host := func(rv int64) objEvent { return ev("cm/first", 0, "t1@1", rv, true) }
+	low := func(rv int64, ready, gone bool) relState { return relState{rv: rv, ready: ready, gone: gone} }
+	lowAt := func(d time.Duration, ready bool) relState { return relState{rv: 1, at: t0.Add(d), ready: ready} }
+	places := func(cluster string) map[string]place {
+		return map[string]place{"ns/r": {cluster, 1}, "ns/low": {cluster, 0}, "ns/other": {"elsewhere", 0}, "ns/same": {cluster, 1}}
+	}
+	cases := map[string]struct {
+		events  []objEvent
+		cluster string
+		low     []relState
+		want    int
+	}{
+		"the lower wave was Applied and Healthy before": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, true, false)},
+		},
+		"the lower wave was not ready": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false)}, want: 1,
+		},
+		"the lower wave became ready only after": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(25, true, false)}, want: 1,
+		},
+		"the lower wave was ready, then not, before the apply": {
+			events: []objEvent{host(20)}, low: []relState{low(10, true, false), low(15, false, false)}, want: 1,
+		},
+		"the lower wave did not exist yet": {
+			events: []objEvent{host(20)}, low: []relState{low(25, false, false)},
+		},
+		"the lower wave was being deleted": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, false, true)},
+		},
+		"only the first apply of some inputs counts": {
+			events: []objEvent{host(20), host(40)}, low: []relState{low(10, true, false), low(30, false, false)},
+		},
+		"the first apply of some inputs is the lowest resourceVersion, not the first seen": {
+			events: []objEvent{host(40), host(20)}, low: []relState{low(10, false, false), low(30, true, false)}, want: 1,
+		},
+		"remote: ready seconds before": {
+			cluster: remoteClusterName, events: []objEvent{remote(5, 0)},
+			low: []relState{lowAt(-10*time.Second, false), lowAt(-5*time.Second, true)},
+		},
+		"remote: ready seen within the slack after": {
+			cluster: remoteClusterName, events: []objEvent{remote(5, 0)},
+			low: []relState{lowAt(-10*time.Second, false), lowAt(clockSlack/2, true)},
+		},
+		"remote: not ready from well before to well after": {
+			cluster: remoteClusterName, events: []objEvent{remote(5, 0)},
+			low: []relState{lowAt(-10*time.Second, false), lowAt(2*clockSlack, true)}, want: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			states := map[string][]relState{"ns/low": tc.low, "ns/other": {low(1, false, false)}, "ns/same": {low(1, false, false)}}
+			got, _ := checkClusterWaves(tc.events, states, places(tc.cluster))
+			if len(got) != tc.want {
+				t.Errorf("checkClusterWaves = %v, want %d violations", got, tc.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,7 @@ type driver struct {
 	rec      *recorder
 	tokens   atomic.Int64
 	counts   sync.Map // "<act> ok|error" → *atomic.Int64
+	firstErr sync.Map // "<act>" → the first error of that action, for the report
 	syncSent atomic.Int64
 	syncAck  atomic.Int64
 	trace    *eventLog // every request and its answer, to <logs>/driver.log
@@ -86,13 +88,32 @@ func (d *driver) count(what string) {
 
 func (d *driver) newToken() string { return "t" + strconv.FormatInt(d.tokens.Add(1), 10) }
 
-// create creates every Release of the model (with its hooks, and a first /sync in
-// manual mode), concurrency at a time.
+// createAll creates every Release of the model (with its hooks, and a first /sync in
+// manual mode), concurrency at a time, cluster wave by cluster wave as an operator
+// would: the platform before what runs on it.
 func (d *driver) createAll(ctx context.Context, concurrency int) error {
-	sem := make(chan struct{}, concurrency)
-	errs := make(chan error, len(d.rels))
-	var wg sync.WaitGroup
+	byWave := map[int32][]*release{}
+	var waves []int32
 	for _, r := range d.rels {
+		if _, ok := byWave[r.wave]; !ok {
+			waves = append(waves, r.wave)
+		}
+		byWave[r.wave] = append(byWave[r.wave], r)
+	}
+	slices.Sort(waves)
+	for _, w := range waves {
+		if err := d.createSome(ctx, byWave[w], concurrency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *driver) createSome(ctx context.Context, rels []*release, concurrency int) error {
+	sem := make(chan struct{}, concurrency)
+	errs := make(chan error, len(rels))
+	var wg sync.WaitGroup
+	for _, r := range rels {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -183,9 +204,15 @@ func (d *driver) do(ctx context.Context, s step) {
 	}
 	if err != nil {
 		d.count(what + " error")
+		d.firstErr.LoadOrStore(what, fmt.Sprintf("%s: %v", r.key(), err))
 		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
-		// A write cut by a fault may have happened all the same: read back what it is.
-		if rerr := d.resync(ctx, r); rerr != nil {
+		// A write cut by a fault may have happened all the same: read back what it is,
+		// with a context of its own (the step's may be what ran out). When even that
+		// fails, settle reads it back before the end.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer rcancel()
+		if rerr := d.resync(rctx, r); rerr != nil {
+			r.unsure = true
 			d.trace.printf("%s read back: %v", r.key(), rerr)
 		}
 		return
@@ -240,6 +267,10 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 			return err
 		}
 		r.exists = false
+		select { // a fault waiting for a deletion strikes now
+		case d.e.deletes <- r.key():
+		default:
+		}
 	}
 	return nil
 }
@@ -252,13 +283,14 @@ func (d *driver) resync(ctx context.Context, r *release) error {
 		err := d.e.convoy.Get().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).Do(ctx).Into(got)
 		switch {
 		case apierrors.IsNotFound(err):
-			r.exists = false
+			r.exists, r.unsure = false, false
 			return nil
 		case err != nil:
 			return err
 		}
 		r.exists = got.DeletionTimestamp == nil
 		r.token, r.version, r.pinned = tokenOf(got.Spec.Values), got.Spec.Chart.Version, got.Pin != nil
+		r.unsure = false
 		d.trace.printf("%s read back: exists %v, inputs %s, pinned %v", r.key(), r.exists, r.inputs(), r.pinned)
 		return nil
 	})
@@ -324,6 +356,11 @@ func (d *driver) settle(ctx context.Context) error {
 }
 
 func (d *driver) settleOne(ctx context.Context, r *release) error {
+	if r.unsure {
+		if err := d.resync(ctx, r); err != nil {
+			return fmt.Errorf("read back Release %s: %w", r.key(), err)
+		}
+	}
 	if !r.exists {
 		return nil
 	}
@@ -362,6 +399,16 @@ func retry(ctx context.Context, timeout time.Duration, f func(context.Context) e
 		case <-tick.C:
 		}
 	}
+}
+
+// errorSamples returns the first error of each action that failed.
+func (d *driver) errorSamples() map[string]string {
+	out := map[string]string{}
+	d.firstErr.Range(func(k, v any) bool {
+		out[k.(string)] = v.(string)
+		return true
+	})
+	return out
 }
 
 // counts returns the driver's outcome counts.

@@ -6,11 +6,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +26,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
@@ -39,13 +47,28 @@ var scheme = func() *runtime.Scheme {
 const (
 	procAPIServer  = "convoy-apiserver"
 	procController = "convoy-controller"
-	procObserver   = "convoy-observer"
-	procEtcd       = "etcd"
-	procKubeAPI    = "kube-apiserver"
+	// procController2 is the second controller replica; the two elect a leader.
+	procController2 = "convoy-controller-2"
+	procObserver    = "convoy-observer"
+	procEtcd        = "etcd"
+	procKubeAPI     = "kube-apiserver"
+	// The remote cluster's control plane, as the report names it (localcluster
+	// names them etcd and kube-apiserver in their own cluster).
+	procRemoteKubeAPI = "remote kube-apiserver"
+	procRemoteEtcd    = "remote etcd"
 )
 
-// env is one running system under test: the control plane, convoy's three
-// processes, the chart repository and the proxy in front of it.
+// remoteClusterName is the Cluster object of the second control plane; the Secret
+// with its kubeconfig is systemNamespace/remoteClusterName-kubeconfig, beside the
+// controller's leader election Lease.
+const (
+	remoteClusterName = "remote"
+	systemNamespace   = "convoy-system"
+)
+
+// env is one running system under test: the host control plane, convoy's three
+// processes, the chart repository and the proxy in front of it, and a second control
+// plane, the remote Cluster, that convoy reaches through another proxy (the link).
 type env struct {
 	cluster *localcluster.Cluster
 	admin   *rest.Config
@@ -56,6 +79,20 @@ type env struct {
 	proxy   *proxy
 	log     *eventLog
 
+	remote     *localcluster.Cluster
+	remoteKube kubernetes.Interface // straight to the remote kube-apiserver (the harness's view)
+	link       *proxy               // in front of the remote kube-apiserver: convoy's way there
+
+	canary *release // an automatic Release on the host that only the injector changes
+
+	// deletes receives the Release ("namespace/name") of each deletion the driver
+	// sent, when a fault waits for one (it drops them otherwise).
+	deletes chan string
+
+	mu         sync.Mutex
+	violations []violation     // found by the injector during the fault phase
+	handovers  []time.Duration // leader handovers: from the SIGKILL to the other replica leading
+
 	bin string
 	// metrics of each convoy process (the apiserver's needs the admin's client).
 	metricsURL map[string]string
@@ -65,7 +102,7 @@ type env struct {
 
 // startEnv starts everything; stop with env.stop. On error nothing is left running.
 func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_ *env, err error) {
-	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}}
+	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, deletes: make(chan string)}
 	defer func() {
 		if err != nil {
 			e.stop()
@@ -77,10 +114,24 @@ func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_
 	if e.proxy, err = newProxy(e.repo.addr(), log); err != nil {
 		return nil, err
 	}
-	log.printf("Starting the local control plane with %d kwok nodes", nodes)
-	e.cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute})
-	if err != nil {
-		return nil, fmt.Errorf("starting the local control plane: %w", err)
+	log.printf("Starting the local control plane with %d kwok nodes, and the remote one with 1", nodes)
+	var hostErr, remoteErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		e.cluster, hostErr = localcluster.Start(ctx, localcluster.Options{Dir: dir, Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute})
+	})
+	wg.Go(func() {
+		e.remote, remoteErr = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(dir, "remote"), Workloads: true, Nodes: 1, StartTimeout: 5 * time.Minute})
+	})
+	wg.Wait()
+	if hostErr != nil {
+		return nil, fmt.Errorf("starting the local control plane: %w", hostErr)
+	}
+	if remoteErr != nil {
+		return nil, fmt.Errorf("starting the remote control plane: %w", remoteErr)
+	}
+	if err := e.connectRemote(ctx); err != nil {
+		return nil, err
 	}
 	e.admin = e.cluster.RestConfig()
 	e.admin.QPS, e.admin.Burst = 500, 1000
@@ -101,12 +152,110 @@ func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_
 	if err := e.startAPIServer(ctx); err != nil {
 		return nil, err
 	}
-	for _, p := range []struct{ name, command string }{{procController, "controller"}, {procObserver, "observer"}} {
+	// The controller's leader election keeps its Lease in this namespace, as the
+	// remote Cluster's kubeconfig Secret.
+	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: systemNamespace}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	for _, p := range []struct{ name, command string }{{procController, "controller"}, {procController2, "controller"}, {procObserver, "observer"}} {
 		if err := e.startComponent(ctx, p.name, p.command); err != nil {
 			return nil, err
 		}
 	}
+	if err := e.registerRemote(ctx); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// connectRemote puts the link proxy in front of the remote kube-apiserver and makes
+// the harness's own client of it (straight, not through the link).
+func (e *env) connectRemote(ctx context.Context) error {
+	u, err := url.Parse(e.remote.Host())
+	if err != nil {
+		return err
+	}
+	if e.link, err = newProxy(u.Host, e.log); err != nil {
+		return err
+	}
+	rc := e.remote.RestConfig()
+	rc.QPS, rc.Burst = 200, 400
+	if e.remoteKube, err = kubernetes.NewForConfig(rc); err != nil {
+		return err
+	}
+	return e.remoteKube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+}
+
+// registerRemote stores the remote cluster's admin kubeconfig, with the link proxy as
+// its server, in a Secret of the host, creates the Cluster object that names it, and
+// waits until the controller finds it Ready.
+func (e *env) registerRemote(ctx context.Context) error {
+	rc := e.remote.RestConfig()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[remoteClusterName] = &clientcmdapi.Cluster{Server: e.link.https(), CertificateAuthorityData: rc.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: rc.CertData, ClientKeyData: rc.KeyData}
+	kc.Contexts[remoteClusterName] = &clientcmdapi.Context{Cluster: remoteClusterName, AuthInfo: "admin"}
+	kc.CurrentContext = remoteClusterName
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	secretName := remoteClusterName + "-kubeconfig"
+	_, err = e.kube.CoreV1().Secrets(systemNamespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: systemNamespace, Name: secretName},
+		Data:       map[string][]byte{"value": data},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create the remote Cluster's kubeconfig Secret: %w", err)
+	}
+	cl := &convoyv1alpha1.Cluster{
+		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Cluster"},
+		ObjectMeta: metav1.ObjectMeta{Name: remoteClusterName},
+		Spec: convoyv1alpha1.ClusterSpec{Kubeconfig: convoyv1alpha1.KubeconfigSource{
+			SecretRef: convoyv1alpha1.SecretKeyReference{Namespace: systemNamespace, Name: secretName},
+		}},
+	}
+	if err := e.convoy.Post().Resource(convoyv1alpha1.ResourceClusters).Body(cl).Do(ctx).Error(); err != nil {
+		return fmt.Errorf("create the remote Cluster: %w", err)
+	}
+	e.log.printf("Cluster %s: the remote control plane through the link proxy %s", remoteClusterName, e.link.https())
+	return retry(ctx, 2*time.Minute, func(ctx context.Context) error {
+		got := &convoyv1alpha1.Cluster{}
+		if err := e.convoy.Get().Resource(convoyv1alpha1.ResourceClusters).Name(remoteClusterName).Do(ctx).Into(got); err != nil {
+			return err
+		}
+		if c := apimeta.FindStatusCondition(got.Status.Conditions, convoyv1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("cluster %s is not Ready: %+v", remoteClusterName, c)
+		}
+		return nil
+	})
+}
+
+// leader is the controller replica that holds the leader election's Lease (its
+// leader_election_master_status is 1), "" when none says so.
+func (e *env) leader(ctx context.Context) string {
+	for _, name := range []string{procController, procController2} {
+		if v, ok := gauge(e.metrics(ctx, name), "leader_election_master_status"); ok && v == 1 {
+			return name
+		}
+	}
+	return ""
+}
+
+// kubeOf is the harness's client of the cluster a Release targets ("" is the host).
+func (e *env) kubeOf(cluster string) kubernetes.Interface {
+	if cluster == remoteClusterName {
+		return e.remoteKube
+	}
+	return e.kube
+}
+
+// addViolation records a violation that the injector found during the fault phase.
+func (e *env) addViolation(v violation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.violations = append(e.violations, v)
 }
 
 // startAPIServer runs convoy apiserver on the cluster's etcd, registered through an
@@ -178,7 +327,9 @@ func (e *env) startComponent(ctx context.Context, name, command string) error {
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(hport),
 	}
 	if command == "controller" {
-		args = append(args, "--chart-cache-dir="+filepath.Join(e.cluster.Dir(), "charts"))
+		// Two replicas elect a leader; each has its own chart cache, as two pods would.
+		args = append(args, "--chart-cache-dir="+filepath.Join(e.cluster.Dir(), "charts-"+name),
+			"--leader-elect", "--leader-election-namespace="+systemNamespace)
 	}
 	e.metricsURL[name] = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
 	e.readyURL[name] = fmt.Sprintf("http://127.0.0.1:%d/readyz", hport)
@@ -204,6 +355,9 @@ func (e *env) ready(ctx context.Context, name string) bool {
 	case procKubeAPI, procEtcd:
 		body, err := e.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && string(body) == "ok"
+	case procRemoteKubeAPI, procRemoteEtcd:
+		body, err := e.remoteKube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok"
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.readyURL[name], nil)
 	if err != nil {
@@ -217,8 +371,12 @@ func (e *env) ready(ctx context.Context, name string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// waitReady polls ready(name) every 200 ms for up to timeout.
-func (e *env) waitReady(ctx context.Context, name string, timeout time.Duration) error {
+// readyBound bounds how long a process may take to be ready again after a fault.
+const readyBound = 2 * time.Minute
+
+// waitReady polls ready(name) every 200 ms for up to readyBound.
+func (e *env) waitReady(ctx context.Context, name string) error {
+	timeout := readyBound
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -229,7 +387,7 @@ func (e *env) waitReady(ctx context.Context, name string, timeout time.Duration)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s is not ready %s after its restart (log: %s/%s.log)", name, timeout, e.cluster.LogDir(), name)
+			return fmt.Errorf("%s is not ready %s after its restart (logs: %s, %s)", name, timeout, e.cluster.LogDir(), e.remote.LogDir())
 		case <-tick.C:
 		}
 	}
@@ -259,11 +417,11 @@ func (e *env) metrics(ctx context.Context, name string) string {
 	return string(b)
 }
 
-// kubeMetrics is kube-apiserver's /metrics.
-func (e *env) kubeMetrics(ctx context.Context) string {
+// kubeMetrics is the /metrics of the kube-apiserver of kube (the host's or the remote's).
+func kubeMetrics(ctx context.Context, kube kubernetes.Interface) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	b, err := e.kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	b, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return ""
 	}
@@ -275,6 +433,14 @@ func (e *env) stop() {
 		if err := e.cluster.Stop(); err != nil {
 			e.log.printf("Stopping the control plane: %v", err)
 		}
+	}
+	if e.remote != nil {
+		if err := e.remote.Stop(); err != nil {
+			e.log.printf("Stopping the remote control plane: %v", err)
+		}
+	}
+	if e.link != nil {
+		e.link.close()
 	}
 	if e.proxy != nil {
 		e.proxy.close()

@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // faultKind is one kind of fault the injector causes.
@@ -12,6 +17,8 @@ type faultKind string
 
 const (
 	faultKillController faultKind = "kill convoy-controller"
+	faultKillLeader     faultKind = "kill the leader"
+	faultKillMidDelete  faultKind = "kill the leader mid-deletion"
 	faultKillObserver   faultKind = "kill convoy-observer"
 	faultKillAPIServer  faultKind = "kill convoy-apiserver"
 	faultRestartEtcd    faultKind = "restart etcd"
@@ -21,18 +28,23 @@ const (
 	faultProxyStall     faultKind = "proxy stall"
 	faultProxyReset     faultKind = "proxy reset"
 	faultProxySlow      faultKind = "proxy slow"
+	faultRemoteDown     faultKind = "remote cluster down"
+	faultLinkStall      faultKind = "remote link stall"
+	faultLinkReset      faultKind = "remote link reset"
+	faultLinkSlow       faultKind = "remote link slow"
 )
 
 // faultKinds are all kinds, in the report's order.
 var faultKinds = []faultKind{
-	faultKillController, faultKillObserver, faultKillAPIServer, faultRestartEtcd, faultRestartKubeAPI,
+	faultKillController, faultKillLeader, faultKillMidDelete, faultKillObserver, faultKillAPIServer, faultRestartEtcd, faultRestartKubeAPI,
 	faultRepo5xx, faultRepoTruncated, faultProxyStall, faultProxyReset, faultProxySlow,
+	faultRemoteDown, faultLinkStall, faultLinkReset, faultLinkSlow,
 }
 
 // processFaults are the kinds that kill a process; a soak leaves them out.
 var processFaults = map[faultKind]string{
-	faultKillController: procController, faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
-	faultRestartEtcd: procEtcd, faultRestartKubeAPI: procKubeAPI,
+	faultKillController: procController, faultKillLeader: procController, faultKillMidDelete: procController, faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
+	faultRestartEtcd: procEtcd, faultRestartKubeAPI: procKubeAPI, faultRemoteDown: procRemoteKubeAPI,
 }
 
 // fault is one planned fault: after wait, cause kind for length (the downtime of a
@@ -86,7 +98,10 @@ func (e *env) cause(ctx context.Context, f fault) error {
 	switch f.kind {
 	case faultKillController, faultKillObserver, faultKillAPIServer:
 		name := processFaults[f.kind]
-		e.log.fault(string(f.kind), "SIGKILL, down for %s", f.length.Truncate(time.Millisecond))
+		if f.kind == faultKillController {
+			name = e.leaderOr(ctx, procController)
+		}
+		e.log.fault(string(f.kind), "SIGKILL of %s, down for %s", name, f.length.Truncate(time.Millisecond))
 		if err := e.cluster.Kill(name); err != nil {
 			return err
 		}
@@ -97,14 +112,14 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		if err := e.cluster.Restart(name); err != nil {
 			return err
 		}
-		return e.waitReady(ctx, name, 2*time.Minute)
+		return e.waitReady(ctx, name)
 	case faultRestartEtcd, faultRestartKubeAPI:
 		name := processFaults[f.kind]
 		e.log.fault(string(f.kind), "SIGKILL and start again")
 		if err := e.cluster.Restart(name); err != nil {
 			return err
 		}
-		return e.waitReady(ctx, name, 2*time.Minute)
+		return e.waitReady(ctx, name)
 	case faultRepo5xx, faultRepoTruncated:
 		mode := repo5xx
 		if f.kind == faultRepoTruncated {
@@ -116,8 +131,139 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		mode := map[faultKind]proxyMode{faultProxyStall: proxyStall, faultProxyReset: proxyReset, faultProxySlow: proxySlow}[f.kind]
 		e.log.fault(string(f.kind), "for %s", f.length.Truncate(time.Millisecond))
 		window(func() { e.proxy.setMode(mode) }, func() { e.proxy.setMode(proxyPass) })
+	case faultLinkStall, faultLinkReset, faultLinkSlow:
+		mode := map[faultKind]proxyMode{faultLinkStall: proxyStall, faultLinkReset: proxyReset, faultLinkSlow: proxySlow}[f.kind]
+		e.log.fault(string(f.kind), "for %s", f.length.Truncate(time.Millisecond))
+		window(func() { e.link.setMode(mode) }, func() { e.link.setMode(proxyPass) })
+	case faultRemoteDown:
+		return e.remoteDown(ctx, 3*f.length)
+	case faultKillLeader:
+		return e.killLeader(ctx, f, "")
+	case faultKillMidDelete:
+		// Aim at a deletion: wait (a bounded time) for the driver's next one.
+		var rel string
+		select {
+		case rel = <-e.deletes:
+		case <-time.After(30 * time.Second):
+		case <-ctx.Done():
+		}
+		return e.killLeader(ctx, f, rel)
 	default:
 		return fmt.Errorf("unknown fault %q", f.kind)
 	}
 	return nil
 }
+
+// remoteDown takes the remote cluster away for at least length: its kube-apiserver is
+// killed and the link holds every connection without a byte (what an unreachable
+// cluster looks like to a client: timeouts, not refusals). Meanwhile the host's
+// Releases must go on: the canary, an automatic Release on the host that the driver
+// never touches, gets new values and must apply them while the remote is down. Then
+// the remote comes back (same ports, same etcd) and the link passes again.
+func (e *env) remoteDown(ctx context.Context, length time.Duration) error {
+	e.log.fault(string(faultRemoteDown), "kube-apiserver SIGKILL and the link stalls, for %s or until the canary on the host applies", length.Truncate(time.Millisecond))
+	began := time.Now()
+	e.link.setMode(proxyStall)
+	if err := e.remote.Kill("kube-apiserver"); err != nil {
+		return err
+	}
+	took, err := e.canaryApplies(ctx, time.Minute)
+	if err != nil {
+		e.addViolation(violation{"remote-blocks-host", e.canary.key(), fmt.Sprintf("while Cluster %s was unreachable, the host Release did not apply new values: %v", remoteClusterName, err)})
+	} else {
+		e.log.printf("The canary on the host applied new values %s after the remote cluster went down", took.Truncate(time.Millisecond))
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(began.Add(length))):
+	}
+	if err := e.remote.Restart("kube-apiserver"); err != nil {
+		return err
+	}
+	e.link.setMode(proxyPass)
+	return e.waitReady(ctx, procRemoteKubeAPI)
+}
+
+// canaryApplies gives the canary new values and waits up to bound until its wave-0
+// ConfigMap carries them; it returns how long that took.
+func (e *env) canaryApplies(ctx context.Context, bound time.Duration) (time.Duration, error) {
+	c := e.canary
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	began := time.Now()
+	token := fmt.Sprintf("canary-%d", began.UnixNano())
+	err := retry(ctx, bound, func(ctx context.Context) error {
+		body := fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)
+		return e.convoy.Patch(types.MergePatchType).Namespace(c.ns).Resource(v1alpha1.ResourceReleases).Name(c.name).Body(body).Do(ctx).Error()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("edit its values: %w", err)
+	}
+	c.token = token
+	err = retry(ctx, bound-time.Since(began), func(ctx context.Context) error {
+		cm, err := e.kube.CoreV1().ConfigMaps(c.ns).Get(ctx, c.name+"-first", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := inputsKey(cm.Annotations[annotationToken], cm.Annotations[annotationVersion]); got != c.inputs() {
+			return fmt.Errorf("its wave-0 ConfigMap has inputs %s, not %s", got, c.inputs())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("not applied within %s: %w", bound, err)
+	}
+	return time.Since(began), nil
+}
+
+// leaderOr is the leader among the controller replicas, or name when none is.
+func (e *env) leaderOr(ctx context.Context, name string) string {
+	if l := e.leader(ctx); l != "" {
+		return l
+	}
+	return name
+}
+
+// killLeader kills the leader among the controller replicas and keeps it down until
+// the other replica has taken over (its Lease expired): a handover, which must happen
+// within handoverBound, then starts it again as a standby. deleted names the Release
+// whose deletion the driver just sent, when the kill aims at one.
+func (e *env) killLeader(ctx context.Context, f fault, deleted string) error {
+	name := e.leaderOr(ctx, procController)
+	other := procController2
+	if name == procController2 {
+		other = procController
+	}
+	if deleted != "" {
+		e.log.fault(string(f.kind), "SIGKILL of %s just after the deletion of Release %s; %s must take over", name, deleted, other)
+	} else {
+		e.log.fault(string(f.kind), "SIGKILL of %s; %s must take over", name, other)
+	}
+	began := time.Now()
+	if err := e.cluster.Kill(name); err != nil {
+		return err
+	}
+	err := retry(ctx, handoverBound, func(ctx context.Context) error {
+		if e.leader(ctx) != other {
+			return fmt.Errorf("%s is not the leader", other)
+		}
+		return nil
+	})
+	if err != nil {
+		e.addViolation(violation{"leader", "-", fmt.Sprintf("%s did not take over within %s of the leader %s's SIGKILL", other, handoverBound, name)})
+	} else {
+		took := time.Since(began)
+		e.log.printf("%s took over %s after the leader %s's SIGKILL", other, took.Truncate(time.Millisecond), name)
+		e.mu.Lock()
+		e.handovers = append(e.handovers, took)
+		e.mu.Unlock()
+	}
+	if err := e.cluster.Restart(name); err != nil {
+		return err
+	}
+	return e.waitReady(ctx, name)
+}
+
+// handoverBound bounds a leader handover after a SIGKILL: the Lease (15 s) must
+// expire, and the standby retries every 2 s.
+const handoverBound = time.Minute

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // markPodsReady stands in for the kubelet that kwok only simulates: when etcd or
@@ -16,8 +17,8 @@ import (
 // which moves a pod through its stages once, never sets it back; a real kubelet would.
 // This sets Ready=True again on every pod of the namespaces whose containers are
 // ready and whose node is Ready. It returns how many it repaired.
-func (e *env) markPodsReady(ctx context.Context, namespaces []string) (int, error) {
-	nodes, err := e.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func markPodsReady(ctx context.Context, kube kubernetes.Interface, namespaces []string) (int, error) {
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -27,7 +28,7 @@ func (e *env) markPodsReady(ctx context.Context, namespaces []string) (int, erro
 	}
 	repaired := 0
 	for _, ns := range namespaces {
-		pods, err := e.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return repaired, err
 		}
@@ -39,7 +40,7 @@ func (e *env) markPodsReady(ctx context.Context, namespaces []string) (int, erro
 				continue
 			}
 			patch := fmt.Appendf(nil, `{"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q}]}}`, time.Now().UTC().Format(time.RFC3339))
-			if _, err := e.kube.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			if _, err := kube.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 				return repaired, fmt.Errorf("mark pod %s/%s Ready: %w", ns, p.Name, err)
 			}
 			repaired++
@@ -68,7 +69,7 @@ func podCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 
 // keepPodsReady runs markPodsReady every 5 s until ctx ends, as a kubelet would
 // report its pods again after its node's heartbeat was late.
-func (e *env) keepPodsReady(ctx context.Context, namespaces []string, log *eventLog) {
+func (e *env) keepPodsReady(ctx context.Context, kube kubernetes.Interface, namespaces []string, log *eventLog) {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	for {
@@ -77,7 +78,7 @@ func (e *env) keepPodsReady(ctx context.Context, namespaces []string, log *event
 			return
 		case <-tick.C:
 		}
-		if n, _ := e.markPodsReady(ctx, namespaces); n > 0 {
+		if n, _ := markPodsReady(ctx, kube, namespaces); n > 0 {
 			log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not)", n)
 		}
 	}

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -25,8 +24,9 @@ func (m proxyMode) String() string {
 	return [...]string{"pass", "stall", "reset", "slow"}[m]
 }
 
-// proxy is a loopback TCP proxy in front of the chart repository; its mode decides
-// what happens to connections.
+// proxy is a loopback TCP proxy in front of the chart repository or of the remote
+// cluster's kube-apiserver; its mode decides what happens to connections, new and
+// open ones alike (a client of kube-apiserver keeps one HTTP/2 connection for long).
 type proxy struct {
 	l       net.Listener
 	backend string
@@ -34,7 +34,8 @@ type proxy struct {
 
 	mu      sync.Mutex
 	mode    proxyMode
-	changed chan struct{} // closed and replaced at each mode change
+	changed chan struct{}         // closed and replaced at each mode change
+	open    map[net.Conn]struct{} // both ends of every forwarded connection
 	conns   sync.WaitGroup
 }
 
@@ -43,7 +44,7 @@ func newProxy(backend string, log *eventLog) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{l: l, backend: backend, log: log, changed: make(chan struct{})}
+	p := &proxy{l: l, backend: backend, log: log, changed: make(chan struct{}), open: map[net.Conn]struct{}{}}
 	go p.serve()
 	return p, nil
 }
@@ -51,12 +52,38 @@ func newProxy(backend string, log *eventLog) (*proxy, error) {
 // url is what Releases name as their chart repository.
 func (p *proxy) url() string { return "http://" + p.l.Addr().String() }
 
+// https is the proxy's address as the server of a kubeconfig (TLS goes through it).
+func (p *proxy) https() string { return "https://" + p.l.Addr().String() }
+
+// setMode changes what happens to connections; proxyReset also resets every open one.
 func (p *proxy) setMode(m proxyMode) {
 	p.mu.Lock()
 	p.mode = m
 	close(p.changed)
 	p.changed = make(chan struct{})
+	var cut []net.Conn
+	if m == proxyReset {
+		for c := range p.open {
+			cut = append(cut, c)
+		}
+	}
 	p.mu.Unlock()
+	for _, c := range cut {
+		reset(c)
+	}
+}
+
+// track registers (or, with add false, forgets) an open connection.
+func (p *proxy) track(add bool, cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		if add {
+			p.open[c] = struct{}{}
+		} else {
+			delete(p.open, c)
+		}
+	}
 }
 
 func (p *proxy) current() (proxyMode, chan struct{}) {
@@ -98,35 +125,58 @@ func (p *proxy) handle(c net.Conn) {
 		reset(c)
 		return
 	}
-	slow := mode == proxySlow
+	p.track(true, c, b)
+	defer p.track(false, c, b)
 	done := make(chan struct{}, 2)
-	go func() { pipe(b, c, slow); done <- struct{}{} }()
-	go func() { pipe(c, b, slow); done <- struct{}{} }()
+	go func() { p.pipe(b, c); done <- struct{}{} }()
+	go func() { p.pipe(c, b); done <- struct{}{} }()
 	<-done
 	_ = c.Close()
 	_ = b.Close()
 	<-done
 }
 
-// pipe copies from src to dst, 2 KiB per 100 ms when slow.
-func pipe(dst, src net.Conn, slow bool) {
-	if !slow {
-		_, _ = io.Copy(dst, src)
-		return
-	}
-	buf := make([]byte, 2048)
+// pipe copies from src to dst as the mode says at each read: at once (pass), 2 KiB
+// per 100 ms (slow), or not at all (stall: it holds what it read until the mode
+// changes, then resets both ends). A reset mode has closed both ends already.
+func (p *proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond) // the fault itself: a slow link
+		if n > 0 && !p.forward(dst, src, buf[:n]) {
+			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// forward writes b to dst as the mode says; false when the connection is done.
+func (p *proxy) forward(dst, src net.Conn, b []byte) bool {
+	mode, changed := p.current()
+	switch mode {
+	case proxyStall:
+		select {
+		case <-changed:
+		case <-time.After(2 * time.Minute): // bounded: a stall never outlives the run
+		}
+		reset(src)
+		reset(dst)
+		return false
+	case proxySlow:
+		for len(b) > 0 {
+			n := min(len(b), 2048)
+			if _, err := dst.Write(b[:n]); err != nil {
+				return false
+			}
+			b = b[n:]
+			time.Sleep(100 * time.Millisecond) // the fault itself: a slow link
+		}
+		return true
+	}
+	_, err := dst.Write(b)
+	return err == nil
 }
 
 // reset closes c with SO_LINGER 0, so the peer gets a RST.

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
@@ -18,8 +19,10 @@ import (
 
 // objEvent is one state of an applied object, as a watch saw it.
 type objEvent struct {
-	release string // namespace/name of the Release that applied it
-	object  string // Kind/name
+	cluster string    // "" (the host) or remoteClusterName
+	at      time.Time // when the harness saw it
+	release string    // namespace/name of the Release that applied it
+	object  string    // Kind/name
 	wave    int32
 	inputs  string // token@version of the render it came from
 	rv      int64  // resourceVersion: etcd's revision, one order for every kind
@@ -35,39 +38,70 @@ type recorder struct {
 	events []objEvent
 	states map[string][]relState // Release → its states as seen, in arrival order
 	manual map[string]bool       // Release → manual mode
+	places map[string]place      // Release → its Cluster and cluster wave
 }
 
-// relState is a Release at one resourceVersion: was a sync request pending?
+// relState is a Release at one resourceVersion: was a sync request pending, was it
+// ready for the next cluster wave, was it being deleted or gone?
 type relState struct {
 	rv      int64
+	at      time.Time // when the harness saw it
 	pending bool
+	ready   bool // Applied=True and Healthy=True: what a higher cluster wave waits for
+	gone    bool // being deleted, or deleted
+}
+
+// place is where a Release stands in cluster waves.
+type place struct {
+	cluster string
+	wave    int32
 }
 
 func newRecorder() *recorder {
-	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}}
+	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}, places: map[string]place{}}
 }
 
-// start runs the informers until ctx ends and returns once they have synced.
+// start runs the informers (applied objects on both clusters, Releases) until ctx
+// ends and returns once they have synced.
 func (r *recorder) start(ctx context.Context, e *env) {
-	f := informers.NewSharedInformerFactoryWithOptions(e.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = v1alpha1.LabelReleaseName
-	}))
-	handler := func(obj any) { r.observe(obj) }
-	h := cache.ResourceEventHandlerFuncs{AddFunc: handler, UpdateFunc: func(_, obj any) { handler(obj) }}
-	_, _ = f.Core().V1().ConfigMaps().Informer().AddEventHandler(h)
-	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(h)
+	var factories []informers.SharedInformerFactory
+	for _, cluster := range []string{"", remoteClusterName} {
+		f := informers.NewSharedInformerFactoryWithOptions(e.kubeOf(cluster), 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = v1alpha1.LabelReleaseName
+		}))
+		handler := func(obj any) { r.observe(cluster, obj) }
+		h := cache.ResourceEventHandlerFuncs{AddFunc: handler, UpdateFunc: func(_, obj any) { handler(obj) }}
+		_, _ = f.Core().V1().ConfigMaps().Informer().AddEventHandler(h)
+		_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(h)
+		factories = append(factories, f)
+	}
 	rels := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(e.convoy, v1alpha1.ResourceReleases, metav1.NamespaceAll, fields.Everything()), &v1alpha1.Release{}, 0, nil)
 	_, _ = rels.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { r.release(obj) },
 		UpdateFunc: func(_, obj any) { r.release(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if rel, ok := obj.(*v1alpha1.Release); ok {
+				rel = rel.DeepCopy()
+				now := metav1.Now()
+				rel.DeletionTimestamp = &now
+				r.state(rel)
+			}
+		},
 	})
-	f.Start(ctx.Done())
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
 	go rels.Run(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
+	for _, f := range factories {
+		f.WaitForCacheSync(ctx.Done())
+	}
 	cache.WaitForCacheSync(ctx.Done(), rels.HasSynced)
 }
 
-func (r *recorder) observe(obj any) {
+func (r *recorder) observe(cluster string, obj any) {
 	var ev objEvent
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
@@ -87,6 +121,7 @@ func (r *recorder) observe(obj any) {
 	if ev.inputs == "" {
 		return
 	}
+	ev.cluster, ev.at = cluster, time.Now()
 	r.mu.Lock()
 	r.events = append(r.events, ev)
 	r.mu.Unlock()
@@ -126,11 +161,16 @@ func (r *recorder) state(rel *v1alpha1.Release) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.manual[key] = rel.Spec.SyncPolicy.Automatic == nil || !*rel.Spec.SyncPolicy.Automatic
-	r.states[key] = append(r.states[key], relState{rv: rv, pending: syncPending(rel)})
+	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
+	r.states[key] = append(r.states[key], relState{
+		rv: rv, at: time.Now(), pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
+		ready: apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionApplied) &&
+			apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionHealthy),
+	})
 }
 
 // snapshot copies what the checks read.
-func (r *recorder) snapshot() ([]objEvent, map[string][]relState, map[string]bool) {
+func (r *recorder) snapshot() ([]objEvent, map[string][]relState, map[string]bool, map[string]place) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	states := make(map[string][]relState, len(r.states))
@@ -141,7 +181,11 @@ func (r *recorder) snapshot() ([]objEvent, map[string][]relState, map[string]boo
 	for k, v := range r.manual {
 		manual[k] = v
 	}
-	return append([]objEvent(nil), r.events...), states, manual
+	places := make(map[string]place, len(r.places))
+	for k, v := range r.places {
+		places[k] = v
+	}
+	return append([]objEvent(nil), r.events...), states, manual, places
 }
 
 // syncPending says whether a /sync request is pending in rel: sync-requested-at is

@@ -26,18 +26,26 @@ func (r *result) report(w io.Writer) {
 			p("| fault: %s | %d |", k, n)
 		}
 	}
+	if len(r.handovers) > 0 {
+		p("| leader handovers after a SIGKILL: p50 / max | %s / %s |", fmtDur(percentile(r.handovers, 50)), fmtDur(percentile(r.handovers, 100)))
+	}
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
+	for _, k := range sortedKeys(r.errorSamples) {
+		first, _, _ := strings.Cut(r.errorSamples[k], "\n") // a burst joins six
+		p("| first %s error | %s |", k, strings.ReplaceAll(first, "|", "/"))
+	}
 	p("| applies and patches of applied objects (kube-apiserver counters, reset by its restarts) | %.0f |", r.applies)
 	p("| converged within %s | %d of %d |", c.Converge, len(r.converged), len(r.converged)+r.notConverged)
 	p("| convergence p50 / p99 / max | %s / %s / %s |", fmtDur(percentile(r.converged, 50)), fmtDur(percentile(r.converged, 99)), fmtDur(percentile(r.converged, 100)))
 	p("| writes in the %s quiet window | %.0f |", c.Quiet, sumValues(r.quietWrites))
 	p("| wave checks that saw no lower wave | %d |", r.unverified)
+	p("| applies of cluster wave 1 or 2 judged against the lower waves | %d |", r.clusterWaveApplies)
 	p("| **invariant violations** | **%d** |", len(r.violations))
 	p("")
 	p("| process | RSS start → end (MiB) | goroutines start → end |")
 	p("| --- | --- | --- |")
-	for _, name := range []string{procAPIServer, procController, procObserver, procKubeAPI, procEtcd} {
+	for _, name := range reportedProcs {
 		a, b := r.start[name], r.end[name]
 		g := "-"
 		if a.Goroutines >= 0 && b.Goroutines >= 0 {
@@ -48,6 +56,34 @@ func (r *result) report(w io.Writer) {
 			restarted = " (restarted)"
 		}
 		p("| %s%s | %.0f → %.0f | %s |", name, restarted, float64(a.RSSKiB)/1024, float64(b.RSSKiB)/1024, g)
+	}
+	if len(r.samples) > 0 {
+		p("")
+		head, sep := "| process | start |", "| --- | --- |"
+		for _, s := range r.samples {
+			head += fmt.Sprintf(" %s |", s.at.Round(time.Second))
+			sep += " --- |"
+		}
+		p("RSS in MiB (goroutines) during the fault phase, then at the end:")
+		p("")
+		p("%s end |", head)
+		p("%s --- |", sep)
+		cell := func(s procStat) string {
+			if s.PID == 0 {
+				return "down"
+			}
+			if s.Goroutines >= 0 {
+				return fmt.Sprintf("%.0f (%d)", float64(s.RSSKiB)/1024, s.Goroutines)
+			}
+			return fmt.Sprintf("%.0f", float64(s.RSSKiB)/1024)
+		}
+		for _, name := range reportedProcs {
+			row := fmt.Sprintf("| %s | %s |", name, cell(r.start[name]))
+			for _, s := range r.samples {
+				row += " " + cell(s.procs[name]) + " |"
+			}
+			p("%s %s |", row, cell(r.end[name]))
+		}
 	}
 	for _, v := range r.violations {
 		p("- %s", v)
@@ -75,4 +111,13 @@ func sumValues(m map[string]float64) float64 {
 		t += v
 	}
 	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -42,16 +43,22 @@ type result struct {
 	cfg          config
 	faults       map[string]int
 	outcomes     map[string]int64
+	errorSamples map[string]string // action → its first error
 	syncSent     int64
 	syncAck      int64
 	applies      float64 // server-side applies and patches of applied objects (kube-apiserver)
 	violations   []violation
 	unverified   int
-	converged    []time.Duration
-	notConverged int
-	quietWrites  map[string]float64
-	start, end   map[string]procStat
-	wall         time.Duration
+	// clusterWaveApplies counts the applies of a cluster wave above 0 that the
+	// cluster-wave check judged.
+	clusterWaveApplies int
+	converged          []time.Duration
+	handovers          []time.Duration // leader handovers after a SIGKILL
+	notConverged       int
+	quietWrites        map[string]float64
+	start, end         map[string]procStat
+	samples            []sample // during the fault phase
+	wall               time.Duration
 }
 
 // appliedResources are the resources the chart applies; their writes are convoy's.
@@ -75,6 +82,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	rels := newWorkload(rng, cfg.Releases, namespaces, cfg.Health)
 	steps := plan(rng, cfg.Steps, cfg.Releases)
+	// The canary is last: the plan never picks it (remoteDown changes it).
+	canary := &release{ns: namespaces[0], name: "canary", version: versionA, health: cfg.Health}
+	rels = append(rels, canary)
 	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds)
 
 	bin := cfg.ConvoyBin
@@ -105,16 +115,21 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer e.stop()
+	e.canary = canary
 	log.printf("Logs of every process: %s (kept when the run fails)", e.cluster.LogDir())
 	trace, err := os.Create(filepath.Join(e.cluster.LogDir(), "driver.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer trace.Close()
-	for _, ns := range namespaces {
-		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
+	// The namespaces exist on both clusters: a Release applies into its own
+	// namespace's name on its target.
+	for _, kube := range []kubernetes.Interface{e.kube, e.remoteKube} {
+		for _, ns := range namespaces {
+			_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return nil, err
+			}
 		}
 	}
 	rec := newRecorder()
@@ -130,7 +145,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	res.start = e.snapshotProcs(ctx)
-	kubeBefore := e.kubeMetrics(ctx)
+	kubeBefore := kubeMetrics(ctx, e.kube)
 
 	log.printf("Fault phase: %d driver steps from %d clients and %d faults, for at most %s", len(steps), cfg.Workers, len(faults), cfg.Duration)
 	phase, endPhase := context.WithTimeout(ctx, cfg.Duration)
@@ -138,7 +153,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	var injectErr error
 	wg.Go(func() { d.run(phase, steps, cfg.Workers, cfg.Duration/time.Duration(max(len(steps), 1))) })
 	wg.Go(func() { injectErr = e.inject(ctx, phase, faults) })
-	wg.Go(func() { e.keepPodsReady(phase, namespaces, log) })
+	wg.Go(func() { res.samples = e.sampleProcs(phase, max(cfg.Duration/6, 10*time.Second)) })
+	wg.Go(func() { e.keepPodsReady(phase, e.kube, namespaces, log) })
+	wg.Go(func() { e.keepPodsReady(phase, e.remoteKube, namespaces, log) })
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {
@@ -146,8 +163,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	e.repo.setMode(repoOK)
 	e.proxy.setMode(proxyPass)
-	for _, name := range []string{procEtcd, procKubeAPI, procAPIServer, procController, procObserver} {
-		if err := e.waitReady(ctx, name, 2*time.Minute); err != nil {
+	e.link.setMode(proxyPass)
+	for _, name := range []string{procEtcd, procKubeAPI, procRemoteKubeAPI, procAPIServer, procController, procController2, procObserver} {
+		if err := e.waitReady(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -157,26 +175,35 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
-	res.converged, res.violations = e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
-	res.notConverged = len(rels) - len(res.converged)
+	res.violations = append(res.violations, e.violations...)
+	res.handovers = e.handovers
+	converged, notConverged := e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
+	res.converged, res.notConverged = converged, len(rels)-len(converged)
+	res.violations = append(res.violations, notConverged...)
 
 	// The checks after convergence.
 	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
-	events, states, manual := rec.snapshot()
+	events, states, manual, places := rec.snapshot()
 	waves, unverified := checkWaves(events)
 	res.violations = append(res.violations, waves...)
+	clusterWaves, judged := checkClusterWaves(events, states, places)
+	res.violations = append(res.violations, clusterWaves...)
+	res.clusterWaveApplies = judged
 	res.violations = append(res.violations, checkManual(events, manual, states)...)
 	res.unverified = unverified
 
 	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
-	kubeA, convoyA := e.kubeMetrics(ctx), e.metrics(ctx, procAPIServer)
+	kubeA, remoteA, convoyA := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(cfg.Quiet):
 	}
-	kubeB, convoyB := e.kubeMetrics(ctx), e.metrics(ctx, procAPIServer)
+	kubeB, remoteB, convoyB := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
 	res.quietWrites = delta(writes(kubeA, appliedResources), writes(kubeB, appliedResources))
+	for k, v := range delta(writes(remoteA, appliedResources), writes(remoteB, appliedResources)) {
+		res.quietWrites["remote "+k] += v
+	}
 	for k, v := range delta(writes(convoyA, convoyResources), writes(convoyB, convoyResources)) {
 		res.quietWrites["convoy "+k] += v
 	}
@@ -192,6 +219,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	res.end = e.snapshotProcs(ctx)
 	res.faults = log.faultCounts()
 	res.outcomes = d.outcomes()
+	res.errorSamples = d.errorSamples()
 	res.syncSent, res.syncAck = d.syncSent.Load(), d.syncAck.Load()
 	res.wall = time.Since(began)
 	for _, v := range res.violations {
@@ -213,8 +241,10 @@ func (e *env) converge(ctx context.Context, rels []*release, namespaces []string
 	defer tick.Stop()
 	lastProgress := time.Now()
 	for len(done) < len(rels) && time.Now().Before(deadline) {
-		if n, err := e.markPodsReady(ctx, namespaces); n > 0 || err != nil {
-			log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not; %v)", n, err)
+		for _, kube := range []kubernetes.Interface{e.kube, e.remoteKube} {
+			if n, err := markPodsReady(ctx, kube, namespaces); n > 0 || err != nil {
+				log.printf("Marked %d pods Ready again after their node's late heartbeat (kwok does not; %v)", n, err)
+			}
 		}
 		if time.Since(lastProgress) > 30*time.Second {
 			lastProgress = time.Now()
@@ -302,7 +332,7 @@ func (e *env) converged(ctx context.Context, r *release, live *v1alpha1.Release)
 	if why := checkSyncHandled(live, r.manual, r.ackSync, r.ackForce); why != "" {
 		return false, why
 	}
-	cm, err := e.kube.CoreV1().ConfigMaps(r.ns).Get(ctx, r.name+"-first", metav1.GetOptions{})
+	cm, err := e.kubeOf(r.cluster).CoreV1().ConfigMaps(r.ns).Get(ctx, r.name+"-first", metav1.GetOptions{})
 	if err != nil {
 		return false, fmt.Sprintf("its wave-0 ConfigMap: %v", err)
 	}
@@ -312,33 +342,42 @@ func (e *env) converged(ctx context.Context, r *release, live *v1alpha1.Release)
 	return true, ""
 }
 
-// checkOrphans lists every object that carries a Release's labels: each must be in the
-// inventory of a live Release; a deleted Release leaves nothing.
+// checkOrphans lists every object on either cluster that carries a Release's labels:
+// each must be in the inventory of a live Release that targets that cluster; a deleted
+// Release leaves nothing.
 func (e *env) checkOrphans(ctx context.Context, rels []*release) []violation {
 	model := map[string]*release{}
 	for _, r := range rels {
 		model[r.key()] = r
 	}
-	type obj struct{ kind, ns, name, release string }
+	type obj struct{ cluster, kind, ns, name, release string }
 	var objs []obj
 	opts := metav1.ListOptions{LabelSelector: v1alpha1.LabelReleaseName}
-	cms, err1 := e.kube.CoreV1().ConfigMaps("").List(ctx, opts)
-	deps, err2 := e.kube.AppsV1().Deployments("").List(ctx, opts)
-	if err := errors.Join(err1, err2); err != nil {
-		return []violation{{"orphans", "-", fmt.Sprintf("listing applied objects: %v", err)}}
-	}
-	for _, o := range cms.Items {
-		objs = append(objs, obj{"ConfigMap", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
-	}
-	for _, o := range deps.Items {
-		objs = append(objs, obj{"Deployment", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
+	for _, cluster := range []string{"", remoteClusterName} {
+		kube := e.kubeOf(cluster)
+		cms, err1 := kube.CoreV1().ConfigMaps("").List(ctx, opts)
+		deps, err2 := kube.AppsV1().Deployments("").List(ctx, opts)
+		if err := errors.Join(err1, err2); err != nil {
+			return []violation{{"orphans", "-", fmt.Sprintf("listing applied objects on %s: %v", clusterName(cluster), err)}}
+		}
+		for _, o := range cms.Items {
+			objs = append(objs, obj{cluster, "ConfigMap", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
+		}
+		for _, o := range deps.Items {
+			objs = append(objs, obj{cluster, "Deployment", o.Namespace, o.Name, o.Labels[v1alpha1.LabelReleaseNamespace] + "/" + o.Labels[v1alpha1.LabelReleaseName]})
+		}
 	}
 	invs := map[string]map[string]bool{}
 	var out []violation
 	for _, o := range objs {
 		r := model[o.release]
-		if r == nil || !r.exists {
-			out = append(out, violation{"orphans", o.release, fmt.Sprintf("%s %s/%s is left behind by a deleted Release", o.kind, o.ns, o.name)})
+		where := fmt.Sprintf("%s %s/%s on %s", o.kind, o.ns, o.name, clusterName(o.cluster))
+		switch {
+		case r == nil || !r.exists:
+			out = append(out, violation{"orphans", o.release, where + " is left behind by a deleted Release"})
+			continue
+		case r.cluster != o.cluster:
+			out = append(out, violation{"orphans", o.release, fmt.Sprintf("%s carries its labels, but the Release targets %s", where, clusterName(r.cluster))})
 			continue
 		}
 		inv, ok := invs[o.release]
@@ -353,8 +392,16 @@ func (e *env) checkOrphans(ctx context.Context, rels []*release) []violation {
 			invs[o.release] = inv
 		}
 		if !inv[o.kind+" "+o.ns+"/"+o.name] {
-			out = append(out, violation{"orphans", o.release, fmt.Sprintf("%s %s/%s carries its labels but is not in its inventory", o.kind, o.ns, o.name)})
+			out = append(out, violation{"orphans", o.release, where + " carries its labels but is not in its inventory"})
 		}
 	}
 	return out
+}
+
+// clusterName names a cluster in messages.
+func clusterName(cluster string) string {
+	if cluster == "" {
+		return "the host cluster"
+	}
+	return "Cluster " + cluster
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -25,8 +26,8 @@ type procStat struct {
 // convoy's three.
 func (e *env) snapshotProcs(ctx context.Context) map[string]procStat {
 	out := map[string]procStat{}
-	for _, name := range []string{procAPIServer, procController, procObserver, procKubeAPI, procEtcd} {
-		pid := e.cluster.PID(name)
+	for _, name := range reportedProcs {
+		pid := e.pid(name)
 		s := procStat{PID: pid, RSSKiB: rssKiB(pid), Goroutines: -1}
 		if _, ok := e.metricsURL[name]; ok {
 			if g, ok := gauge(e.metrics(ctx, name), "go_goroutines"); ok {
@@ -36,6 +37,20 @@ func (e *env) snapshotProcs(ctx context.Context) map[string]procStat {
 		out[name] = s
 	}
 	return out
+}
+
+// reportedProcs are the processes whose RSS the report shows, in its order.
+var reportedProcs = []string{procAPIServer, procController, procController2, procObserver, procKubeAPI, procEtcd, procRemoteKubeAPI, procRemoteEtcd}
+
+// pid is the process id of the newest running process name; 0 when none runs.
+func (e *env) pid(name string) int {
+	switch name {
+	case procRemoteKubeAPI:
+		return e.remote.PID("kube-apiserver")
+	case procRemoteEtcd:
+		return e.remote.PID("etcd")
+	}
+	return e.cluster.PID(name)
 }
 
 // rssKiB is VmRSS of pid; 0 when it is gone.
@@ -116,4 +131,27 @@ func delta(before, after map[string]float64) map[string]float64 {
 		}
 	}
 	return d
+}
+
+// sample is every process's state at one moment of the fault phase.
+type sample struct {
+	at    time.Duration // since the fault phase began
+	procs map[string]procStat
+}
+
+// sampleProcs snapshots the processes every every until ctx ends (the fault phase),
+// so that the report shows whether RSS and goroutines level off or keep growing.
+func (e *env) sampleProcs(ctx context.Context, every time.Duration) []sample {
+	began := time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var out []sample
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick.C:
+		}
+		out = append(out, sample{at: time.Since(began), procs: e.snapshotProcs(ctx)})
+	}
 }

@@ -37,6 +37,8 @@ type release struct {
 	mu sync.Mutex
 
 	ns, name string
+	cluster  string // spec.cluster: "" (the host) or remoteClusterName
+	wave     int32  // spec.clusterWave
 	manual   bool
 	policy   v1alpha1.FailureAction // "" for none
 	hooks    bool
@@ -47,6 +49,7 @@ type release struct {
 	version string
 	token   string
 	pinned  bool
+	unsure  bool // a write's outcome is unknown and reading it back failed: settle reads it
 	// the latest sync requests convoy acknowledged (the annotation values it wrote).
 	ackSync, ackForce time.Time
 	syncsSent         int
@@ -64,7 +67,10 @@ func (r *release) expectFailure() bool { return r.version == versionFailing }
 
 // newWorkload makes n Release models in the namespaces, mixing modes and policies
 // from rng: a third manual, a third with a failurePolicy (Rollback or Halt), a
-// quarter with hooks, a fifth that may take the failing version. healthTimeout is
+// quarter with hooks, a fifth that may take the failing version, a third on the
+// remote Cluster. Cluster waves: a Release that may fail is in wave 2, the last (one
+// of a lower wave would hold every higher one on its Cluster for ever, as designed);
+// of the others a third are in wave 1, the rest in wave 0. healthTimeout is
 // the failurePolicy's: longer than any fault lasts, so that a good render fails its
 // rollout only through a bug.
 func newWorkload(rng *rand.Rand, n int, namespaces []string, healthTimeout time.Duration) []*release {
@@ -85,6 +91,15 @@ func newWorkload(rng *rand.Rand, n int, namespaces []string, healthTimeout time.
 		case 1:
 			r.policy = v1alpha1.FailureActionHalt
 		}
+		if rng.IntN(3) == 0 {
+			r.cluster = remoteClusterName
+		}
+		switch {
+		case r.mayFail:
+			r.wave = 2
+		case rng.IntN(3) == 0:
+			r.wave = 1
+		}
 		out[i] = r
 	}
 	return out
@@ -96,8 +111,10 @@ func (r *release) object(repoURL string) *v1alpha1.Release {
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
 		ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.ns},
 		Spec: v1alpha1.ReleaseSpec{
-			Chart:  v1alpha1.ChartSource{Repository: repoURL, Name: chartName, Version: r.version},
-			Values: valuesOf(r.token),
+			Cluster:     r.cluster,
+			ClusterWave: r.wave,
+			Chart:       v1alpha1.ChartSource{Repository: repoURL, Name: chartName, Version: r.version},
+			Values:      valuesOf(r.token),
 			SyncPolicy: v1alpha1.SyncPolicy{
 				Automatic: ptr.To(!r.manual),
 				RetryBackoff: &v1alpha1.RetryBackoff{
