@@ -94,7 +94,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	cluster := ns + "-remote"
 	create(t, ctx, admin, &v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster},
 		Spec: v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: ns, Name: "remote-kubeconfig"}}}})
-	t.Cleanup(func() { _ = admin.Delete(context.Background(), &v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}) })
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), &v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}})
+	})
 
 	release := func(name, valuesSecret, onCluster string) {
 		create(t, ctx, admin, &v1.Release{

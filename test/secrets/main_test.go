@@ -15,8 +15,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -137,8 +137,8 @@ func startProcesses(s *testenv.Setup, bin string) error {
 	s.Cleanup(func() { _ = os.RemoveAll(dir) })
 	for _, p := range []struct {
 		user, subcommand, ready string
-		grant               func(context.Context, *rest.Config, string) error
-		extra               []string
+		grant                   func(context.Context, *rest.Config, string) error
+		extra                   []string
 	}{
 		{controllerUser, "controller", "/readyz/informers", dev.GrantController, []string{"--chart-cache-dir=" + dir}},
 		{observerUser, "observer", "/readyz", dev.GrantObserver, nil},
