@@ -16,6 +16,7 @@ import (
 // --authentication-kubeconfig, --authorization-kubeconfig, --kubeconfig, ...).
 func newAPIServerCommand() *cobra.Command {
 	opts := apiserver.NewOptions()
+	var logs logFlags
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Serve the convoy.kumodo.io/v1alpha1 API from etcd, behind the host cluster's aggregator",
@@ -28,9 +29,13 @@ serves a self-signed certificate (add the aggregator's name with
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := logs.apply("apiserver"); err != nil {
+				return err
+			}
 			return opts.Run(ctx)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	logs.bind(cmd.Flags())
 	return cmd
 }

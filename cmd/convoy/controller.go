@@ -66,6 +66,9 @@ when a requeue that the sync policy schedules arrives.`,
 }
 
 func runController(ctx context.Context, f controllerFlags) error {
+	if err := f.logs.apply("controller"); err != nil {
+		return err
+	}
 	ctrllog.SetLogger(klog.NewKlogr())
 	cfg, err := f.restConfig()
 	if err != nil {

@@ -46,5 +46,8 @@ ready, and stops everything on Ctrl-C or SIGTERM.`,
 		"address of the local Helm chart repository (the examples name "+chartrepo.DefaultAddr+")")
 	cmd.Flags().StringVar(&opts.ExamplesDir, "examples-dir", opts.ExamplesDir,
 		"folder with charts/ to serve and release-manual.yaml to apply; empty: neither")
+	// As the chart's controller.defaultServiceAccount: the controller's and the
+	// observer's lockdown; dev creates the ServiceAccount in the example's namespace.
+	bindDefaultServiceAccount(cmd.Flags(), &opts.DefaultServiceAccount)
 	return cmd
 }

@@ -19,6 +19,7 @@ type hostFlags struct {
 	kubeAPIQPS   float32
 	kubeAPIBurst int
 	manager      hostmanager.Options
+	logs         logFlags
 }
 
 // Defaults of the flags that size the work of convoy controller and convoy observer
@@ -69,6 +70,7 @@ type hostFlagHelp struct {
 }
 
 func (f *hostFlags) bind(fs *pflag.FlagSet, help hostFlagHelp) {
+	f.logs.bind(fs)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", f.kubeconfig,
 		"kubeconfig of the host cluster; empty: $KUBECONFIG, else the in-cluster configuration")
 	fs.DurationVar(&f.manager.Resync, "resync", f.manager.Resync, help.resync)

@@ -57,6 +57,9 @@ render, and when a batch of lifecycle hooks completes. It applies nothing.`,
 }
 
 func runObserver(ctx context.Context, f observerFlags) error {
+	if err := f.logs.apply("observer"); err != nil {
+		return err
+	}
 	ctrllog.SetLogger(klog.NewKlogr())
 	cfg, err := f.restConfig()
 	if err != nil {

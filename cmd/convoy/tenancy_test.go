@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// --default-service-account (lockdown) is a flag of the controller and the observer,
+// --default-service-account (lockdown) is a flag of the controller, the observer and dev,
 // off by default, and takes a ServiceAccount name only.
 func TestDefaultServiceAccountFlag(t *testing.T) {
 	cases := map[string]struct {
@@ -20,7 +20,7 @@ func TestDefaultServiceAccountFlag(t *testing.T) {
 		"upper case":   {value: "Deployer", err: `"Deployer" is not a ServiceAccount name`},
 		"with a colon": {value: "system:serviceaccount:a:b", err: "is not a ServiceAccount name"},
 	}
-	for process, cmd := range map[string]func() *cobra.Command{"controller": newControllerCommand, "observer": newObserverCommand} {
+	for process, cmd := range map[string]func() *cobra.Command{"controller": newControllerCommand, "observer": newObserverCommand, "dev": newDevCommand} {
 		if f := cmd().Flags().Lookup("default-service-account"); f == nil || f.DefValue != "" {
 			t.Fatalf("%s: --default-service-account missing or not off by default: %v", process, f)
 		}

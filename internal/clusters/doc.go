@@ -17,5 +17,8 @@
 // which check failed and whose message says what to fix. It must not apply
 // anything, write any status, or decide when to retry; it reads Clusters,
 // Secrets and Namespaces on the host and the discovery data of the targets,
-// nothing else. No other package builds a client for a remote cluster.
+// nothing else. No other package builds a client for a target cluster: the
+// controller's and observer's clients (Target.Client, Target.Dynamic for
+// informers, Target.ServerVersion for the Cluster status) all come from here
+// (TestOnlyClustersBuildsTargetClients checks the module's sources).
 package clusters

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/lru"
@@ -138,8 +139,12 @@ func (t *Target) as(id Identity) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make a client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("make a dynamic client: %w", err)
+	}
 	return &Target{
 		Name: t.Name, Config: cfg, Client: c, Version: t.Version, Identity: id, Base: t,
-		httpClient: httpClient,
+		httpClient: httpClient, dynamic: dyn,
 	}, nil
 }

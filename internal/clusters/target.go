@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -40,6 +41,8 @@ type Target struct {
 	Base *Target
 
 	httpClient *http.Client
+	dynamic    dynamic.Interface
+	versions   *discovery.DiscoveryClient
 	discovery  discovery.CachedDiscoveryInterface
 	clock      clock.PassiveClock
 	ttl        time.Duration
@@ -82,9 +85,13 @@ func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.Pas
 	if err != nil {
 		return nil, &configError{fmt.Errorf("make a client: %w", err)}
 	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, &configError{fmt.Errorf("make a dynamic client: %w", err)}
+	}
 	t := &Target{
 		Name: name, Config: cfg, Client: c,
-		httpClient: httpClient, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
+		httpClient: httpClient, dynamic: dyn, versions: dc, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
 	}
 	t.Base = t
 	if t.Version, err = serverVersion(ctx, dc); err != nil {
@@ -114,6 +121,20 @@ func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version
 		return nil, fmt.Errorf("read /version: %w", err)
 	}
 	return &info, nil
+}
+
+// Dynamic is a dynamic client on the target, as Identity, sharing Client's
+// connections: for informers of any kind (the observer's watches).
+func (t *Target) Dynamic() dynamic.Interface { return t.dynamic }
+
+// ServerVersion reads the target's /version now (Version is the one read when the
+// connection was made), with convoy's own identity: whether a cluster answers does
+// not depend on who asks.
+func (t *Target) ServerVersion(ctx context.Context) (*version.Info, error) {
+	if t.Base != t && t.Base != nil {
+		return t.Base.ServerVersion(ctx)
+	}
+	return serverVersion(ctx, t.versions)
 }
 
 // Discovery returns the target's version and the resources it serves. The

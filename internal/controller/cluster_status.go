@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -34,9 +32,6 @@ import (
 // metadata only); a Secret outside the namespaces the manager watches is picked up
 // at the next recheck.
 const ClusterRecheck = time.Minute
-
-// versionTimeout bounds one /version call of the Cluster status reconciler.
-const versionTimeout = 15 * time.Second
 
 // clusterStatusReconciler writes the status of Clusters: the Ready condition
 // (Reachable, Unreachable or KubeconfigNotReady), kubernetesVersion and
@@ -142,16 +137,16 @@ func (r *clusterStatusReconciler) check(ctx context.Context, cl *v1.Cluster) (st
 		return "", cond, err
 	}
 	// A cached connection was checked when it was made: read /version again now.
-	version, err := serverVersion(ctx, target.Config)
+	info, err := target.ServerVersion(ctx)
 	if err != nil {
 		r.clusters.Forget(cl.Name)
 		return "", clusterCondition(v1.ReasonUnreachable, fmt.Sprintf(
 			"cannot reach Cluster %q: check that it runs and that its kubeconfig's server and credentials are right: %v", cl.Name, err)), nil
 	}
-	return version, metav1.Condition{
+	return info.GitVersion, metav1.Condition{
 		Status:  metav1.ConditionTrue,
 		Reason:  v1.ReasonReachable,
-		Message: fmt.Sprintf("Cluster %q answers, Kubernetes %s", cl.Name, version),
+		Message: fmt.Sprintf("Cluster %q answers, Kubernetes %s", cl.Name, info.GitVersion),
 	}, nil
 }
 
@@ -181,21 +176,6 @@ func notReadyCondition(err error) (metav1.Condition, error) {
 
 func clusterCondition(reason, message string) metav1.Condition {
 	return metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: capitalize(message)}
-}
-
-// serverVersion reads the gitVersion of the cluster of cfg (its /version).
-func serverVersion(ctx context.Context, cfg *rest.Config) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	defer cancel()
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	info, err := dc.ServerVersionWithContext(ctx)
-	if err != nil {
-		return "", fmt.Errorf("read /version: %w", err)
-	}
-	return info.GitVersion, nil
 }
 
 // anyNamespaceReader reads as hostReader does, but returns Clusters without their

@@ -94,7 +94,7 @@ func startController(ctx context.Context, env *Env) error {
 	waitCtx, cancel := context.WithTimeout(ctx, controllerReadyTimeout)
 	defer cancel()
 	readyz, err := runHostProcess(waitCtx, env, "convoy-controller", grantController, "controller",
-		"/readyz/"+controller.ReadyzInformers, "--chart-cache-dir="+filepath.Join(env.StateDir, "charts"))
+		"/readyz/"+controller.ReadyzInformers, append([]string{"--chart-cache-dir=" + filepath.Join(env.StateDir, "charts")}, env.lockdownFlags()...)...)
 	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
 		return fmt.Errorf("convoy controller is not ready after %s: its informers have not synced (%s); see its log in %s: %w",
 			controllerReadyTimeout, readyz, env.Cluster.LogDir(), err)
@@ -146,7 +146,8 @@ func httpOK(ctx context.Context, url string) bool {
 var probeClient = &http.Client{Timeout: 2 * time.Second}
 
 // ControllerRules are what convoy controller needs of the host cluster besides
-// applying and pruning the rendered objects.
+// applying and pruning the rendered objects, impersonating ServiceAccounts included
+// (in dev the controller also has cluster-admin, which implies it).
 func ControllerRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	write := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
@@ -163,6 +164,7 @@ func ControllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "namespaces"}, Verbs: read},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		impersonateServiceAccounts,
 	}
 }
 

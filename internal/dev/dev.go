@@ -36,6 +36,12 @@ type Options struct {
 	// ChartsAddr is the address of the chart repository; default
 	// chartrepo.DefaultAddr, the one the examples name.
 	ChartsAddr string
+	// DefaultServiceAccount, when set, is the lockdown of the controller and the
+	// observer (--default-service-account), as the chart's
+	// controller.defaultServiceAccount: a Release without spec.serviceAccountName
+	// acts as this ServiceAccount of its namespace. dev creates it in the example's
+	// namespace, bound to the ClusterRole admin there.
+	DefaultServiceAccount string
 }
 
 // Component is one of convoy's own processes in the dev environment. Start
@@ -53,6 +59,17 @@ type Env struct {
 	Convoy string
 	// ChartsURL is the URL of the local chart repository; empty without one.
 	ChartsURL string
+	// DefaultServiceAccount is Options.DefaultServiceAccount.
+	DefaultServiceAccount string
+}
+
+// lockdownFlags are the flags of the controller and the observer for
+// DefaultServiceAccount.
+func (e *Env) lockdownFlags() []string {
+	if e.DefaultServiceAccount == "" {
+		return nil
+	}
+	return []string{"--default-service-account=" + e.DefaultServiceAccount}
 }
 
 // RunConvoy runs `convoy <args>` beside the cluster as the process name; its
@@ -131,7 +148,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self}
+	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self, DefaultServiceAccount: opts.DefaultServiceAccount}
 	if charts != nil {
 		env.ChartsURL = charts.URL
 	}
@@ -148,6 +165,13 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		if example.Created {
 			fmt.Fprintf(out, "Applied %s (Release %s/%s)\n", filepath.Join(opts.ExamplesDir, ExampleFile), example.Namespace, example.Name)
+		}
+		if opts.DefaultServiceAccount != "" {
+			if err := CreateDeployer(ctx, cluster.RestConfig(), example.Namespace, opts.DefaultServiceAccount); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Lockdown: Releases act as the ServiceAccount %[2]s of their namespace; created %[1]s/%[2]s, bound to admin in %[1]s\n",
+				example.Namespace, opts.DefaultServiceAccount)
 		}
 	}
 	path := binDir

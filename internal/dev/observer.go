@@ -18,13 +18,15 @@ import (
 // metrics endpoint, and a health probe on a free loopback port; it is ready when
 // /readyz answers.
 func startObserver(ctx context.Context, env *Env) error {
-	_, err := runHostProcess(ctx, env, "convoy-observer", grantObserver, "observer", "/readyz")
+	_, err := runHostProcess(ctx, env, "convoy-observer", grantObserver, "observer", "/readyz", env.lockdownFlags()...)
 	return err
 }
 
 // ObserverRules are what convoy observer needs of the host cluster besides reading
-// the objects Releases applied (deploy/observer/rbac.yaml grants the same): read
-// convoy's objects, write only ReleaseInventory status and POST releases/<name>/sync.
+// the objects Releases applied (deploy/observer/rbac.yaml and impersonate-rbac.yaml
+// grant the same): read convoy's objects, write only ReleaseInventory status, POST
+// releases/<name>/sync, and impersonate ServiceAccounts for the drift checks of
+// Releases that act as one (spec.serviceAccountName, --default-service-account).
 func ObserverRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	return []rbacv1.PolicyRule{
@@ -37,7 +39,15 @@ func ObserverRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		impersonateServiceAccounts,
 	}
+}
+
+// impersonateServiceAccounts lets convoy's processes act as a Release's
+// ServiceAccount and check that it exists (the chart's convoy-controller-impersonate
+// and convoy-observer-impersonate).
+var impersonateServiceAccounts = rbacv1.PolicyRule{
+	APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate", "get", "list", "watch"},
 }
 
 // ObserverTargetRules are what the observer needs on a target cluster: read every

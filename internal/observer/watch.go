@@ -120,10 +120,7 @@ func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, use
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	cw, err := w.cluster(target)
-	if err != nil {
-		return nil, false, err
-	}
+	cw := w.cluster(target)
 	if kw, ok := cw.kinds[gvk]; ok { // started meanwhile
 		kw.use(user)
 		return kw, true, nil
@@ -185,20 +182,18 @@ func (w *watches) existing(target *clusters.Target, gvk schema.GroupVersionKind,
 
 // cluster returns the informers of target's cluster; a new connection to the cluster
 // (its kubeconfig changed) replaces them. w.mu is held.
-func (w *watches) cluster(target *clusters.Target) (*clusterWatch, error) {
+func (w *watches) cluster(target *clusters.Target) *clusterWatch {
 	if cw, ok := w.clusters[target.Name]; ok {
 		if cw.target == target {
-			return cw, nil
+			return cw
 		}
 		w.stopCluster(target.Name, cw)
 	}
-	dc, err := dynamic.NewForConfig(target.Config)
-	if err != nil {
-		return nil, fmt.Errorf("make a dynamic client for cluster %q: %w", target.Name, err)
-	}
-	cw := &clusterWatch{target: target, dynamic: dc, stop: make(chan struct{}), kinds: map[schema.GroupVersionKind]*kindWatch{}}
+	// internal/clusters builds the client; target is the connection with convoy's
+	// own identity (target.Base), shared by every Release on the cluster.
+	cw := &clusterWatch{target: target, dynamic: target.Dynamic(), stop: make(chan struct{}), kinds: map[schema.GroupVersionKind]*kindWatch{}}
 	w.clusters[target.Name] = cw
-	return cw, nil
+	return cw
 }
 
 // ctxFor is a context that ends with the observer or when cw is replaced.
