@@ -118,7 +118,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	if st.inventory != nil && st.inventory.SyncWave != nil {
 		// The inventory's syncWave, written with its renderRef: the Release's
 		// status.syncWave misses it when the status write after the apply failed.
-		in.WaveHold = st.inventory.RenderRef
+		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
 	}
 
 	if in.Pin, err = r.pin(ctx, st); err != nil {
@@ -229,6 +229,12 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 		h.Objects = make(map[v1.ObjectReference]v1.HealthStatus, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
 			h.Objects[release.ObjectKey(o.ObjectReference)] = o.Health
+		}
+	}
+	if len(inv.Objects) > 0 {
+		h.Waves = make(map[v1.ObjectReference]int32, len(inv.Objects))
+		for _, o := range inv.Objects {
+			h.Waves[release.ObjectKey(o.ObjectReference)] = o.Wave
 		}
 	}
 	return h

@@ -179,6 +179,54 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.failed.Load())
 }
 
+// Issue 16 (found by the chaos harness: a good render rolled back the second its first
+// wave was applied): a rollout is judged on its render's objects. The wave-1
+// Deployment is left Degraded by hand (a nodeSelector no node matches and a 2 s
+// progress deadline, fields convoy does not own); an upgrade with a failurePolicy
+// starts its rollout at wave 0, and the old, Degraded wave-1 Deployment is not yet the
+// new render's, so the rollout waits for its wave 1 to be applied. Here the applied
+// wave 1 is Degraded too (the hand-set fields stay), so the rollout fails and rolls
+// back, but only after wave 1 of the new render was applied.
+func TestSP14_ARolloutIsNotFailedByAnObjectOfAWaveNotYetApplied(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	rel := upgradeRelease(e.ns, "app", `{}`)
+	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
+	rel.Spec.FailurePolicy = &v1.FailurePolicy{HealthTimeout: &metav1.Duration{Duration: 2 * time.Minute}}
+	e.create(rel)
+	good := e.waitRender("app", "")
+	e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-1"}, d); err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.NodeSelector = map[string]string{"convoy.test/no-such-node": "true"}
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
+		return e.client.Update(e.ctx, d, client.FieldOwner("kubectl-edit"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("wave-1 Degraded", func() (bool, string) {
+		st := e.inventory("app").Status
+		i := slices.IndexFunc(st.Objects, func(o v1.ObjectHealth) bool { return o.Name == "wave-1" })
+		return i >= 0 && st.Objects[i].Health == v1.HealthDegraded, fmt.Sprintf("objects %+v", st.Objects)
+	})
+
+	rollouts := e.watchRollouts(imageNew)
+	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
+	upgrade := e.waitRender("app", good)
+	failed := e.waitRollout("app", upgrade, v1.RolloutRolledBack, time.Time{})
+	if rollouts.index("applied wave-1") < 0 {
+		t.Errorf("the rollout of %s failed (%q) before its wave 1 was applied; Deployments: %s",
+			upgrade, failed.Status.Rollout.Message, rollouts)
+	}
+	t.Logf("rollout: %s; Deployments: %s", failed.Status.Rollout.Message, rollouts)
+}
+
 // failWrites makes every write to path (a URL path suffix) fail while armed.
 type failWrites struct {
 	path   string

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -268,7 +269,7 @@ func rolloutStep(d *decision) *Result {
 		case assessed && h.State == v1.HealthHealthy:
 			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutSucceeded, Message: "The render became Healthy before its deadline."}
 			return nil
-		case assessed && h.State == v1.HealthDegraded:
+		case assessed && degraded(d.in, h):
 			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."}
 		case !r.Deadline.IsZero() && !d.in.Now.Before(r.Deadline):
 			d.plan.Rollout = &RolloutChange{Phase: v1.RolloutFailed, Message: fmt.Sprintf(
@@ -291,6 +292,39 @@ func rolloutStep(d *decision) *Result {
 	d.report = &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}
 	d.rollbackHold, d.rollingBack = true, true
 	return nil
+}
+
+// degraded reports whether h, the observer's health of the rollout's render, says the
+// render is Degraded. While the render's apply holds at a sync wave (WaveHold), only
+// the objects of the waves applied so far count: an object of a later wave is still
+// the previous render's (a Deployment a rollback left ProgressDeadlineExceeded, say)
+// and cannot fail this render's rollout (issue 16, found by the chaos harness). The
+// applied waves are the first WaveHoldApplied distinct waves of the inventory's
+// objects, which list the render's applied waves and may list older ones: a lower
+// bound, so an object of a later wave never counts.
+func degraded(in Input, h *Health) bool {
+	if h.State != v1.HealthDegraded {
+		return false
+	}
+	if in.WaveHold == "" || in.WaveHold != h.RenderRef {
+		return true
+	}
+	waves := make([]int32, 0, len(h.Waves))
+	for _, w := range h.Waves {
+		waves = append(waves, w)
+	}
+	slices.Sort(waves)
+	waves = slices.Compact(waves)
+	if in.WaveHoldApplied <= 0 || len(waves) == 0 {
+		return false
+	}
+	last := waves[min(in.WaveHoldApplied, len(waves))-1]
+	for ref, state := range h.Objects {
+		if w, ok := h.Waves[ref]; ok && w <= last && state == v1.HealthDegraded {
+			return true
+		}
+	}
+	return false
 }
 
 // rolloutHoldStep is step 7: while the render to apply is the one whose rollout was

@@ -56,6 +56,9 @@ type Input struct {
 	// a sync wave (status.syncWave set; the ReleaseInventory names the render): its
 	// first waves are applied, the later ones wait. Empty when none.
 	WaveHold string
+	// WaveHoldApplied is how many sync waves of WaveHold are applied (the inventory's
+	// syncWave.current); 0 when WaveHold is empty.
+	WaveHoldApplied int
 	// Health is the observer's data from the ReleaseInventory status; nil when the
 	// observer has written none.
 	Health *Health
@@ -150,4 +153,6 @@ type Health struct {
 	Message string
 	// Objects is the health of each object of the inventory, by ObjectKey.
 	Objects map[v1.ObjectReference]v1.HealthStatus
+	// Waves is the sync wave of each object of the inventory, by ObjectKey.
+	Waves map[v1.ObjectReference]int32
 }

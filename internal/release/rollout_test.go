@@ -297,3 +297,59 @@ func TestRollbackReportsTheFailureFirst(t *testing.T) {
 		t.Errorf("rollback apply failed: RolloutFailure %+v, RolloutPhase %+v; want Failed stored and no extra failure", out.Status.RolloutFailure, out.Status.RolloutPhase)
 	}
 }
+
+// A rollout is judged on its render's objects: while the render's apply holds at a
+// sync wave, an object of a wave not applied yet is still the previous render's, and
+// its Degraded (a Deployment that a rollback left ProgressDeadlineExceeded) cannot fail
+// the new render's rollout (issue 16: the chaos harness saw a good render rolled back
+// the second its first wave was applied). The deadline still can.
+func TestRolloutIsJudgedOnTheWavesAppliedWhileHeld(t *testing.T) {
+	cm := v1.ObjectReference{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "config"}
+	deploy := v1.ObjectReference{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "app", Name: "web"}
+	late := v1.ObjectReference{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "late"}
+	waves := map[v1.ObjectReference]int32{cm: 0, deploy: 1, late: 2}
+	healthWith := func(states map[v1.ObjectReference]v1.HealthStatus) option {
+		return health(Health{RenderRef: refNew, State: v1.HealthDegraded, Objects: states, Waves: waves})
+	}
+	held := func(applied int) option {
+		return func(in *Input) { in.WaveHold, in.WaveHoldApplied = refNew, applied }
+	}
+	failed := &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."}
+	cases := map[string]struct {
+		opts []option
+		want *RolloutChange
+	}{
+		"held after wave 0, the wave-1 Deployment Degraded: not judged": {
+			opts: []option{held(1), healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthHealthy, deploy: v1.HealthDegraded, late: v1.HealthHealthy})},
+		},
+		"held after wave 0, a wave-0 object Degraded: Failed": {
+			opts: []option{held(1), healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthDegraded, deploy: v1.HealthHealthy, late: v1.HealthHealthy})},
+			want: failed,
+		},
+		"held after wave 1, the wave-1 Deployment Degraded: Failed": {
+			opts: []option{held(2), healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthHealthy, deploy: v1.HealthDegraded, late: v1.HealthHealthy})},
+			want: failed,
+		},
+		"held after wave 1, only wave 2 Degraded: not judged": {
+			opts: []option{held(2), healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthHealthy, deploy: v1.HealthHealthy, late: v1.HealthDegraded})},
+		},
+		"not held (every wave applied): Degraded anywhere is Failed": {
+			opts: []option{healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthHealthy, deploy: v1.HealthHealthy, late: v1.HealthDegraded})},
+			want: failed,
+		},
+		"held at another render's wave: the render's Degraded counts": {
+			opts: []option{func(in *Input) { in.WaveHold, in.WaveHoldApplied = refOld, 1 },
+				healthWith(map[v1.ObjectReference]v1.HealthStatus{cm: v1.HealthHealthy, deploy: v1.HealthDegraded, late: v1.HealthHealthy})},
+			want: failed,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts := append([]option{automatic(), failurePolicy(time.Minute), withAction(v1.FailureActionHalt), lastSuccessful(refOld), progressing(time.Minute)}, tc.opts...)
+			_, out := reconcile(input(opts...), Succeeded())
+			if diff := cmp.Diff(tc.want, out.Status.RolloutPhase); diff != "" {
+				t.Errorf("RolloutPhase (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
