@@ -77,6 +77,30 @@ func (e *env) watchRollouts(image string) *rolloutEvents {
 	return r
 }
 
+// wantWaveByWave fails t unless each wave rolled out before the next one was applied.
+func (r *rolloutEvents) wantWaveByWave(t *testing.T) {
+	t.Helper()
+	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
+		before, after := r.index(step[0]), r.index(step[1])
+		if before < 0 || after < 0 || before > after {
+			t.Errorf("%q must come before %q; events: %s", step[0], step[1], r)
+		}
+	}
+}
+
+// waitUpgradeReady waits until the Release name is Ready with a lastSuccessful render
+// other than first's; describe adds to the message of a timeout.
+func (e *env) waitUpgradeReady(name string, first *v1.Release, describe func() string) {
+	e.t.Helper()
+	e.eventually("the upgrade applied and Ready", func() (bool, string) {
+		r := e.release(name)
+		ls := r.Status.LastSuccessful
+		ready := conditionTrue(r, v1.ConditionReady)
+		return ready && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
+			fmt.Sprintf("ready %t, lastSuccessful %+v, conditions %+v; %s", ready, ls, r.Status.Conditions, describe())
+	})
+}
+
 func (r *rolloutEvents) add(what string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -113,19 +137,8 @@ func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
 
 	rollouts := e.watchRollouts(imageNew)
 	e.setValues("app", fmt.Sprintf(`{"slowWave1": 8, "image": %q}`, imageNew))
-	e.eventually("the upgrade applied and Ready", func() (bool, string) {
-		r := e.release("app")
-		ls := r.Status.LastSuccessful
-		ready := conditionTrue(r, v1.ConditionReady)
-		return ready && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
-			fmt.Sprintf("ready %t, lastSuccessful %+v; Deployments: %s", ready, ls, rollouts)
-	})
-	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
-		before, after := rollouts.index(step[0]), rollouts.index(step[1])
-		if before < 0 || after < 0 || before > after {
-			t.Errorf("%q must come before %q; events: %s", step[0], step[1], rollouts)
-		}
-	}
+	e.waitUpgradeReady("app", first, rollouts.String)
+	rollouts.wantWaveByWave(t)
 	t.Logf("Deployments: %s", rollouts)
 }
 
@@ -163,19 +176,8 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 	})
 	fail.armed.Store(false)
 
-	e.eventually("the upgrade applied and Ready", func() (bool, string) {
-		r := e.release("app")
-		ls := r.Status.LastSuccessful
-		ready := conditionTrue(r, v1.ConditionReady)
-		return ready && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
-			fmt.Sprintf("ready %t, lastSuccessful %+v; Deployments: %s", ready, ls, rollouts)
-	})
-	for _, step := range [][2]string{{"rolled out wave-0", "applied wave-1"}, {"rolled out wave-1", "applied wave-2"}} {
-		before, after := rollouts.index(step[0]), rollouts.index(step[1])
-		if before < 0 || after < 0 || before > after {
-			t.Errorf("%q must come before %q; events: %s", step[0], step[1], rollouts)
-		}
-	}
+	e.waitUpgradeReady("app", first, rollouts.String)
+	rollouts.wantWaveByWave(t)
 	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.failed.Load())
 }
 
@@ -348,12 +350,7 @@ func TestSP03_ADeploymentDeletedByHandIsAssessedAgainOnceCreatedAgain(t *testing
 	e.create(rel)
 	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
 	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
-	e.eventually("the upgrade Ready", func() (bool, string) {
-		r := e.release("app")
-		ls := r.Status.LastSuccessful
-		return conditionTrue(r, v1.ConditionReady) && ls != nil && ls.RenderRef != first.Status.LastSuccessful.RenderRef,
-			fmt.Sprintf("lastSuccessful %+v, conditions %+v", ls, r.Status.Conditions)
-	})
+	e.waitUpgradeReady("app", first, func() string { return "" })
 	entry := func() v1.InventoryObject {
 		inv := e.inventory("app")
 		i := slices.IndexFunc(inv.Objects, func(o v1.InventoryObject) bool { return o.Name == "wave-0" })
