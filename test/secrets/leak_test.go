@@ -129,6 +129,12 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		outputs["the log of "+user] = string(b)
 	}
+	// convoy apiserver's log (in this process, -v 7) logs every request it serves.
+	apiLog := apiserverLog.String()
+	if !strings.Contains(apiLog, `"HTTP" verb=`) {
+		t.Fatalf("the log of convoy apiserver shows no request: it does not log at -v 7:\n%s", apiLog[:min(len(apiLog), 3000)])
+	}
+	outputs["the log of convoy apiserver"] = apiLog
 	outputs["Events"] = list(t, ctx, admin, &corev1.EventList{})
 	outputs["Releases (conditions)"] = list(t, ctx, admin, &v1.ReleaseList{}, client.InNamespace(ns))
 	outputs["ReleaseInventories"] = list(t, ctx, admin, &v1.ReleaseInventoryList{}, client.InNamespace(ns))

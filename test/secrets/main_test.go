@@ -12,9 +12,11 @@
 package secrets_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -23,10 +25,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/dev"
@@ -56,10 +60,38 @@ var (
 	charts string
 	// metrics are the /metrics URLs of the controller and the observer.
 	metrics = map[string]string{}
+	// apiserverLog is the log of convoy apiserver (in this process) at -v 7.
+	apiserverLog = &lockedBuffer{}
 )
+
+// lockedBuffer is a bytes.Buffer that many goroutines may write to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 func TestMain(m *testing.M) {
 	testenv.QuietLogs()
+	// convoy apiserver runs in this process: its log (klog) goes to apiserverLog, at
+	// the highest verbosity convoy accepts.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	if err := klogFlags.Set("v", "7"); err != nil {
+		panic(err)
+	}
+	klog.SetOutput(apiserverLog)
 	testenv.Main(m, func(s *testenv.Setup) (err error) {
 		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
 			return err
