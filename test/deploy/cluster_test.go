@@ -117,7 +117,8 @@ func TestControllerServiceAccountCanDoControllerRules(t *testing.T) {
 	needCluster(t)
 	ensureNamespace(t, "convoy-system")
 	dir := filepath.Join(deployDir(t), "controller")
-	runKubectl(t, "apply", "--server-side", "--field-manager=convoy-deploy-test", "-f", filepath.Join(dir, "rbac.yaml"), "-f", filepath.Join(dir, "apply-rbac.yaml"))
+	runKubectl(t, "apply", "--server-side", "--field-manager=convoy-deploy-test", "-f", filepath.Join(dir, "rbac.yaml"), "-f", filepath.Join(dir, "apply-rbac.yaml"),
+		"-f", filepath.Join(dir, "impersonate-rbac.yaml"))
 	kube := kubernetes.NewForConfigOrDie(env.admin)
 	const user = "system:serviceaccount:convoy-system:convoy-controller"
 	each(dev.ControllerRules(), func(g, res, verb string) {

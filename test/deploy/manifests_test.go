@@ -269,12 +269,17 @@ func each(rules []rbacv1.PolicyRule, f func(group, resource, verb string)) {
 // dev.ControllerRules (what convoy dev grants it) and nothing more, except that the
 // leader election Lease is granted by a Role in convoy-system rather than
 // cluster-wide. Both are bound to the controller's ServiceAccount, and so is the
-// separate convoy-controller-apply.
+// separate convoy-controller-apply and convoy-controller-impersonate.
 func TestControllerRoleMatchesControllerRules(t *testing.T) {
 	objs := readObjects(t, filepath.Join(deployDir(t), "controller", "rbac.yaml"))
 	objs = append(objs, readObjects(t, filepath.Join(deployDir(t), "controller", "apply-rbac.yaml"))...)
-	var role rbacv1.ClusterRole
+	objs = append(objs, readObjects(t, filepath.Join(deployDir(t), "controller", "impersonate-rbac.yaml"))...)
+	var role, impersonate rbacv1.ClusterRole
 	typed(t, find(t, objs, "ClusterRole", "convoy-controller"), &role)
+	// Impersonation (issue 14) is a ClusterRole of its own, always bound: the
+	// controller's rules are the two together.
+	typed(t, find(t, objs, "ClusterRole", "convoy-controller-impersonate"), &impersonate)
+	role.Rules = append(role.Rules, impersonate.Rules...)
 	var election rbacv1.Role
 	typed(t, find(t, objs, "Role", "convoy-controller-leader-election"), &election)
 	if election.Namespace != "convoy-system" {
@@ -290,12 +295,12 @@ func TestControllerRoleMatchesControllerRules(t *testing.T) {
 			return
 		}
 		if !grants(role.Rules, g, res, v) {
-			t.Errorf("ClusterRole convoy-controller does not grant %s on %s.%s (dev.ControllerRules does)", v, res, g)
+			t.Errorf("ClusterRoles convoy-controller and convoy-controller-impersonate do not grant %s on %s.%s (dev.ControllerRules does)", v, res, g)
 		}
 	})
 	each(role.Rules, func(g, res, v string) {
 		if !grants(want, g, res, v) {
-			t.Errorf("ClusterRole convoy-controller grants %s on %s.%s, which dev.ControllerRules does not", v, res, g)
+			t.Errorf("ClusterRoles convoy-controller and convoy-controller-impersonate grant %s on %s.%s, which dev.ControllerRules does not", v, res, g)
 		}
 	})
 	each(election.Rules, func(g, res, v string) {
