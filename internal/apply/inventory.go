@@ -104,9 +104,14 @@ func Applied(entries []v1alpha1.InventoryObject, changes []Change) []v1alpha1.In
 	}
 	out := slices.Clone(entries)
 	for i := range out {
-		if g, ok := generations[identityOf(out[i].ObjectReference)]; ok {
-			out[i].Generation = g
+		g, ok := generations[identityOf(out[i].ObjectReference)]
+		if !ok || (out[i].Generation == 0 && g == 1) {
+			// Generation 1 on an entry without one: the object's spec never changed
+			// since it was created, so no view of it predates what was applied, and a
+			// first apply costs no second inventory write.
+			continue
 		}
+		out[i].Generation = g
 	}
 	return out
 }

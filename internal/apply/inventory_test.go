@@ -232,8 +232,12 @@ func TestAppliedRecordsTheGenerationsOfAppliedObjects(t *testing.T) {
 		{Object: configApp.ObjectReference, Action: Unchanged, Generation: 4},
 		{Object: jobMigrate.ObjectReference, Action: Created, Generation: 1},
 		{Object: serviceWeb.ObjectReference, Action: Unchanged},
+		{Object: crdWidgets.ObjectReference, Action: Created, Generation: 1},
 	}
-	want := []v1alpha1.InventoryObject{generation(configApp, 4), generation(deployWeb, 3), generation(jobMigrate, 1), serviceWeb}
+	// A new object at generation 1 keeps an entry without one (no second write of a
+	// first apply's inventory).
+	entries = append(entries, crdWidgets)
+	want := []v1alpha1.InventoryObject{generation(configApp, 4), generation(deployWeb, 3), generation(jobMigrate, 1), serviceWeb, crdWidgets}
 	if diff := cmp.Diff(want, Applied(entries, changes)); diff != "" {
 		t.Errorf("Applied (-want +got):\n%s", diff)
 	}
