@@ -175,15 +175,33 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 			}
 			return "", 0, err
 		}
+		// The resource manager applies a copy of obj: read the generation the object
+		// has now, which the ReleaseInventory records (an apply without a dry run is
+		// a forced sync's or one that goes on at a later sync wave, and the observer
+		// must not take a view from before it for the render's health).
+		generation, err := a.generationOf(ctx, obj)
+		if err != nil {
+			return "", 0, err
+		}
 		switch entry.Action {
 		case ssa.CreatedAction:
-			return Created, obj.GetGeneration(), nil
+			return Created, generation, nil
 		case ssa.UnchangedAction:
-			return Unchanged, obj.GetGeneration(), nil
+			return Unchanged, generation, nil
 		default:
-			return Configured, obj.GetGeneration(), nil
+			return Configured, generation, nil
 		}
 	}
+}
+
+// generationOf reads obj's metadata.generation on the target.
+func (a *Applier) generationOf(ctx context.Context, obj *unstructured.Unstructured) (int64, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return 0, fmt.Errorf("read %s after its apply: %w", obj.GetName(), err)
+	}
+	return live.GetGeneration(), nil
 }
 
 // waitReady waits until the CRDs and Namespaces that the apply created or
