@@ -316,8 +316,8 @@ func appliedWaves(inv *v1.ReleaseInventory, renderRef string, total int) int {
 // so that a crash mid-apply loses track of nothing. The list it grows, live, was read
 // from the API server (liveInventory): the cache may miss the last write. When the
 // cache has no inventory (live is nil: a first apply) it is created at once, naming
-// renderRef, and read only if it exists after all. An existing inventory keeps naming the render it named: it names
-// renderRef once the apply is done.
+// renderRef, and read only if it exists after all. An existing inventory keeps naming
+// the render it named: it names renderRef once the apply is done.
 func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if live == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -309,12 +310,7 @@ func degraded(in Input, h *Health) bool {
 	if in.WaveHold == "" || in.WaveHold != h.RenderRef {
 		return true
 	}
-	waves := make([]int32, 0, len(h.Waves))
-	for _, w := range h.Waves {
-		waves = append(waves, w)
-	}
-	slices.Sort(waves)
-	waves = slices.Compact(waves)
+	waves := slices.Compact(slices.Sorted(maps.Values(h.Waves)))
 	if in.WaveHoldApplied <= 0 || len(waves) == 0 {
 		return false
 	}
