@@ -1,11 +1,8 @@
 package controller
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // missingNamespace makes the test chart render a second ConfigMap in a namespace
@@ -256,45 +254,24 @@ func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
 	}
 }
 
-// failStatusWrites makes the controller's writes of name's status fail while armed,
-// at most limit times, and counts the failures.
-type failStatusWrites struct {
-	path  string // .../namespaces/<ns>/releases/<name>/status
-	limit int32
-	armed atomic.Bool
-	done  atomic.Int32
-}
-
-func (f *failStatusWrites) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if f.armed.Load() && req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, f.path) {
-			if f.done.Add(1) <= f.limit {
-				return nil, errors.New("injected failure of the status write")
-			}
-			f.armed.Store(false)
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
 func TestSP19_SP22_AFailedStatusWriteDoesNotUseUpAForce(t *testing.T) {
 	// SP-22: "status.lastHandledForceSyncAt is set at the end of the first reconcile
 	// after the request": a reconcile whose status write fails has not ended, so the
 	// force stays pending and the next reconcile is forced too (issue 13, case 10).
-	fail := &failStatusWrites{limit: 2}
-	e := newEnv(t, envOptions{transport: fail.wrap})
-	fail.path = "/namespaces/" + e.ns + "/releases/web/status"
+	fail := &testenv.FailWrites{Limit: 2}
+	e := newEnv(t, envOptions{transport: fail.Wrap})
+	fail.Path = "/namespaces/" + e.ns + "/releases/web/status"
 	e.createRelease("web", automatic(), interval(time.Second), missingNamespace(e))
 	e.waitApplied("web", "False", v1.ReasonUnappliable)
 
-	fail.armed.Store(true)
+	fail.Armed.Store(true)
 	forceAt := e.sync("web", true).Annotations[v1.AnnotationSyncForceRequestedAt]
 	e.eventually("lastHandledForceSyncAt after the failed status writes", func() (bool, string) {
 		got := e.release("web").Status.LastHandledForceSyncAt
 		return got != nil && got.UTC().Format(time.RFC3339) == forceAt, fmt.Sprintf("lastHandledForceSyncAt %v", got)
 	})
-	if got := fail.done.Load(); got < fail.limit {
-		t.Fatalf("%d status writes failed, want %d: the test injected nothing", got, fail.limit)
+	if got := fail.Failed.Load(); got < fail.Limit {
+		t.Fatalf("%d status writes failed, want %d: the test injected nothing", got, fail.Limit)
 	}
 	// The reconcile that wrote it was forced: it skipped the dry run (SP-19) and failed
 	// the apply with DeployFailed; one that found the force used up would have been

@@ -1,13 +1,10 @@
 package observer
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // End to end with the release controller: the sync waves of an upgrade (issue 13,
@@ -153,8 +151,8 @@ func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
 // Healthy and applies wave 2 at once.
 func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.T) {
 	e := newEnv(t)
-	fail := &failWrites{path: "/namespaces/" + e.ns + "/releases/app/status"}
-	e.startControllerWith(controllerOptions{transport: fail.wrap})
+	fail := &testenv.FailWrites{Path: "/namespaces/" + e.ns + "/releases/app/status"}
+	e.startControllerWith(controllerOptions{transport: fail.Wrap})
 	e.startObserver(observerOptions{})
 	rel := upgradeRelease(e.ns, "app", `{"slowWave1": 10}`)
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
@@ -162,7 +160,7 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
 
 	rollouts := e.watchRollouts(imageNew)
-	fail.armed.Store(true)
+	fail.Armed.Store(true)
 	e.setValues("app", fmt.Sprintf(`{"slowWave1": 10, "image": %q}`, imageNew))
 	// The status writes fail until the observer has assessed the new render with its
 	// first wave rolled out.
@@ -171,14 +169,14 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 		st := inv.Status
 		assessed := inv.RenderRef != first.Status.LastSuccessful.RenderRef && st.RenderRef == inv.RenderRef &&
 			len(st.Waves) > 0 && st.Waves[0].Health == v1.HealthHealthy
-		return assessed && fail.failed.Load() > 0, fmt.Sprintf("inventory %s (syncWave %+v), health of %s: %+v; %d status writes failed",
-			inv.RenderRef, inv.SyncWave, st.RenderRef, st.Waves, fail.failed.Load())
+		return assessed && fail.Failed.Load() > 0, fmt.Sprintf("inventory %s (syncWave %+v), health of %s: %+v; %d status writes failed",
+			inv.RenderRef, inv.SyncWave, st.RenderRef, st.Waves, fail.Failed.Load())
 	})
-	fail.armed.Store(false)
+	fail.Armed.Store(false)
 
 	e.waitUpgradeReady("app", first, rollouts.String)
 	rollouts.wantWaveByWave(t)
-	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.failed.Load())
+	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.Failed.Load())
 }
 
 // Issue 16 (found by the chaos harness: a good render rolled back the second its first
@@ -228,27 +226,6 @@ func TestSP14_ARolloutIsNotFailedByAnObjectOfAWaveNotYetApplied(t *testing.T) {
 	}
 	t.Logf("rollout: %s; Deployments: %s", failed.Status.Rollout.Message, rollouts)
 }
-
-// failWrites makes every write to path (a URL path suffix) fail while armed.
-type failWrites struct {
-	path   string
-	armed  atomic.Bool
-	failed atomic.Int32
-}
-
-func (f *failWrites) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if f.armed.Load() && req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, f.path) {
-			f.failed.Add(1)
-			return nil, errors.New("injected failure of a write")
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // SP-14, issue 13 case 2: an object that the new render drops never gates its waves.
 // In manual mode "dropped" (wave 1) is deleted by hand, so the inventory lists it
