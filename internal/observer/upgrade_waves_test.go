@@ -179,8 +179,9 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 	t.Logf("Deployments: %s; %d status writes failed", rollouts, fail.Failed.Load())
 }
 
-// Issue 16 (found by the chaos harness: a good render rolled back the second its first
-// wave was applied): a rollout is judged on its render's objects. The wave-1
+// SP-14 — seed: "The observer sends one when a sync wave completes" (a render goes out
+// wave by wave). Issue 16 (found by the chaos harness: a good render rolled back the
+// second its first wave was applied): a rollout is judged on its render's objects. The wave-1
 // Deployment is left Degraded by hand (a nodeSelector no node matches and a 2 s
 // progress deadline, fields convoy does not own); an upgrade with a failurePolicy
 // starts its rollout at wave 0, and the old, Degraded wave-1 Deployment is not yet the
