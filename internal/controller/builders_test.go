@@ -107,17 +107,20 @@ func inNamespace(ns string) releaseOption {
 	return func(r *v1.Release) { r.Namespace = ns }
 }
 
+// condition sets a condition observed at the Release's generation when it is set.
 func condition(t, status, reason string) releaseOption {
 	return func(r *v1.Release) {
 		for i := range r.Status.Conditions {
 			if r.Status.Conditions[i].Type == t {
 				r.Status.Conditions[i].Status = metav1.ConditionStatus(status)
 				r.Status.Conditions[i].Reason = reason
+				r.Status.Conditions[i].ObservedGeneration = r.Generation
 				return
 			}
 		}
 		r.Status.Conditions = append(r.Status.Conditions, metav1.Condition{
 			Type: t, Status: metav1.ConditionStatus(status), Reason: reason, Message: "m",
+			ObservedGeneration: r.Generation,
 		})
 	}
 }

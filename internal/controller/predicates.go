@@ -98,7 +98,8 @@ func inventoryPredicate() predicate.Predicate {
 // cluster waves on the same Cluster (SP-30). A change of reason or message alone does
 // not count; nor does a resync.
 //
-// A move of the Release to another Cluster or cluster wave counts too: the Releases it
+// So does a change of waveReady: an edit of a ready Release, and the status written
+// for its new generation. A move of the Release to another Cluster or cluster wave counts too: the Releases it
 // held where it was may go on (issue 13, case 10); clusterWaveHandler enqueues the
 // higher waves of both places.
 func clusterWaveConditionChanged(old, new *v1.Release) bool {
@@ -113,7 +114,9 @@ func clusterWaveConditionChanged(old, new *v1.Release) bool {
 			return true
 		}
 	}
-	return false
+	// An edit of a ready Release holds the higher waves (waveReady), and the status
+	// of its new generation releases them, even when no condition's status changed.
+	return waveReady(old) != waveReady(new)
 }
 
 func conditionStatus(rel *v1.Release, conditionType string) string {

@@ -211,4 +211,27 @@ func TestSP30_ClusterWaveConditionChange(t *testing.T) {
 			}
 		})
 	}
+	// A ready Release: an edit holds the higher waves (its conditions are of the spec
+	// before), and the status of its new generation releases them, though no
+	// condition's status changed (waveReady).
+	ready := with(base, condition(v1.ConditionHealthy, "True", v1.ReasonHealthy))
+	edited := with(ready, resourceVersion("2"), generation(2), values(`{"a":1}`))
+	reconciled := with(edited, resourceVersion("3"),
+		condition(v1.ConditionApplied, "True", v1.ReasonApplied), condition(v1.ConditionHealthy, "True", v1.ReasonHealthy))
+	for name, tc := range map[string]struct {
+		old, new *v1.Release
+		want     bool
+	}{
+		"a ready Release is edited":                              {old: ready, new: edited, want: true},
+		"the status of its new generation is written":            {old: edited, new: reconciled, want: true},
+		"a status write of the same generation, still ready":     {old: reconciled, new: with(reconciled, resourceVersion("4")), want: false},
+		"a second edit before the first one's status is written": {old: edited, new: with(edited, resourceVersion("4"), generation(3)), want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := clusterWavePredicate().Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,8 +130,8 @@ func higherWaveRequests(rel *v1.Release, others []v1.Release) []reconcile.Reques
 }
 
 // clusterWaveBlocker names ("namespace/name") the first Release, sorted, of a lower
-// clusterWave on the same Cluster that is not Applied=True and Healthy=True; empty when
-// there is none (step 2 of the reconcile flow).
+// clusterWave on the same Cluster that is not Applied=True and Healthy=True (waveReady);
+// empty when there is none (step 2 of the reconcile flow).
 func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 	var blockers []string
 	for i := range others {
@@ -137,7 +139,7 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 		if o.Spec.ClusterWave >= rel.Spec.ClusterWave || clusterKey(o) != clusterKey(rel) {
 			continue
 		}
-		if conditionStatus(o, v1.ConditionApplied) == "True" && conditionStatus(o, v1.ConditionHealthy) == "True" {
+		if waveReady(o) {
 			continue
 		}
 		blockers = append(blockers, o.Namespace+"/"+o.Name)
@@ -147,4 +149,21 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 	}
 	sort.Strings(blockers)
 	return blockers[0]
+}
+
+// waveReady says whether a Release lets the higher cluster waves of its Cluster apply:
+// its Applied and Healthy conditions are True for its current spec. A condition
+// observed at an older generation (kstatus' rule) says nothing about the spec the
+// Release has now: a lower wave edited (a new chart version, new values) holds the
+// higher ones from the edit on, not only once its reconcile has written the status of
+// the new render — else a higher wave edited at the same time applied first, on the
+// lower one's stale Applied and Healthy (the chaos harness's finding, issue 16).
+func waveReady(rel *v1.Release) bool {
+	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
+		c := apimeta.FindStatusCondition(rel.Status.Conditions, t)
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != rel.Generation {
+			return false
+		}
+	}
+	return true
 }

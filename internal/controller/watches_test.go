@@ -56,6 +56,16 @@ func TestClusterWaveBlocker(t *testing.T) {
 		"another cluster does not hold": {
 			others: []v1.Release{*testRelease("db", clusterWave(0), cluster("other"))}, want: "",
 		},
+		// An edit the lower wave's controller has not yet reconciled: its Applied and
+		// Healthy are of the spec before (kstatus' observedGeneration rule).
+		"a lower wave edited since its conditions were written": {
+			others: []v1.Release{*with(new(ready("db", 0)), generation(2))}, want: "team-a/db",
+		},
+		"a lower wave whose conditions are of its generation": {
+			others: []v1.Release{*with(new(ready("db", 0)), generation(2),
+				condition(v1.ConditionApplied, "True", v1.ReasonApplied),
+				condition(v1.ConditionHealthy, "True", v1.ReasonHealthy))}, want: "",
+		},
 		"the first blocker, sorted": {
 			others: []v1.Release{notHealthy("z", 0), notHealthy("b", 1)}, want: "team-a/b",
 		},

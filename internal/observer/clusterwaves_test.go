@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
 )
 
 // SP-30 and the cluster waves of design/rollout-hooks-pin-waves.md end to end: three
@@ -257,4 +260,90 @@ func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
+}
+
+// SP-30 and design/sync-policy.md step 2 ("If a Release of a lower clusterWave on the
+// same Cluster is not Applied=True and Healthy=True: WaitingForClusterWave"), on an
+// upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
+// render while the lower one, edited just before, still showed the Applied and Healthy
+// of its previous spec. A condition observed at an older generation does not count: the
+// higher wave waits from the lower one's edit on, then while the lower one's new render
+// is applied but not Healthy, and applies once it is.
+func TestSP30_AHigherWaveWaitsForTheEditOfALowerWaveToBeAppliedAndHealthy(t *testing.T) {
+	e := newEnv(t)
+	lowerReconciles := &pausable{}
+	e.startControllerWith(controllerOptions{middleware: lowerReconciles.middleware})
+	e.startObserver(observerOptions{})
+
+	e.create(appRelease(e.ns, "lower", valuesAvailable))
+	upper := appRelease(e.ns, "upper", valuesAvailable)
+	upper.Spec.ClusterWave = 1
+	e.create(upper)
+	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	image := func(name string) string { return e.deployment(e.ns, name).Spec.Template.Spec.Containers[0].Image }
+	before := image("upper")
+
+	// The lower wave is edited and its controller has not reconciled the edit yet (its
+	// reconciles are held back): Applied and Healthy are still True, of generation 1.
+	lowerReconciles.pause("lower")
+	e.setValues("lower", valuesNeverAvailable)
+	e.setValues("upper", valuesFixed)
+	rel := e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
+	if msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message; !strings.Contains(msg, e.ns+"/lower") {
+		t.Errorf("upper waits with %q, want it to name %s/lower", msg, e.ns)
+	}
+	e.consistently("the upper wave keeps its render while the lower one's edit is not reconciled", 3*time.Second, func() (bool, string) {
+		got := image("upper")
+		return got == before, "upper's image " + got
+	})
+
+	// The lower wave's new render is applied and never becomes Healthy.
+	lowerReconciles.resume("lower")
+	e.eventually("the lower wave's new render applied", func() (bool, string) {
+		sel := e.nodeSelector(e.ns, "lower")
+		return len(sel) > 0, fmt.Sprintf("nodeSelector %v", sel)
+	})
+	e.consistently("the upper wave keeps its render while the lower one's new render is not Healthy", 3*time.Second, func() (bool, string) {
+		got := image("upper")
+		return got == before, "upper's image " + got
+	})
+
+	// Fixed, the lower wave turns Healthy and the upper one applies.
+	e.setValues("lower", valuesFixed)
+	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	if got := image("upper"); got == before {
+		t.Errorf("upper's image %s, want its new render's", got)
+	}
+}
+
+// pausable holds back the reconciles of the Releases it pauses (each is requeued until
+// resumed), as a busy controller or one behind on its queue would.
+type pausable struct {
+	mu     sync.Mutex
+	paused map[string]bool
+}
+
+func (p *pausable) pause(name string)  { p.set(name, true) }
+func (p *pausable) resume(name string) { p.set(name, false) }
+
+func (p *pausable) set(name string, paused bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = map[string]bool{}
+	}
+	p.paused[name] = paused
+}
+
+// middleware is controller.Options.Middleware.
+func (p *pausable) middleware(next reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		p.mu.Lock()
+		paused := p.paused[req.Name]
+		p.mu.Unlock()
+		if paused {
+			return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil
+		}
+		return next.Reconcile(ctx, req)
+	})
 }

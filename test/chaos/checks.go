@@ -127,7 +127,15 @@ func checkManual(events []objEvent, manual map[string]bool, states map[string][]
 // on the same Cluster must have been Applied=True and Healthy=True in its last state
 // before (see held), or not exist yet, or be being deleted (rollout-hooks-pin-waves.md).
 // judged counts the applies of a wave above 0 that it checked.
-func checkClusterWaves(events []objEvent, states map[string][]relState, places map[string]place) (out []violation, judged int) {
+//
+// A lower wave that stopped being ready while the higher one's reconcile ran is not a
+// violation (concurrent counts them): no gate that reads before it applies can see a
+// change made after its read. On the host that is exact up to the time of one
+// reconcile: the lower wave's change came after the higher Release asked for the
+// inputs it applied (its reconcile's read of the cache, one watch of Releases in
+// resourceVersion order, included that request, so not necessarily the change), and
+// less than clockSlack before the apply.
+func checkClusterWaves(events []objEvent, states map[string][]relState, places map[string]place) (out []violation, judged, concurrent int) {
 	type key struct{ release, inputs string }
 	first := map[key]objEvent{} // the first event of each Release and inputs on its cluster
 	for _, ev := range events {
@@ -163,7 +171,12 @@ func checkClusterWaves(events []objEvent, states map[string][]relState, places m
 		judged++
 		for w := range p.wave {
 			for _, other := range lower[place{p.cluster, w}] {
-				ok, seen, before := held(states[other], ev, func(s relState) bool { return s.ready || s.gone })
+				ready := func(s relState) bool { return s.ready || s.gone }
+				ok, seen, before := held(states[other], ev, ready)
+				if seen && !ok && ev.cluster == "" && changedDuring(states[other], states[k.release], ev, ready) {
+					concurrent++
+					continue
+				}
 				if seen && !ok {
 					out = append(out, violation{"cluster-waves", k.release, fmt.Sprintf(
 						"cluster wave %d on %s: %s applied with inputs %s at %s, but Release %s of cluster wave %d was not Applied and Healthy %s",
@@ -172,7 +185,38 @@ func checkClusterWaves(events []objEvent, states map[string][]relState, places m
 			}
 		}
 	}
-	return out, judged
+	return out, judged, concurrent
+}
+
+// changedDuring says whether the host apply ev of a higher cluster wave's Release (its
+// states: higher) raced the change that made a lower wave's Release (lower) not ready:
+// the lower Release's last run of not-ready states before ev began after the higher
+// Release asked for ev's inputs (the first state of its last run asking for them) and
+// less than clockSlack before ev was seen.
+func changedDuring(lower, higher []relState, ev objEvent, ready func(relState) bool) bool {
+	before := func(states []relState) []relState {
+		var out []relState
+		for _, s := range states {
+			if s.rv < ev.rv {
+				out = append(out, s)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].rv < out[j].rv })
+		return out
+	}
+	lo, hi := before(lower), before(higher)
+	i := len(lo)
+	for i > 0 && !ready(lo[i-1]) {
+		i--
+	}
+	j := len(hi)
+	for j > 0 && hi[j-1].inputs == ev.inputs {
+		j--
+	}
+	if i == len(lo) || j == len(hi) {
+		return false // the lower one ready after all, or the higher one never asked for them
+	}
+	return lo[i].rv > hi[j].rv && ev.at.Sub(lo[i].at) < clockSlack
 }
 
 // clockSlack bounds how late the harness may see an event after another that happened

@@ -337,12 +337,49 @@ func TestCheckClusterWaves(t *testing.T) {
 	places := func(cluster string) map[string]place {
 		return map[string]place{"ns/r": {cluster, 1}, "ns/low": {cluster, 0}, "ns/other": {"elsewhere", 0}, "ns/same": {cluster, 1}}
 	}
+	// Seen at t0+d; asked: a state of ns/r asking for inputs.
+	hostAt := func(rv int64, d time.Duration) objEvent {
+		e := host(rv)
+		e.at = t0.Add(d)
+		return e
+	}
+	lowSeen := func(rv int64, d time.Duration, ready bool) relState {
+		return relState{rv: rv, at: t0.Add(d), ready: ready}
+	}
+	asked := func(rv int64, inputs string) relState { return relState{rv: rv, inputs: inputs} }
 	cases := map[string]struct {
-		events  []objEvent
-		cluster string
-		low     []relState
-		want    int
+		events         []objEvent
+		cluster        string
+		low, higher    []relState
+		want           int
+		wantConcurrent int
 	}{
+		// Races: the lower wave stopped being ready after the higher one asked for
+		// the inputs it applied, less than clockSlack before the apply.
+		"the lower wave changed during the higher one's reconcile": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(5, "t0@1"), asked(12, "t1@1"), asked(13, "t1@1")},
+			low: []relState{lowSeen(10, -5*time.Second, true), lowSeen(15, -time.Second, false)}, wantConcurrent: 1,
+		},
+		"the lower wave changed before the higher one asked": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(5, "t0@1"), asked(16, "t1@1")},
+			low: []relState{lowSeen(10, -5*time.Second, true), lowSeen(15, -time.Second, false)}, want: 1,
+		},
+		"the lower wave changed after the higher one asked, long before the apply": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(12, "t1@1")},
+			low: []relState{lowSeen(10, -20*time.Second, true), lowSeen(15, -2*clockSlack, false)}, want: 1,
+		},
+		"the higher one never asked for the inputs it applied": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(12, "t9@1")},
+			low: []relState{lowSeen(10, -5*time.Second, true), lowSeen(15, -time.Second, false)}, want: 1,
+		},
+		"the lower wave was created during the higher one's reconcile": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(12, "t1@1")},
+			low: []relState{lowSeen(15, -time.Second, false)}, wantConcurrent: 1,
+		},
+		"the lower wave was never ready since before the higher one asked": {
+			events: []objEvent{hostAt(20, 0)}, higher: []relState{asked(12, "t1@1")},
+			low: []relState{lowSeen(8, -5*time.Second, false), lowSeen(15, -time.Second, false)}, want: 1,
+		},
 		"the lower wave was Applied and Healthy before": {
 			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, true, false)},
 		},
@@ -382,10 +419,10 @@ func TestCheckClusterWaves(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			states := map[string][]relState{"ns/low": tc.low, "ns/other": {low(1, false, false)}, "ns/same": {low(1, false, false)}}
-			got, _ := checkClusterWaves(tc.events, states, places(tc.cluster))
-			if len(got) != tc.want {
-				t.Errorf("checkClusterWaves = %v, want %d violations", got, tc.want)
+			states := map[string][]relState{"ns/low": tc.low, "ns/r": tc.higher, "ns/other": {low(1, false, false)}, "ns/same": {low(1, false, false)}}
+			got, _, concurrent := checkClusterWaves(tc.events, states, places(tc.cluster))
+			if len(got) != tc.want || concurrent != tc.wantConcurrent {
+				t.Errorf("checkClusterWaves = %v and %d raced, want %d violations and %d raced", got, concurrent, tc.want, tc.wantConcurrent)
 			}
 		})
 	}

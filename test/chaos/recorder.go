@@ -47,8 +47,9 @@ type relState struct {
 	rv      int64
 	at      time.Time // when the harness saw it
 	pending bool
-	ready   bool // Applied=True and Healthy=True: what a higher cluster wave waits for
-	gone    bool // being deleted, or deleted
+	ready   bool   // Applied=True and Healthy=True for its generation: what a higher cluster wave waits for
+	gone    bool   // being deleted, or deleted
+	inputs  string // token@version its spec asks for
 }
 
 // place is where a Release stands in cluster waves.
@@ -164,9 +165,17 @@ func (r *recorder) state(rel *v1alpha1.Release) {
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
 		rv: rv, at: time.Now(), pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
-		ready: apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionApplied) &&
-			apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionHealthy),
+		ready:  currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
+		inputs: inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
 	})
+}
+
+// currentTrue says whether the condition t of rel is True for rel's generation: one
+// observed at an older generation is of the spec before an edit (kstatus' rule, and
+// the controller's for cluster waves).
+func currentTrue(rel *v1alpha1.Release, t string) bool {
+	c := apimeta.FindStatusCondition(rel.Status.Conditions, t)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == rel.Generation
 }
 
 // snapshot copies what the checks read.

@@ -41,6 +41,7 @@ func (r *result) report(w io.Writer) {
 	p("| writes in the %s quiet window | %.0f |", c.Quiet, sumValues(r.quietWrites))
 	p("| wave checks that saw no lower wave | %d |", r.unverified)
 	p("| applies of cluster wave 1 or 2 judged against the lower waves | %d |", r.clusterWaveApplies)
+	p("| … of which raced a lower wave's change (not violations) | %d |", r.clusterWaveConcurrent)
 	p("| **invariant violations** | **%d** |", len(r.violations))
 	p("")
 	p("| process | RSS start → end (MiB) | goroutines start → end |")

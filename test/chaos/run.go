@@ -52,13 +52,16 @@ type result struct {
 	// clusterWaveApplies counts the applies of a cluster wave above 0 that the
 	// cluster-wave check judged.
 	clusterWaveApplies int
-	converged          []time.Duration
-	handovers          []time.Duration // leader handovers after a SIGKILL
-	notConverged       int
-	quietWrites        map[string]float64
-	start, end         map[string]procStat
-	samples            []sample // during the fault phase
-	wall               time.Duration
+	// clusterWaveConcurrent counts the applies (by lower Release) that raced a lower
+	// wave's change: not violations (checkClusterWaves).
+	clusterWaveConcurrent int
+	converged             []time.Duration
+	handovers             []time.Duration // leader handovers after a SIGKILL
+	notConverged          int
+	quietWrites           map[string]float64
+	start, end            map[string]procStat
+	samples               []sample // during the fault phase
+	wall                  time.Duration
 }
 
 // appliedResources are the resources the chart applies; their writes are convoy's.
@@ -186,9 +189,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	events, states, manual, places := rec.snapshot()
 	waves, unverified := checkWaves(events)
 	res.violations = append(res.violations, waves...)
-	clusterWaves, judged := checkClusterWaves(events, states, places)
+	clusterWaves, judged, concurrent := checkClusterWaves(events, states, places)
 	res.violations = append(res.violations, clusterWaves...)
-	res.clusterWaveApplies = judged
+	res.clusterWaveApplies, res.clusterWaveConcurrent = judged, concurrent
 	res.violations = append(res.violations, checkManual(events, manual, states)...)
 	res.unverified = unverified
 
