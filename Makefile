@@ -150,9 +150,9 @@ CHAOS_FLAGS ?=
 .PHONY: chaos soak
 chaos: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 60m -v -run '^TestChaos$$' ./test/chaos \
-		-releases=300 -namespaces=10 -nodes=3 -workers=16 -steps=4000 -duration=10m -faults=200 -fault-gap=3s -converge=10m -quiet=60s -health-timeout=2m -seed=0 -known= $(CHAOS_FLAGS)
+		-releases=300 -namespaces=10 -nodes=3 -workers=16 -steps=4000 -duration=10m -faults=200 -fault-gap=3s -converge=10m -quiet=60s -health-timeout=2m -seed=0 $(CHAOS_FLAGS)
 
 ## soak: test/chaos for 30 minutes with chart repository and proxy faults only (no process restarts), to compare RSS and goroutines of every process at start and end; CHAOS_FLAGS='-seed=N' replays a run
 soak: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 90m -v -run '^TestChaos$$' ./test/chaos \
-		-releases=200 -namespaces=8 -nodes=3 -workers=8 -steps=9000 -duration=30m -faults=600 -fault-gap=4s -kinds=network -converge=10m -quiet=60s -health-timeout=2m -seed=0 -known= $(CHAOS_FLAGS)
+		-releases=200 -namespaces=8 -nodes=3 -workers=8 -steps=9000 -duration=30m -faults=600 -fault-gap=4s -kinds=network -converge=10m -quiet=60s -health-timeout=2m -seed=0 $(CHAOS_FLAGS)
