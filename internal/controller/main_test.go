@@ -1,9 +1,7 @@
 package controller
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -32,14 +30,9 @@ func TestMain(m *testing.M) {
 		}
 		// convoy's API server in this process, registered with the aggregator and
 		// discoverable, as the controller's REST mapper needs.
-		stopAPIServer, err := apiservertest.Start(s.Context(), controlPlane, apiservertest.Options{
-			Namespace: "convoy-local", ServiceName: "convoy-apiserver-controller", EtcdPrefix: "/convoy",
-			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		if err := apiservertest.StartIn(s, controlPlane, "controller"); err != nil {
+			return err
 		}
-		s.Cleanup(stopAPIServer)
 		if charts, err = newChartRepo(); err != nil {
 			return err
 		}

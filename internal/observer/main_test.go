@@ -1,10 +1,7 @@
 package observer
 
 import (
-	"fmt"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
@@ -30,21 +27,14 @@ func TestMain(m *testing.M) {
 		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true, Nodes: 2}); err != nil {
 			return err
 		}
-		stopAPIServer, err := apiservertest.Start(s.Context(), controlPlane, apiservertest.Options{
-			Namespace: "convoy-local", ServiceName: "convoy-apiserver-observer", EtcdPrefix: "/convoy",
-			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		if err := apiservertest.StartIn(s, controlPlane, "observer"); err != nil {
+			return err
 		}
-		s.Cleanup(stopAPIServer)
 		repo, err := chartrepo.Build("testdata/charts")
 		if err != nil {
 			return err
 		}
-		charts := httptest.NewServer(repo)
-		s.Cleanup(charts.Close)
-		chartsURL = charts.URL
+		chartsURL = s.Serve(repo)
 		return nil
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -90,6 +92,14 @@ func (s *Setup) Cluster(what string, opts localcluster.Options) (*localcluster.C
 		}
 	})
 	return c, nil
+}
+
+// Serve serves h on a loopback port (a chart repository) until the tests are done and
+// returns its URL.
+func (s *Setup) Serve(h http.Handler) string {
+	srv := httptest.NewServer(h)
+	s.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // QuietLogs sends klog (the in-process API server, client-go) nowhere and

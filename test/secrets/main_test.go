@@ -96,14 +96,9 @@ func TestMain(m *testing.M) {
 		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
 			return err
 		}
-		stopAPIServer, err := apiservertest.Start(s.Context(), host, apiservertest.Options{
-			Namespace: "convoy-secrets", ServiceName: "convoy-apiserver-secrets", EtcdPrefix: "/convoy-secrets",
-			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		if err := apiservertest.StartIn(s, host, "secrets"); err != nil {
+			return err
 		}
-		s.Cleanup(stopAPIServer)
 		if charts, err = serveCharts(s); err != nil {
 			return err
 		}

@@ -9,9 +9,7 @@
 package shards_test
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
@@ -33,24 +31,14 @@ func TestMain(m *testing.M) {
 		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
 			return err
 		}
-		stopAPIServer, err := apiservertest.Start(s.Context(), host, apiservertest.Options{
-			Namespace: "convoy-shards", ServiceName: "convoy-apiserver-shards", EtcdPrefix: "/convoy-shards",
-			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		if err := apiservertest.StartIn(s, host, "shards"); err != nil {
+			return err
 		}
-		s.Cleanup(stopAPIServer)
 		repo, err := chartrepo.Build("testdata/charts")
 		if err != nil {
 			return err
 		}
-		srv, err := chartrepo.Serve("127.0.0.1:0", repo)
-		if err != nil {
-			return err
-		}
-		s.Cleanup(func() { _ = srv.Close() })
-		charts = srv.URL
+		charts = s.Serve(repo)
 		return nil
 	})
 }

@@ -56,24 +56,14 @@ func TestMain(m *testing.M) {
 		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
 			return err
 		}
-		stopAPIServer, err := apiservertest.Start(s.Context(), host, apiservertest.Options{
-			Namespace: "convoy-tenancy", ServiceName: "convoy-apiserver-tenancy", EtcdPrefix: "/convoy-tenancy",
-			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		if err := apiservertest.StartIn(s, host, "tenancy"); err != nil {
+			return err
 		}
-		s.Cleanup(stopAPIServer)
 		repo, err := chartrepo.Build("testdata/charts")
 		if err != nil {
 			return err
 		}
-		srv, err := chartrepo.Serve("127.0.0.1:0", repo)
-		if err != nil {
-			return err
-		}
-		s.Cleanup(func() { _ = srv.Close() })
-		charts = srv.URL
+		charts = s.Serve(repo)
 		cfg, err := lockedDownController(s.Context())
 		if err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // Identity is the host-cluster user the in-process server authenticates as.
@@ -100,6 +101,23 @@ func Start(ctx context.Context, c *localcluster.Cluster, o Options) (stop func()
 		}
 	}
 	return stop, nil
+}
+
+// StartIn is Start for a package's TestMain (testenv.Main) whose tests use convoy's API
+// through the aggregator: the registration is named after the package (namespace
+// convoy-<name>, Service convoy-apiserver-<name>, etcd prefix /convoy-<name>), waits up
+// to 2 minutes for it and for discovery (a controller's REST mapper reads it), and s
+// stops the server after the tests.
+func StartIn(s *testenv.Setup, c *localcluster.Cluster, name string) error {
+	stop, err := Start(s.Context(), c, Options{
+		Namespace: "convoy-" + name, ServiceName: "convoy-apiserver-" + name, EtcdPrefix: "/convoy-" + name,
+		RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
+	})
+	if err != nil {
+		return fmt.Errorf("start convoy's API server: %w", err)
+	}
+	s.Cleanup(stop)
+	return nil
 }
 
 // waitForDiscovery waits until the discovery of the cluster of cfg lists the
