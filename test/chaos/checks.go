@@ -26,24 +26,25 @@ func (v violation) String() string {
 // checkWaves finds renders applied out of sync-wave order: for each Release and
 // inputs, no object of wave k may appear before every object of each lower wave
 // (with the same inputs) was healthy. It also counts the (Release, inputs, wave)
-// whose lower waves it never saw with those inputs, so it cannot judge them.
-func checkWaves(events []objEvent) (out []violation, unverified int) {
+// that it cannot judge: it never saw their lower waves with those inputs, or a relist
+// of a watch may have hidden when a lower wave's object became healthy.
+func checkWaves(h history) (out []violation, unverified int) {
 	type key struct{ release, inputs string }
 	first := map[key]map[int32]int64{}              // wave → first RV any object of it had these inputs
 	healthy := map[key]map[int32]map[string]int64{} // wave → object → first RV it was healthy with them
-	seen := map[key]map[int32]map[string]bool{}
-	for _, ev := range events {
+	seen := map[key]map[int32]map[string]stream{}   // wave → object → the watch that saw it
+	for _, ev := range h.events {
 		k := key{ev.release, ev.inputs}
 		if first[k] == nil {
-			first[k], healthy[k], seen[k] = map[int32]int64{}, map[int32]map[string]int64{}, map[int32]map[string]bool{}
+			first[k], healthy[k], seen[k] = map[int32]int64{}, map[int32]map[string]int64{}, map[int32]map[string]stream{}
 		}
 		if rv, ok := first[k][ev.wave]; !ok || ev.rv < rv {
 			first[k][ev.wave] = ev.rv
 		}
 		if seen[k][ev.wave] == nil {
-			seen[k][ev.wave], healthy[k][ev.wave] = map[string]bool{}, map[string]int64{}
+			seen[k][ev.wave], healthy[k][ev.wave] = map[string]stream{}, map[string]int64{}
 		}
-		seen[k][ev.wave][ev.object] = true
+		seen[k][ev.wave][ev.object] = ev.stream()
 		if rv, ok := healthy[k][ev.wave][ev.object]; ev.healthy && (!ok || ev.rv < rv) {
 			healthy[k][ev.wave][ev.object] = ev.rv
 		}
@@ -72,16 +73,21 @@ func checkWaves(events []objEvent) (out []violation, unverified int) {
 			for _, lower := range waves[:i] {
 				objs := seen[k][lower]
 				var readyAt int64
-				notHealthy := ""
+				notHealthy, readyObj := "", ""
 				for obj := range objs {
 					rv, ok := healthy[k][lower][obj]
 					if !ok {
 						notHealthy = obj
 						break
 					}
-					readyAt = max(readyAt, rv)
+					if rv > readyAt {
+						readyAt, readyObj = rv, obj
+					}
 				}
 				switch {
+				case notHealthy != "" && h.gaps.after(objs[notHealthy], first[k][lower]),
+					notHealthy == "" && first[k][w] < readyAt && h.gaps.hides(objs[readyObj], readyAt):
+					unverified++ // a relist may have hidden the moment it became healthy
 				case notHealthy != "":
 					out = append(out, violation{"waves", k.release, fmt.Sprintf("inputs %s: wave %d applied at resourceVersion %d, but %s of wave %d never became healthy with those inputs", k.inputs, w, first[k][w], notHealthy, lower)})
 				case first[k][w] < readyAt:
@@ -99,11 +105,13 @@ func checkWaves(events []objEvent) (out []violation, unverified int) {
 // is pending from its /sync until lastHandledSyncAt reaches it, so this also catches a
 // request handled twice: an apply after its handling, on a stale view that still had
 // it pending.
-func checkManual(events []objEvent, manual map[string]bool, states map[string][]relState) []violation {
-	var out []violation
+//
+// unverified counts the applies it cannot judge: a relist of a watch may have hidden
+// an earlier apply of the same inputs or a state of the Release before it (hidden).
+func checkManual(h history) (out []violation, unverified int) {
 	done := map[string]bool{}
-	for _, ev := range events {
-		if !manual[ev.release] {
+	for _, ev := range h.events {
+		if !h.manual[ev.release] {
 			continue
 		}
 		id := ev.release + " " + ev.object + " " + ev.inputs
@@ -111,7 +119,11 @@ func checkManual(events []objEvent, manual map[string]bool, states map[string][]
 			continue
 		}
 		done[id] = true
-		ok, seen, before := held(states[ev.release], ev, func(s relState) bool { return s.pending })
+		if hidden(h.states[ev.release], ev, h.gaps) {
+			unverified++
+			continue
+		}
+		ok, seen, before := held(h.states[ev.release], ev, func(s relState) bool { return s.pending })
 		switch {
 		case !seen:
 			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, before any state of the Release was seen", ev.object, ev.inputs, ev.moment())})
@@ -119,7 +131,7 @@ func checkManual(events []objEvent, manual map[string]bool, states map[string][]
 			out = append(out, violation{"manual", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but no sync request was pending in the Release %s", ev.object, ev.inputs, ev.moment(), before)})
 		}
 	}
-	return out
+	return out, unverified
 }
 
 // checkClusterWaves finds Releases applied out of cluster-wave order: when an object of
@@ -135,7 +147,10 @@ func checkManual(events []objEvent, manual map[string]bool, states map[string][]
 // inputs it applied (its reconcile's read of the cache, one watch of Releases in
 // resourceVersion order, included that request, so not necessarily the change), and
 // less than clockSlack before the apply.
-func checkClusterWaves(events []objEvent, states map[string][]relState, places map[string]place) (out []violation, judged, concurrent int) {
+//
+// unverified counts the (apply, lower Release) it cannot judge (hidden).
+func checkClusterWaves(h history) (out []violation, judged, concurrent, unverified int) {
+	events, states, places := h.events, h.states, h.places
 	type key struct{ release, inputs string }
 	first := map[key]objEvent{} // the first event of each Release and inputs on its cluster
 	for _, ev := range events {
@@ -172,6 +187,10 @@ func checkClusterWaves(events []objEvent, states map[string][]relState, places m
 		for w := range p.wave {
 			for _, other := range lower[place{p.cluster, w}] {
 				ready := func(s relState) bool { return s.ready || s.gone }
+				if hidden(states[other], ev, h.gaps) {
+					unverified++
+					continue
+				}
 				ok, seen, before := held(states[other], ev, ready)
 				if seen && !ok && ev.cluster == "" && changedDuring(states[other], states[k.release], ev, ready) {
 					concurrent++
@@ -185,7 +204,7 @@ func checkClusterWaves(events []objEvent, states map[string][]relState, places m
 			}
 		}
 	}
-	return out, judged, concurrent
+	return out, judged, concurrent, unverified
 }
 
 // changedDuring says whether the host apply ev of a higher cluster wave's Release (its
@@ -223,6 +242,34 @@ func changedDuring(lower, higher []relState, ev objEvent, ready func(relState) b
 // before it. The remote cluster has its own etcd, so an apply there is ordered against
 // the Release's states (in the host's etcd) by the time the harness saw each.
 const clockSlack = 3 * time.Second
+
+// hidden says whether a relist of a watch may have hidden what held judges for ev:
+// an earlier apply of ev's inputs (ev came with a relist of its own watch), or the
+// Release's last state before ev. On the host exactly: a relist of Releases that
+// began at or after the last state seen before ev and listed after ev hid the states
+// between (a relist shows only each object's last state); on the remote cluster, by
+// the times seen, any relist of Releases from that state to clockSlack after ev.
+func hidden(states []relState, ev objEvent, gaps relists) bool {
+	if gaps.hides(ev.stream(), ev.rv) {
+		return true
+	}
+	if ev.cluster == "" {
+		var lo int64
+		for _, s := range states {
+			if s.rv < ev.rv && s.rv > lo {
+				lo = s.rv
+			}
+		}
+		return gaps.straddles(releaseStream, lo, ev.rv)
+	}
+	var lo time.Time
+	for _, s := range states {
+		if !s.at.After(ev.at.Add(-clockSlack)) && s.at.After(lo) {
+			lo = s.at
+		}
+	}
+	return gaps.during(releaseStream, lo, ev.at.Add(clockSlack))
+}
 
 // held says whether pred held for a Release (its states) when ev happened, and whether
 // any state of it was seen by then; before describes the state(s) judged. On the host,

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,14 @@ var t0 = time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
 
 // remote builds a wave-0 event on the remote Cluster of Release ns/r, seen at t0+d.
 func remote(rv int64, d time.Duration) objEvent {
-	return objEvent{cluster: remoteClusterName, at: t0.Add(d), release: "ns/r", object: "cm/first", inputs: "t1@1", rv: rv, healthy: true}
+	return objEvent{cluster: remoteClusterName, at: t0.Add(d), release: "ns/r", object: "cm/first", kind: "cm", inputs: "t1@1", rv: rv, healthy: true}
 }
+
+// Streams of the tests' events: ev's Deployments and ConfigMaps on the host.
+var (
+	hostDeps = stream{"", "dep"}
+	hostCMs  = stream{"", "cm"}
+)
 
 // at builds a Release state seen at t0+d.
 func at(rv int64, d time.Duration, pending bool) relState {
@@ -25,15 +32,36 @@ func at(rv int64, d time.Duration, pending bool) relState {
 
 // ev builds an objEvent of Release ns/r.
 func ev(object string, wave int32, inputs string, rv int64, healthy bool) objEvent {
-	return objEvent{release: "ns/r", object: object, wave: wave, inputs: inputs, rv: rv, healthy: healthy}
+	kind, _, _ := strings.Cut(object, "/")
+	return objEvent{release: "ns/r", object: object, kind: kind, wave: wave, inputs: inputs, rv: rv, healthy: healthy}
 }
 
 func TestCheckWaves(t *testing.T) {
 	cases := map[string]struct {
 		events     []objEvent
+		gaps       relists
 		want       int // violations
 		unverified int
 	}{
+		// A relist shows only each object's last state: when it delivered the first
+		// healthy state of a lower wave's object, that object may have been healthy
+		// earlier, unseen.
+		"wave 2 before wave 1 was seen healthy, by a relist: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("cm/last", 2, "t1@1", 12, true), ev("dep/app", 1, "t1@1", 14, true)},
+			gaps:   relists{hostDeps: {{from: 11, to: 15}}}, unverified: 1,
+		},
+		"a relist of another kind excuses nothing": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("cm/last", 2, "t1@1", 12, true), ev("dep/app", 1, "t1@1", 14, true)},
+			gaps:   relists{hostCMs: {{from: 11, to: 15}}}, want: 1,
+		},
+		"a relist that ended before the healthy state excuses nothing": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("cm/last", 2, "t1@1", 12, true), ev("dep/app", 1, "t1@1", 14, true)},
+			gaps:   relists{hostDeps: {{from: 5, to: 9}}}, want: 1,
+		},
+		"never seen healthy, and a relist after it appeared: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t1@2", 10, true), ev("dep/app", 1, "t1@2", 11, false), ev("cm/last", 2, "t1@2", 12, true)},
+			gaps:   relists{hostDeps: {{from: 11, to: 13}}}, unverified: 1,
+		},
 		"in order: wave 1 after wave 0, wave 2 after wave 1 healthy": {
 			events: []objEvent{ev("cm/first", 0, "t1@1", 10, true), ev("dep/app", 1, "t1@1", 11, false), ev("dep/app", 1, "t1@1", 14, true), ev("cm/last", 2, "t1@1", 15, true)},
 		},
@@ -62,7 +90,7 @@ func TestCheckWaves(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, unverified := checkWaves(tc.events)
+			got, unverified := checkWaves(history{events: tc.events, gaps: tc.gaps})
 			if len(got) != tc.want || unverified != tc.unverified {
 				t.Errorf("checkWaves = %v, %d unverified; want %d violations, %d unverified", got, unverified, tc.want, tc.unverified)
 			}
@@ -73,11 +101,41 @@ func TestCheckWaves(t *testing.T) {
 func TestCheckManual(t *testing.T) {
 	st := func(rv int64, pending bool) relState { return relState{rv: rv, pending: pending} }
 	cases := map[string]struct {
-		events []objEvent
-		manual bool
-		states []relState
-		want   int
+		events     []objEvent
+		manual     bool
+		states     []relState
+		gaps       relists
+		want       int
+		unverified int
 	}{
+		// Relists: of Releases, which may hide the state before the apply; of the
+		// applied objects, which may hide an earlier apply of the same inputs.
+		"a relist of Releases from the last state seen to after the apply: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false)}, gaps: relists{releaseStream: {{from: 12, to: 25}}}, unverified: 1,
+		},
+		"a relist of Releases that listed before the apply hides nothing": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false)}, gaps: relists{releaseStream: {{from: 12, to: 18}}}, want: 1,
+		},
+		"a relist of Releases that began before the last state seen hides nothing": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false), st(14, false)}, gaps: relists{releaseStream: {{from: 12, to: 25}}}, want: 1,
+		},
+		"the apply came with a relist of its own watch: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
+			states: []relState{st(10, false)}, gaps: relists{hostCMs: {{from: 15, to: 20}}}, unverified: 1,
+		},
+		"remote: a relist of Releases around the apply: not judged": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, -10*time.Second, false)},
+			gaps:   relists{releaseStream: {{from: 99, to: 120, fromAt: t0.Add(-5 * time.Second), end: t0.Add(time.Second)}}}, unverified: 1,
+		},
+		"remote: a relist of Releases long before hides nothing": {
+			events: []objEvent{remote(20, 0)}, manual: true,
+			states: []relState{at(99, -10*time.Second, false)},
+			gaps:   relists{releaseStream: {{from: 90, to: 95, fromAt: t0.Add(-30 * time.Second), end: t0.Add(-20 * time.Second)}}}, want: 1,
+		},
 		"applied while a sync was pending": {
 			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)}, manual: true,
 			states: []relState{st(10, false), st(15, true)},
@@ -135,9 +193,10 @@ func TestCheckManual(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := checkManual(tc.events, map[string]bool{"ns/r": tc.manual}, map[string][]relState{"ns/r": tc.states})
-			if len(got) != tc.want {
-				t.Errorf("checkManual = %v, want %d violations", got, tc.want)
+			got, unverified := checkManual(history{events: tc.events, manual: map[string]bool{"ns/r": tc.manual},
+				states: map[string][]relState{"ns/r": tc.states}, gaps: tc.gaps})
+			if len(got) != tc.want || unverified != tc.unverified {
+				t.Errorf("checkManual = %v, %d unverified; want %d violations, %d unverified", got, unverified, tc.want, tc.unverified)
 			}
 		})
 	}
@@ -351,9 +410,15 @@ func TestCheckClusterWaves(t *testing.T) {
 		events         []objEvent
 		cluster        string
 		low, higher    []relState
+		gaps           relists
 		want           int
 		wantConcurrent int
+		unverified     int
 	}{
+		"a relist of Releases hid the lower wave's state before the apply: not judged": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false)},
+			gaps: relists{releaseStream: {{from: 12, to: 25}}}, unverified: 1,
+		},
 		// Races: the lower wave stopped being ready after the higher one asked for
 		// the inputs it applied, less than clockSlack before the apply.
 		"the lower wave changed during the higher one's reconcile": {
@@ -420,9 +485,10 @@ func TestCheckClusterWaves(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			states := map[string][]relState{"ns/low": tc.low, "ns/r": tc.higher, "ns/other": {low(1, false, false)}, "ns/same": {low(1, false, false)}}
-			got, _, concurrent := checkClusterWaves(tc.events, states, places(tc.cluster))
-			if len(got) != tc.want || concurrent != tc.wantConcurrent {
-				t.Errorf("checkClusterWaves = %v and %d raced, want %d violations and %d raced", got, concurrent, tc.want, tc.wantConcurrent)
+			got, _, concurrent, unverified := checkClusterWaves(history{events: tc.events, states: states, places: places(tc.cluster), gaps: tc.gaps})
+			if len(got) != tc.want || concurrent != tc.wantConcurrent || unverified != tc.unverified {
+				t.Errorf("checkClusterWaves = %v, %d raced, %d unverified; want %d violations, %d raced, %d unverified",
+					got, concurrent, unverified, tc.want, tc.wantConcurrent, tc.unverified)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -11,7 +13,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -23,6 +26,7 @@ type objEvent struct {
 	at      time.Time // when the harness saw it
 	release string    // namespace/name of the Release that applied it
 	object  string    // Kind/name
+	kind    string
 	wave    int32
 	inputs  string // token@version of the render it came from
 	rv      int64  // resourceVersion: etcd's revision, one order for every kind
@@ -39,6 +43,10 @@ type recorder struct {
 	states map[string][]relState // Release → its states as seen, in arrival order
 	manual map[string]bool       // Release → manual mode
 	places map[string]place      // Release → its Cluster and cluster wave
+	gaps   relists               // the relists of each stream
+	// last is the highest resourceVersion seen on each stream, and when.
+	last       map[stream]seenAt
+	listedOnce map[stream]bool
 }
 
 // relState is a Release at one resourceVersion: was a sync request pending, was it
@@ -59,24 +67,41 @@ type place struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}, places: map[string]place{}}
+	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}, places: map[string]place{},
+		gaps: relists{}, last: map[stream]seenAt{}, listedOnce: map[stream]bool{}}
 }
 
 // start runs the informers (applied objects on both clusters, Releases) until ctx
 // ends and returns once they have synced.
 func (r *recorder) start(ctx context.Context, e *env) {
-	var factories []informers.SharedInformerFactory
-	for _, cluster := range []string{"", remoteClusterName} {
-		f := informers.NewSharedInformerFactoryWithOptions(e.kubeOf(cluster), 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = v1alpha1.LabelReleaseName
-		}))
-		handler := func(obj any) { r.observe(cluster, obj) }
-		h := cache.ResourceEventHandlerFuncs{AddFunc: handler, UpdateFunc: func(_, obj any) { handler(obj) }}
-		_, _ = f.Core().V1().ConfigMaps().Informer().AddEventHandler(h)
-		_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(h)
-		factories = append(factories, f)
+	handler := func(cluster string) cache.ResourceEventHandlerFuncs {
+		h := func(obj any) { r.observe(cluster, obj) }
+		return cache.ResourceEventHandlerFuncs{AddFunc: h, UpdateFunc: func(_, obj any) { h(obj) }}
 	}
-	rels := cache.NewSharedIndexInformer(cache.NewListWatchFromClient(e.convoy, v1alpha1.ResourceReleases, metav1.NamespaceAll, fields.Everything()), &v1alpha1.Release{}, 0, nil)
+	byRelease := func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelReleaseName }
+	var informers []cache.SharedIndexInformer
+	for _, cluster := range []string{"", remoteClusterName} {
+		kube := e.kubeOf(cluster)
+		cms := cache.NewSharedIndexInformer(r.listWatch(stream{cluster, "ConfigMap"}, byRelease,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return kube.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return kube.CoreV1().ConfigMaps(metav1.NamespaceAll).Watch(ctx, o)
+			}), &corev1.ConfigMap{}, 0, nil)
+		deps := cache.NewSharedIndexInformer(r.listWatch(stream{cluster, "Deployment"}, byRelease,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return kube.AppsV1().Deployments(metav1.NamespaceAll).Watch(ctx, o)
+			}), &appsv1.Deployment{}, 0, nil)
+		_, _ = cms.AddEventHandler(handler(cluster))
+		_, _ = deps.AddEventHandler(handler(cluster))
+		informers = append(informers, cms, deps)
+	}
+	lw := cache.NewListWatchFromClient(e.convoy, v1alpha1.ResourceReleases, metav1.NamespaceAll, fields.Everything())
+	rels := cache.NewSharedIndexInformer(r.listWatch(releaseStream, nil, lw.ListWithContextFunc, lw.WatchFuncWithContext), &v1alpha1.Release{}, 0, nil)
 	_, _ = rels.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { r.release(obj) },
 		UpdateFunc: func(_, obj any) { r.release(obj) },
@@ -88,19 +113,159 @@ func (r *recorder) start(ctx context.Context, e *env) {
 				rel = rel.DeepCopy()
 				now := metav1.Now()
 				rel.DeletionTimestamp = &now
-				r.state(rel)
+				r.watched(rel)
 			}
 		},
 	})
-	for _, f := range factories {
-		f.Start(ctx.Done())
+	informers = append(informers, rels)
+	synced := make([]cache.InformerSynced, 0, len(informers))
+	for _, inf := range informers {
+		go inf.Run(ctx.Done())
+		synced = append(synced, inf.HasSynced)
 	}
-	go rels.Run(ctx.Done())
-	for _, f := range factories {
-		f.WaitForCacheSync(ctx.Done())
-	}
-	cache.WaitForCacheSync(ctx.Done(), rels.HasSynced)
+	cache.WaitForCacheSync(ctx.Done(), synced...)
 }
+
+// stream is one watch of the recorder: a kind on a cluster ("" is the host; Releases
+// are on the host).
+type stream struct{ cluster, kind string }
+
+// releaseStream is the watch of Releases.
+var releaseStream = stream{"", "Release"}
+
+// relist is a list of a stream after its first: its watch ended and could not resume
+// (a kube-apiserver or etcd restart, a compaction), so the informer listed again.
+// Between from (the highest resourceVersion the recorder had seen on the stream, at
+// fromAt) and to (the list's), the recorder saw only the last state of each object,
+// the list's answer at end.
+type relist struct {
+	from, to    int64
+	fromAt, end time.Time
+}
+
+// relists are the relists of each stream.
+type relists map[stream][]relist
+
+// hides says whether a state of an object at rv on s came with a relist, so that
+// states of it before rv may have gone unseen.
+func (rl relists) hides(s stream, rv int64) bool {
+	for _, g := range rl[s] {
+		if g.from < rv && rv <= g.to {
+			return true
+		}
+	}
+	return false
+}
+
+// straddles says whether a relist of s may have hidden the last state before rv of
+// an object whose last state seen before rv is at lo: one that began at or after lo,
+// before rv, and listed after rv (the relist showed a state after rv, not the one
+// before).
+func (rl relists) straddles(s stream, lo, rv int64) bool {
+	for _, g := range rl[s] {
+		if lo <= g.from && g.from < rv && rv < g.to {
+			return true
+		}
+	}
+	return false
+}
+
+// after says whether a relist of s ended after rv: states of an object seen at rv
+// may have been followed by some that went unseen.
+func (rl relists) after(s stream, rv int64) bool {
+	for _, g := range rl[s] {
+		if g.to > rv {
+			return true
+		}
+	}
+	return false
+}
+
+// during says whether states on s seen between the times from and to may have gone
+// unseen: a relist of s covered part of that time.
+func (rl relists) during(s stream, from, to time.Time) bool {
+	for _, g := range rl[s] {
+		if g.fromAt.Before(to) && g.end.After(from) {
+			return true
+		}
+	}
+	return false
+}
+
+// listWatch lists and watches s for an informer (with tweak applied to the options)
+// and records s's relists. It declines WatchList (a list streamed over a watch) so
+// that each list is one List call whose resourceVersion says where it stands.
+func (r *recorder) listWatch(s stream, tweak func(*metav1.ListOptions), list cache.ListWithContextFunc, watchFn cache.WatchFuncWithContext) cache.ListerWatcher {
+	if tweak == nil {
+		tweak = func(*metav1.ListOptions) {}
+	}
+	return &recordingLW{
+		list: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			obj, err := list(ctx, o)
+			if err == nil && o.Continue == "" {
+				if m, merr := apimeta.ListAccessor(obj); merr == nil {
+					rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+					r.listed(s, rv)
+				}
+			}
+			return obj, err
+		},
+		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			return watchFn(ctx, o)
+		},
+	}
+}
+
+// listed records a list of s at resourceVersion rv: a relist unless it is the first.
+func (r *recorder) listed(s stream, rv int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.listedOnce[s] {
+		last := r.last[s]
+		r.gaps[s] = append(r.gaps[s], relist{from: last.rv, to: rv, fromAt: last.at, end: time.Now()})
+	}
+	r.listedOnce[s] = true
+}
+
+// seen records that the recorder saw a state of s at rv; the caller holds r.mu.
+func (r *recorder) seen(s stream, rv int64, at time.Time) {
+	if rv > r.last[s].rv {
+		r.last[s] = seenAt{rv, at}
+	}
+}
+
+// seenAt is a resourceVersion and when the recorder saw it.
+type seenAt struct {
+	rv int64
+	at time.Time
+}
+
+// recordingLW is the ListerWatcher of listWatch.
+type recordingLW struct {
+	list  cache.ListWithContextFunc
+	watch cache.WatchFuncWithContext
+}
+
+func (l *recordingLW) List(o metav1.ListOptions) (runtime.Object, error) {
+	return l.list(context.Background(), o)
+}
+
+func (l *recordingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return l.watch(context.Background(), o)
+}
+
+func (l *recordingLW) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return l.list(ctx, o)
+}
+
+func (l *recordingLW) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return l.watch(ctx, o)
+}
+
+// IsWatchListSemanticsUnSupported makes the reflector list with List calls.
+func (l *recordingLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (r *recorder) observe(cluster string, obj any) {
 	var ev objEvent
@@ -119,14 +284,17 @@ func (r *recorder) observe(cluster string, obj any) {
 	default:
 		return
 	}
-	if ev.inputs == "" {
-		return
-	}
 	ev.cluster, ev.at = cluster, time.Now()
 	r.mu.Lock()
-	r.events = append(r.events, ev)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.seen(ev.stream(), ev.rv, ev.at)
+	if ev.inputs != "" {
+		r.events = append(r.events, ev)
+	}
 }
+
+// stream is the watch that saw ev.
+func (ev objEvent) stream() stream { return stream{ev.cluster, ev.kind} }
 
 func eventOf(m *metav1.ObjectMeta, kind string) objEvent {
 	wave, _ := strconv.ParseInt(m.Annotations[v1alpha1.AnnotationSyncWave], 10, 32)
@@ -134,6 +302,7 @@ func eventOf(m *metav1.ObjectMeta, kind string) objEvent {
 	ev := objEvent{
 		release: m.Labels[v1alpha1.LabelReleaseNamespace] + "/" + m.Labels[v1alpha1.LabelReleaseName],
 		object:  kind + "/" + m.Name,
+		kind:    kind,
 		wave:    int32(wave),
 		rv:      rv,
 	}
@@ -143,11 +312,21 @@ func eventOf(m *metav1.ObjectMeta, kind string) objEvent {
 	return ev
 }
 
-// release records a state of a Release: its mode, and whether a sync request was
-// pending in it.
+// release records a state of a Release that the watch saw: its mode, and whether a
+// sync request was pending in it.
 func (r *recorder) release(obj any) {
 	if rel, ok := obj.(*v1alpha1.Release); ok {
-		r.state(rel)
+		r.watched(rel)
+	}
+}
+
+// watched records a state of rel that the watch of Releases saw.
+func (r *recorder) watched(rel *v1alpha1.Release) {
+	r.state(rel)
+	if rv, err := strconv.ParseInt(rel.ResourceVersion, 10, 64); err == nil {
+		r.mu.Lock()
+		r.seen(releaseStream, rv, time.Now())
+		r.mu.Unlock()
 	}
 }
 
@@ -178,23 +357,30 @@ func currentTrue(rel *v1alpha1.Release, t string) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == rel.Generation
 }
 
+// history is what the recorder saw: what the checks read.
+type history struct {
+	events []objEvent
+	states map[string][]relState // Release → its states as seen
+	manual map[string]bool       // Release → manual mode
+	places map[string]place      // Release → its Cluster and cluster wave
+	gaps   relists
+}
+
 // snapshot copies what the checks read.
-func (r *recorder) snapshot() ([]objEvent, map[string][]relState, map[string]bool, map[string]place) {
+func (r *recorder) snapshot() history {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	states := make(map[string][]relState, len(r.states))
+	h := history{
+		events: slices.Clone(r.events), states: make(map[string][]relState, len(r.states)),
+		manual: maps.Clone(r.manual), places: maps.Clone(r.places), gaps: make(relists, len(r.gaps)),
+	}
 	for k, v := range r.states {
-		states[k] = append([]relState(nil), v...)
+		h.states[k] = slices.Clone(v)
 	}
-	manual := make(map[string]bool, len(r.manual))
-	for k, v := range r.manual {
-		manual[k] = v
+	for k, v := range r.gaps {
+		h.gaps[k] = slices.Clone(v)
 	}
-	places := make(map[string]place, len(r.places))
-	for k, v := range r.places {
-		places[k] = v
-	}
-	return append([]objEvent(nil), r.events...), states, manual, places
+	return h
 }
 
 // syncPending says whether a /sync request is pending in rel: sync-requested-at is

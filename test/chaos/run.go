@@ -55,13 +55,16 @@ type result struct {
 	// clusterWaveConcurrent counts the applies (by lower Release) that raced a lower
 	// wave's change: not violations (checkClusterWaves).
 	clusterWaveConcurrent int
-	converged             []time.Duration
-	handovers             []time.Duration // leader handovers after a SIGKILL
-	notConverged          int
-	quietWrites           map[string]float64
-	start, end            map[string]procStat
-	samples               []sample // during the fault phase
-	wall                  time.Duration
+	// clusterWaveUnverified and manualUnverified count what those checks could not
+	// judge: a relist may have hidden the states they compare; relists counts those.
+	clusterWaveUnverified, manualUnverified, relists int
+	converged                                        []time.Duration
+	handovers                                        []time.Duration // leader handovers after a SIGKILL
+	notConverged                                     int
+	quietWrites                                      map[string]float64
+	start, end                                       map[string]procStat
+	samples                                          []sample // during the fault phase
+	wall                                             time.Duration
 }
 
 // appliedResources are the resources the chart applies; their writes are convoy's.
@@ -186,14 +189,18 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	// The checks after convergence.
 	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
-	events, states, manual, places := rec.snapshot()
-	waves, unverified := checkWaves(events)
+	h := rec.snapshot()
+	waves, unverified := checkWaves(h)
 	res.violations = append(res.violations, waves...)
-	clusterWaves, judged, concurrent := checkClusterWaves(events, states, places)
+	clusterWaves, judged, concurrent, clusterUnverified := checkClusterWaves(h)
 	res.violations = append(res.violations, clusterWaves...)
 	res.clusterWaveApplies, res.clusterWaveConcurrent = judged, concurrent
-	res.violations = append(res.violations, checkManual(events, manual, states)...)
-	res.unverified = unverified
+	manualViolations, manualUnverified := checkManual(h)
+	res.violations = append(res.violations, manualViolations...)
+	res.unverified, res.clusterWaveUnverified, res.manualUnverified = unverified, clusterUnverified, manualUnverified
+	for _, gs := range h.gaps {
+		res.relists += len(gs)
+	}
 
 	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
 	kubeA, remoteA, convoyA := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
