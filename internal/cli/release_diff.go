@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -66,16 +67,24 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 	if err != nil {
 		return err
 	}
-	results, err := ReleaseDiff(ctx, c, cfg, rel, rd)
+	results, hidden, err := ReleaseDiff(ctx, c, cfg, rel, rd)
 	if err != nil {
 		return err
+	}
+	for _, ref := range hidden {
+		fmt.Fprintf(o.Streams.ErrOut, "%s: not compared: you may not read the Secrets of namespace %s, so the render shows you its data as digests.\n",
+			diff.Describe(ref), rel.Namespace)
 	}
 	var out strings.Builder
 	for _, r := range results {
 		out.WriteString(diff.Unified(diff.Describe(r.Object), r))
 	}
 	if out.Len() == 0 {
-		fmt.Fprintf(o.Streams.ErrOut, "No differences: the cluster matches render %s.\n", ShortRef(rd.RenderRef))
+		what := "the cluster matches"
+		if len(hidden) > 0 {
+			what = "the other objects on the cluster match"
+		}
+		fmt.Fprintf(o.Streams.ErrOut, "No differences: %s render %s.\n", what, ShortRef(rd.RenderRef))
 		return nil
 	}
 	_, err = io.WriteString(o.Streams.Out, out.String())
@@ -87,29 +96,56 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 // the observer's drift check): each object the apply puts there (non-Job chart
 // hooks of the apply's run included), then, when rel prunes, the objects of its
 // ReleaseInventory that a prune would delete. `kubectl convoy ui` shows the same.
-func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Release, rd *v1.Render) ([]diff.Result, error) {
+//
+// hidden are the rendered Secrets it does not compare: convoy apiserver served the
+// Render with their data as digests (the user may not read the Secrets of its
+// namespace, docs/security.md), and a dry run of digests would compare nothing
+// true. Nor are the inventory's Secrets then read for the prune.
+func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Release, rd *v1.Render) (results []diff.Result, hidden []v1.ObjectReference, err error) {
 	objs, err := AppliedObjects(rel, rd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	objs, hidden = withoutRedacted(objs)
 	quietControllerRuntime()
 	target, err := client.New(cfg, client.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
+		return nil, nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
 	var inventory []v1.InventoryObject
 	if prune {
 		inv, err := c.GetInventory(ctx, rel.Namespace, rel.Name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if inv != nil {
 			inventory = inv.Objects
 		}
 	}
-	return diff.Release(ctx, target, objs, inventory, prune, 4)
+	if len(hidden) > 0 {
+		inventory = slices.DeleteFunc(slices.Clone(inventory), func(e v1.InventoryObject) bool { return isSecret(e.ObjectReference) })
+	}
+	results, err = diff.Release(ctx, target, objs, inventory, prune, 4)
+	return results, hidden, err
 }
+
+// withoutRedacted splits from objs the Secrets whose data convoy apiserver served as
+// digests (v1.AnnotationRedactedData).
+func withoutRedacted(objs []*unstructured.Unstructured) (rest []*unstructured.Unstructured, redacted []v1.ObjectReference) {
+	for _, o := range objs {
+		ref := diff.Reference(o)
+		if _, ok := o.GetAnnotations()[v1.AnnotationRedactedData]; ok && isSecret(ref) {
+			redacted = append(redacted, ref)
+			continue
+		}
+		rest = append(rest, o)
+	}
+	return rest, redacted
+}
+
+// isSecret says whether ref is a core v1 Secret.
+func isSecret(ref v1.ObjectReference) bool { return ref.Group == "" && ref.Kind == "Secret" }
 
 // AppliedObjects are the objects that an apply of the render rd of rel applies
 // (diff.Applied): its objects and the non-Job chart hooks of the apply's run.

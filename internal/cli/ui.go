@@ -136,7 +136,8 @@ func (b *uiBackend) ClusterDiff(ctx context.Context, ns, name, ref string) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	results, err := ReleaseDiff(ctx, b.c, cfg, rel, rd)
+	// The UI lists the objects it compared; a Secret it may not show is not one.
+	results, _, err := ReleaseDiff(ctx, b.c, cfg, rel, rd)
 	return rd.RenderRef, results, err
 }
 

@@ -184,6 +184,15 @@ func TestSecretsNeverLeak(t *testing.T) {
 	for _, args := range [][]string{{"release", "render", "local"}, {"release", "diff", "local"}, {"release", "diff", "remote"}} {
 		outputs["kubectl convoy "+strings.Join(args, " ")+" as convoy-view"] = plugin(ctx, viewerKubeconfig, ns, args...)
 	}
+	// A user who may not read Secrets still gets the diff of the rest: the Secret is
+	// named as not compared (its data reached them as digests), the ConfigMap is
+	// compared (and in sync).
+	diffOut := outputs["kubectl convoy release diff local as convoy-view"]
+	for _, want := range []string{"exit 0\n", "Secret " + ns + "/local: not compared", "No differences: the other objects on the cluster match"} {
+		if !strings.Contains(diffOut, want) {
+			t.Errorf("kubectl convoy release diff local as convoy-view: want %q in:\n%s", want, diffOut)
+		}
+	}
 
 	for where, out := range outputs {
 		if strings.HasPrefix(where, "kubectl") {
