@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,5 +116,68 @@ func TestApplyUnlistedExistingObject(t *testing.T) {
 	}
 	if live.Data["k"] != "w" {
 		t.Errorf("data after the apply: %v, want k=w", live.Data)
+	}
+}
+
+// An apply without a dry run (a forced sync, SP-19: "skips the dry run"; or a later
+// reconcile carrying a render on at its next sync wave) reads whether each object
+// exists (metadata only) and applies it: no dry run, two requests per object. It
+// reports what the apply did and the generation in the server's answer, which the
+// ReleaseInventory records.
+func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
+	e := integration(t)
+	counter := &testenv.RequestCounter{}
+	cfg := cluster.RestConfig()
+	cfg.WrapTransport = counter.Wrap
+	c := newClient(t, cfg)
+	applier := New(c, Options{})
+	if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "apps", Kind: "Deployment"}); err != nil {
+		t.Fatal(err)
+	}
+	deployment := func(image string) *unstructured.Unstructured {
+		d := obj("apps/v1", "Deployment", e.ns, "web")
+		d.Object["spec"] = map[string]any{
+			"replicas": int64(0),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}},
+			},
+		}
+		return d
+	}
+	forced := func(d *unstructured.Unstructured) Change {
+		t.Helper()
+		plan, err := NewPlan([]Object{{Object: d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := applier.ApplyWave(e.ctx, plan, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Changes) != 1 {
+			t.Fatalf("changes: %v, want one", res.Changes)
+		}
+		return res.Changes[0]
+	}
+	counter.Take()
+	for _, step := range []struct {
+		what       string
+		image      string
+		action     Action
+		generation int64
+	}{
+		{"absent: created", "example.com/web:1", Created, 1},
+		{"as rendered: unchanged", "example.com/web:1", Unchanged, 1},
+		{"changed: configured", "example.com/web:2", Configured, 2},
+	} {
+		got := forced(deployment(step.image))
+		if got.Action != step.action || got.Generation != step.generation {
+			t.Errorf("%s: %s at generation %d, want %s at generation %d", step.what, got.Action, got.Generation, step.action, step.generation)
+		}
+		if diff := cmp.Diff(map[string]int{"read": 1, "write": 1}, counter.Take()); diff != "" {
+			t.Errorf("%s: requests (-want +got):\n%s", step.what, diff)
+		}
 	}
 }

@@ -2,13 +2,13 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
-	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -146,62 +146,51 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 }
 
 // applyOne applies o unless the dry run found it unchanged, and returns what the
-// apply did and the object's generation in the server's answer.
+// apply did and the object's generation in the server's answer. An object without a
+// dry run (a forced sync's, or one a later reconcile carries on at a later sync wave)
+// is first read (metadata only) to tell a create from a change: a GET and the apply,
+// and no dry run, which a forced sync skips.
 func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, error) {
-	obj := o.Object.Object.DeepCopy()
-	switch o.state {
+	st, liveVersion := o.state, o.liveVersion
+	switch st {
 	case unchanged:
 		return Unchanged, o.liveGeneration, nil
-	case created, configured, existing:
-		err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-			client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
-		if err != nil {
+	case unchecked:
+		var err error
+		if st, liveVersion, err = a.stateOf(ctx, o.Object.Object); err != nil {
 			return "", 0, err
 		}
-		switch {
-		case o.state == created:
-			return Created, obj.GetGeneration(), nil
-		case o.state == existing && obj.GetResourceVersion() == o.liveVersion:
-			// The server stored nothing: the object was as rendered.
-			return Unchanged, obj.GetGeneration(), nil
-		default:
-			return Configured, obj.GetGeneration(), nil
-		}
+	}
+	obj := o.Object.Object.DeepCopy()
+	err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+		client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
+	if err != nil {
+		return "", 0, err
+	}
+	switch {
+	case st == created:
+		return Created, obj.GetGeneration(), nil
+	case st == existing && obj.GetResourceVersion() == liveVersion:
+		// The server stored nothing: the object was as rendered.
+		return Unchanged, obj.GetGeneration(), nil
 	default:
-		entry, err := a.rm.Apply(ctx, obj, ssa.DefaultApplyOptions())
-		if err != nil {
-			if dr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
-				err = dr.Unwrap()
-			}
-			return "", 0, err
-		}
-		// The resource manager applies a copy of obj: read the generation the object
-		// has now, which the ReleaseInventory records (an apply without a dry run is
-		// a forced sync's or one that goes on at a later sync wave, and the observer
-		// must not take a view from before it for the render's health).
-		generation, err := a.generationOf(ctx, obj)
-		if err != nil {
-			return "", 0, err
-		}
-		switch entry.Action {
-		case ssa.CreatedAction:
-			return Created, generation, nil
-		case ssa.UnchangedAction:
-			return Unchanged, generation, nil
-		default:
-			return Configured, generation, nil
-		}
+		return Configured, obj.GetGeneration(), nil
 	}
 }
 
-// generationOf reads obj's metadata.generation on the target.
-func (a *Applier) generationOf(ctx context.Context, obj *unstructured.Unstructured) (int64, error) {
-	live := &unstructured.Unstructured{}
+// stateOf reads whether obj exists on the target: created (it does not) or existing
+// with its resourceVersion.
+func (a *Applier) stateOf(ctx context.Context, obj *unstructured.Unstructured) (state, string, error) {
+	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
-	if err := a.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return 0, fmt.Errorf("read %s after its apply: %w", obj.GetName(), err)
+	err := a.client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return created, "", nil
+	case err != nil:
+		return 0, "", err
 	}
-	return live.GetGeneration(), nil
+	return existing, live.GetResourceVersion(), nil
 }
 
 // waitReady waits until the CRDs and Namespaces that the apply created or
