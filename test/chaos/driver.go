@@ -267,10 +267,7 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 			return err
 		}
 		r.exists = false
-		select { // a fault waiting for a deletion strikes now
-		case d.e.deletes <- r.key():
-		default:
-		}
+		d.e.aim(faultKillMidDelete, "the deletion of Release "+r.key()) // a fault waiting for a deletion strikes now
 	}
 	return nil
 }

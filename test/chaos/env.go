@@ -85,9 +85,10 @@ type env struct {
 
 	canary *release // an automatic Release on the host that only the injector changes
 
-	// deletes receives the Release ("namespace/name") of each deletion the driver
-	// sent, when a fault waits for one (it drops them otherwise).
-	deletes chan string
+	// moments receive, for each aimed kill, what just happened when a fault waits for
+	// it (senders drop them otherwise): the deletions the driver sends, the first wave
+	// of an apply, hook Jobs and prunes that the recorder sees (aim).
+	moments map[faultKind]chan string
 
 	mu         sync.Mutex
 	violations []violation     // found by the injector during the fault phase
@@ -102,7 +103,10 @@ type env struct {
 
 // startEnv starts everything; stop with env.stop. On error nothing is left running.
 func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_ *env, err error) {
-	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, deletes: make(chan string)}
+	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, moments: map[faultKind]chan string{}}
+	for _, k := range []faultKind{faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune} {
+		e.moments[k] = make(chan string)
+	}
 	defer func() {
 		if err != nil {
 			e.stop()
@@ -472,4 +476,13 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// aim offers what just happened to a kill waiting for that kind of moment; it never
+// blocks.
+func (e *env) aim(kind faultKind, moment string) {
+	select {
+	case e.moments[kind] <- moment:
+	default:
+	}
 }

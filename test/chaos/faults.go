@@ -19,6 +19,9 @@ const (
 	faultKillController faultKind = "kill convoy-controller"
 	faultKillLeader     faultKind = "kill the leader"
 	faultKillMidDelete  faultKind = "kill the leader mid-deletion"
+	faultKillMidApply   faultKind = "kill the leader mid-apply"
+	faultKillMidHook    faultKind = "kill the leader mid-hook"
+	faultKillMidPrune   faultKind = "kill the leader mid-prune"
 	faultKillObserver   faultKind = "kill convoy-observer"
 	faultKillAPIServer  faultKind = "kill convoy-apiserver"
 	faultRestartEtcd    faultKind = "restart etcd"
@@ -36,14 +39,16 @@ const (
 
 // faultKinds are all kinds, in the report's order.
 var faultKinds = []faultKind{
-	faultKillController, faultKillLeader, faultKillMidDelete, faultKillObserver, faultKillAPIServer, faultRestartEtcd, faultRestartKubeAPI,
+	faultKillController, faultKillLeader, faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune, faultKillObserver, faultKillAPIServer, faultRestartEtcd, faultRestartKubeAPI,
 	faultRepo5xx, faultRepoTruncated, faultProxyStall, faultProxyReset, faultProxySlow,
 	faultRemoteDown, faultLinkStall, faultLinkReset, faultLinkSlow,
 }
 
 // processFaults are the kinds that kill a process; a soak leaves them out.
 var processFaults = map[faultKind]string{
-	faultKillController: procController, faultKillLeader: procController, faultKillMidDelete: procController, faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
+	faultKillController: procController, faultKillLeader: procController, faultKillMidDelete: procController,
+	faultKillMidApply: procController, faultKillMidHook: procController, faultKillMidPrune: procController,
+	faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
 	faultRestartEtcd: procEtcd, faultRestartKubeAPI: procKubeAPI, faultRemoteDown: procRemoteKubeAPI,
 }
 
@@ -139,15 +144,16 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		return e.remoteDown(ctx, 3*f.length)
 	case faultKillLeader:
 		return e.killLeader(ctx, f, "")
-	case faultKillMidDelete:
-		// Aim at a deletion: wait (a bounded time) for the driver's next one.
-		var rel string
+	case faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune:
+		// Aim at a moment: wait (a bounded time) for the next one the driver (a
+		// deletion) or the recorder (an apply's first wave, a hook Job, a prune) sees.
+		var moment string
 		select {
-		case rel = <-e.deletes:
+		case moment = <-e.moments[f.kind]:
 		case <-time.After(30 * time.Second):
 		case <-ctx.Done():
 		}
-		return e.killLeader(ctx, f, rel)
+		return e.killLeader(ctx, f, moment)
 	default:
 		return fmt.Errorf("unknown fault %q", f.kind)
 	}
@@ -226,16 +232,17 @@ func (e *env) leaderOr(ctx context.Context, name string) string {
 
 // killLeader kills the leader among the controller replicas and keeps it down until
 // the other replica has taken over (its Lease expired): a handover, which must happen
-// within handoverBound, then starts it again as a standby. deleted names the Release
-// whose deletion the driver just sent, when the kill aims at one.
-func (e *env) killLeader(ctx context.Context, f fault, deleted string) error {
+// within handoverBound, then starts it again as a standby. moment says what just
+// happened, when the kill aims at a moment (a deletion, an apply's first wave, a hook
+// Job, a prune).
+func (e *env) killLeader(ctx context.Context, f fault, moment string) error {
 	name := e.leaderOr(ctx, procController)
 	other := procController2
 	if name == procController2 {
 		other = procController
 	}
-	if deleted != "" {
-		e.log.fault(string(f.kind), "SIGKILL of %s just after the deletion of Release %s; %s must take over", name, deleted, other)
+	if moment != "" {
+		e.log.fault(string(f.kind), "SIGKILL of %s just after %s; %s must take over", name, moment, other)
 	} else {
 		e.log.fault(string(f.kind), "SIGKILL of %s; %s must take over", name, other)
 	}

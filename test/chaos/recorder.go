@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +49,10 @@ type recorder struct {
 	// last is the highest resourceVersion seen on each stream, and when.
 	last       map[stream]seenAt
 	listedOnce map[stream]bool
+	// aim, when set, is told of the moments that aimed kills wait for (env.aim);
+	// applying records the (Release, inputs) whose first wave it has seen applied.
+	aim      func(faultKind, string)
+	applying map[string]bool
 }
 
 // relState is a Release at one resourceVersion: was a sync request pending, was it
@@ -68,7 +74,7 @@ type place struct {
 
 func newRecorder() *recorder {
 	return &recorder{states: map[string][]relState{}, manual: map[string]bool{}, places: map[string]place{},
-		gaps: relists{}, last: map[stream]seenAt{}, listedOnce: map[stream]bool{}}
+		gaps: relists{}, last: map[stream]seenAt{}, listedOnce: map[stream]bool{}, applying: map[string]bool{}}
 }
 
 // start runs the informers (applied objects on both clusters, Releases) until ctx
@@ -76,7 +82,8 @@ func newRecorder() *recorder {
 func (r *recorder) start(ctx context.Context, e *env) {
 	handler := func(cluster string) cache.ResourceEventHandlerFuncs {
 		h := func(obj any) { r.observe(cluster, obj) }
-		return cache.ResourceEventHandlerFuncs{AddFunc: h, UpdateFunc: func(_, obj any) { h(obj) }}
+		return cache.ResourceEventHandlerFuncs{AddFunc: h, UpdateFunc: func(_, obj any) { h(obj) },
+			DeleteFunc: func(obj any) { r.removed(cluster, obj) }}
 	}
 	byRelease := func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelReleaseName }
 	var informers []cache.SharedIndexInformer
@@ -96,9 +103,24 @@ func (r *recorder) start(ctx context.Context, e *env) {
 			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				return kube.AppsV1().Deployments(metav1.NamespaceAll).Watch(ctx, o)
 			}), &appsv1.Deployment{}, 0, nil)
+		jobs := cache.NewSharedIndexInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.LabelSelector = v1alpha1.LabelHook
+				return kube.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = v1alpha1.LabelHook
+				return kube.BatchV1().Jobs(metav1.NamespaceAll).Watch(ctx, o)
+			},
+		}, &batchv1.Job{}, 0, nil)
 		_, _ = cms.AddEventHandler(handler(cluster))
 		_, _ = deps.AddEventHandler(handler(cluster))
-		informers = append(informers, cms, deps)
+		_, _ = jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			if j, ok := obj.(*batchv1.Job); ok {
+				r.offer(faultKillMidHook, fmt.Sprintf("the hook Job %s/%s%s was created", j.Namespace, j.Name, on(cluster)))
+			}
+		}})
+		informers = append(informers, cms, deps, jobs)
 	}
 	lw := cache.NewListWatchFromClient(e.convoy, v1alpha1.ResourceReleases, metav1.NamespaceAll, fields.Everything())
 	rels := cache.NewSharedIndexInformer(r.listWatch(releaseStream, nil, lw.ListWithContextFunc, lw.WatchFuncWithContext), &v1alpha1.Release{}, 0, nil)
@@ -286,11 +308,53 @@ func (r *recorder) observe(cluster string, obj any) {
 	}
 	ev.cluster, ev.at = cluster, time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.seen(ev.stream(), ev.rv, ev.at)
+	first := false
 	if ev.inputs != "" {
 		r.events = append(r.events, ev)
+		if k := ev.release + " " + ev.inputs; ev.wave == 0 && !r.applying[k] {
+			r.applying[k], first = true, true
+		}
 	}
+	r.mu.Unlock()
+	if first { // waves 1 and 2 follow: an apply is under way
+		r.offer(faultKillMidApply, fmt.Sprintf("wave 0 of Release %s was applied with inputs %s%s", ev.release, ev.inputs, on(cluster)))
+	}
+}
+
+// removed sees an applied object deleted: a prune when its Release is not being
+// deleted.
+func (r *recorder) removed(cluster string, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	rel := m.GetLabels()[v1alpha1.LabelReleaseNamespace] + "/" + m.GetLabels()[v1alpha1.LabelReleaseName]
+	r.mu.Lock()
+	states := r.states[rel]
+	pruned := len(states) > 0 && !states[len(states)-1].gone
+	r.mu.Unlock()
+	if pruned {
+		r.offer(faultKillMidPrune, fmt.Sprintf("the prune of %s/%s of Release %s%s", m.GetNamespace(), m.GetName(), rel, on(cluster)))
+	}
+}
+
+// offer tells aim of a moment, when a run set it.
+func (r *recorder) offer(kind faultKind, moment string) {
+	if r.aim != nil {
+		r.aim(kind, moment)
+	}
+}
+
+// on names the remote cluster in a moment ("" on the host).
+func on(cluster string) string {
+	if cluster == "" {
+		return ""
+	}
+	return " on Cluster " + cluster
 }
 
 // stream is the watch that saw ev.

@@ -139,6 +139,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		}
 	}
 	rec := newRecorder()
+	rec.aim = e.aim
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	rec.start(recCtx, e)
