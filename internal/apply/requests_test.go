@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,15 +29,7 @@ func TestRequestsPerApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deployment := obj("apps/v1", "Deployment", e.ns, "web")
-	deployment.Object["spec"] = map[string]any{
-		"replicas": int64(0),
-		"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
-		"template": map[string]any{
-			"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
-			"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": "example.com/web:1"}}},
-		},
-	}
+	deployment := webDeployment(e.ns, "example.com/web:1")
 	service := obj("v1", "Service", e.ns, "web")
 	service.Object["spec"] = map[string]any{"ports": []any{map[string]any{"port": int64(80)}}, "selector": map[string]any{"app": "web"}}
 	render := []Object{
@@ -88,17 +81,7 @@ func TestApplyUnlistedExistingObject(t *testing.T) {
 	apply := func(o []Object) Action {
 		t.Helper()
 		plan, err := applier.DryRun(e.ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := applier.ApplyWave(e.ctx, plan, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Changes) != 1 {
-			t.Fatalf("changes: %v, want one", res.Changes)
-		}
-		return res.Changes[0].Action
+		return applyOnlyChange(t, e.ctx, applier, plan, err).Action
 	}
 	if got := apply(render); got != Created {
 		t.Fatalf("first apply: %s, want created", got)
@@ -134,32 +117,10 @@ func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
 	if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "apps", Kind: "Deployment"}); err != nil {
 		t.Fatal(err)
 	}
-	deployment := func(image string) *unstructured.Unstructured {
-		d := obj("apps/v1", "Deployment", e.ns, "web")
-		d.Object["spec"] = map[string]any{
-			"replicas": int64(0),
-			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
-				"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}},
-			},
-		}
-		return d
-	}
 	forced := func(d *unstructured.Unstructured) Change {
 		t.Helper()
 		plan, err := NewPlan([]Object{{Object: d}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := applier.ApplyWave(e.ctx, plan, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Changes) != 1 {
-			t.Fatalf("changes: %v, want one", res.Changes)
-		}
-		return res.Changes[0]
+		return applyOnlyChange(t, e.ctx, applier, plan, err)
 	}
 	counter.Take()
 	for _, step := range []struct {
@@ -172,7 +133,7 @@ func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
 		{"as rendered: unchanged", "example.com/web:1", Unchanged, 1},
 		{"changed: configured", "example.com/web:2", Configured, 2},
 	} {
-		got := forced(deployment(step.image))
+		got := forced(webDeployment(e.ns, step.image))
 		if got.Action != step.action || got.Generation != step.generation {
 			t.Errorf("%s: %s at generation %d, want %s at generation %d", step.what, got.Action, got.Generation, step.action, step.generation)
 		}
@@ -180,4 +141,34 @@ func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
 			t.Errorf("%s: requests (-want +got):\n%s", step.what, diff)
 		}
 	}
+}
+
+// applyOnlyChange applies wave 0 of plan (made with err) and returns its one change.
+func applyOnlyChange(t *testing.T, ctx context.Context, a *Applier, plan *Plan, err error) Change {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.ApplyWave(ctx, plan, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 1 {
+		t.Fatalf("changes: %v, want one", res.Changes)
+	}
+	return res.Changes[0]
+}
+
+// webDeployment is a Deployment "web" of ns, without replicas, running image.
+func webDeployment(ns, image string) *unstructured.Unstructured {
+	d := obj("apps/v1", "Deployment", ns, "web")
+	d.Object["spec"] = map[string]any{
+		"replicas": int64(0),
+		"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}},
+		},
+	}
+	return d
 }
