@@ -18,17 +18,9 @@ import (
 // apply of a 4-object Release, and no write when nothing changed.
 func TestRequestsPerApply(t *testing.T) {
 	e := integration(t)
-	counter := &testenv.RequestCounter{}
-	cfg := cluster.RestConfig()
-	cfg.WrapTransport = counter.Wrap
-	c := newClient(t, cfg)
-	applier := New(c, Options{})
 	// A long-lived target client has discovered these kinds already.
-	for _, gk := range []schema.GroupKind{{Kind: "ServiceAccount"}, {Kind: "ConfigMap"}, {Kind: "Service"}, {Group: "apps", Kind: "Deployment"}} {
-		if _, err := c.RESTMapper().RESTMapping(gk); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applier, counter := countedApplier(t, schema.GroupKind{Kind: "ServiceAccount"}, schema.GroupKind{Kind: "ConfigMap"},
+		schema.GroupKind{Kind: "Service"}, schema.GroupKind{Group: "apps", Kind: "Deployment"})
 	deployment := webDeployment(e.ns, "example.com/web:1")
 	service := obj("v1", "Service", e.ns, "web")
 	service.Object["spec"] = map[string]any{"ports": []any{map[string]any{"port": int64(80)}}, "selector": map[string]any{"app": "web"}}
@@ -109,14 +101,7 @@ func TestApplyUnlistedExistingObject(t *testing.T) {
 // ReleaseInventory records.
 func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
 	e := integration(t)
-	counter := &testenv.RequestCounter{}
-	cfg := cluster.RestConfig()
-	cfg.WrapTransport = counter.Wrap
-	c := newClient(t, cfg)
-	applier := New(c, Options{})
-	if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "apps", Kind: "Deployment"}); err != nil {
-		t.Fatal(err)
-	}
+	applier, counter := countedApplier(t, schema.GroupKind{Group: "apps", Kind: "Deployment"})
 	forced := func(d *unstructured.Unstructured) Change {
 		t.Helper()
 		plan, err := NewPlan([]Object{{Object: d}})
@@ -141,6 +126,22 @@ func TestAnApplyWithoutADryRunReadsAndAppliesEachObjectOnce(t *testing.T) {
 			t.Errorf("%s: requests (-want +got):\n%s", step.what, diff)
 		}
 	}
+}
+
+// countedApplier is an Applier whose client counts its requests and has mapped kinds
+// already (as a long-lived target client has).
+func countedApplier(t *testing.T, kinds ...schema.GroupKind) (*Applier, *testenv.RequestCounter) {
+	t.Helper()
+	counter := &testenv.RequestCounter{}
+	cfg := cluster.RestConfig()
+	cfg.WrapTransport = counter.Wrap
+	c := newClient(t, cfg)
+	for _, gk := range kinds {
+		if _, err := c.RESTMapper().RESTMapping(gk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(c, Options{}), counter
 }
 
 // applyOnlyChange applies wave 0 of plan (made with err) and returns its one change.
