@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -28,9 +30,10 @@ const (
 	actBurst              // several /sync (one forced) at once from concurrent clients
 	actPin                // pin, or unpin when pinned
 	actDelete             // delete; the next step on it recreates it
+	actNamespace          // delete its namespace (and so every Release in it), wait until it is gone, create it again
 )
 
-var actNames = [...]string{"edit", "version", "sync", "force", "burst", "pin", "delete"}
+var actNames = [...]string{"edit", "version", "sync", "force", "burst", "pin", "delete", "delete namespace"}
 
 func (a act) String() string { return actNames[a] }
 
@@ -47,7 +50,7 @@ func plan(rng *rand.Rand, n, releases int) []step {
 	weights := []struct {
 		a act
 		w int
-	}{{actEdit, 30}, {actVersion, 12}, {actSync, 25}, {actForce, 6}, {actBurst, 6}, {actPin, 6}, {actDelete, 4}}
+	}{{actEdit, 30}, {actVersion, 12}, {actSync, 25}, {actForce, 6}, {actBurst, 6}, {actPin, 6}, {actDelete, 4}, {actNamespace, 1}}
 	total := 0
 	for _, w := range weights {
 		total += w.w
@@ -129,6 +132,55 @@ func (d *driver) createSome(ctx context.Context, rels []*release, concurrency in
 	return <-errs
 }
 
+// namespaceGoneBound bounds the wait for a deleted namespace to be gone: the
+// namespace controller deletes its Releases, whose finalizers delete what they applied
+// on either cluster.
+const namespaceGoneBound = 3 * time.Minute
+
+// deleteNamespace deletes the namespace ns on the host, with every Release in it (the
+// namespace controller deletes convoy's resources too, and each Release's finalizer
+// what it applied, on the remote Cluster as well), waits until it is gone and creates
+// it again; its Releases are then absent until later steps recreate them. It holds
+// every Release of ns meanwhile (in the model's order, so two never wait for each
+// other).
+func (d *driver) deleteNamespace(ctx context.Context, ns string) {
+	ctx, cancel := context.WithTimeout(ctx, namespaceGoneBound+30*time.Second)
+	defer cancel()
+	var in []*release
+	for _, r := range d.rels {
+		if r.ns == ns {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			in = append(in, r)
+		}
+	}
+	err := d.e.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if err == nil || apierrors.IsNotFound(err) {
+		for _, r := range in {
+			r.exists = false
+		}
+		d.e.aim(faultKillMidDelete, "the deletion of namespace "+ns)
+		err = retry(ctx, namespaceGoneBound, func(ctx context.Context) error {
+			_, err := d.e.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("namespace %s is not gone yet (%v)", ns, err)
+		})
+	}
+	if err == nil {
+		_, err = d.e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		d.count(actNamespace.String() + " error")
+		d.firstErr.LoadOrStore(actNamespace.String(), fmt.Sprintf("%s: %v", ns, err))
+		d.trace.printf("namespace %s: delete and create again: %v", ns, err)
+		return
+	}
+	d.count(actNamespace.String() + " ok")
+	d.trace.printf("namespace %s: deleted with its %d Releases, gone, created again", ns, len(in))
+}
+
 // create creates r with a fresh token; the caller holds r.mu.
 func (d *driver) create(ctx context.Context, r *release) error {
 	r.token, r.pinned, r.ackSync, r.ackForce = d.newToken(), false, time.Time{}, time.Time{}
@@ -136,6 +188,14 @@ func (d *driver) create(ctx context.Context, r *release) error {
 	obj := r.object(d.e.proxy.url())
 	created := &v1alpha1.Release{}
 	err := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Body(obj).Do(ctx).Into(created)
+	if apierrors.IsNotFound(err) {
+		// Its namespace is gone and was not created again (a deleteNamespace whose wait
+		// ran out): create it, as an operator would, then the Release.
+		_, nerr := d.e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}, metav1.CreateOptions{})
+		if nerr == nil || apierrors.IsAlreadyExists(nerr) {
+			err = d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Body(obj).Do(ctx).Into(created)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("create Release %s: %w", r.key(), err)
 	}
@@ -186,6 +246,13 @@ func (d *driver) run(ctx context.Context, steps []step, workers int, interval ti
 }
 
 func (d *driver) do(ctx context.Context, s step) {
+	if s.act == actNamespace && d.rels[s.rel].ns != d.e.canary.ns {
+		d.deleteNamespace(ctx, d.rels[s.rel].ns)
+		return
+	}
+	if s.act == actNamespace { // the canary's namespace stays: a /sync instead
+		s.act = actSync
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	r := d.rels[s.rel]
