@@ -23,14 +23,14 @@ import (
 type act int
 
 const (
-	actEdit    act = iota // new values (a new token)
-	actVersion            // another chart version
-	actSync               // POST /sync
-	actForce              // POST /sync?force=true
-	actBurst              // several /sync (one forced) at once from concurrent clients
-	actPin                // pin, or unpin when pinned
-	actDelete             // delete; the next step on it recreates it
-	actNamespace          // delete its namespace (and so every Release in it), wait until it is gone, create it again
+	actEdit      act = iota // new values (a new token)
+	actVersion              // another chart version
+	actSync                 // POST /sync
+	actForce                // POST /sync?force=true
+	actBurst                // several /sync (one forced) at once from concurrent clients
+	actPin                  // pin, or unpin when pinned
+	actDelete               // delete; the next step on it recreates it
+	actNamespace            // delete its namespace (and so every Release in it), wait until it is gone, create it again
 )
 
 var actNames = [...]string{"edit", "version", "sync", "force", "burst", "pin", "delete", "delete namespace"}
@@ -162,10 +162,13 @@ func (d *driver) deleteNamespace(ctx context.Context, ns string) {
 		d.e.aim(faultKillMidDelete, "the deletion of namespace "+ns)
 		err = retry(ctx, namespaceGoneBound, func(ctx context.Context) error {
 			_, err := d.e.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			switch {
+			case apierrors.IsNotFound(err):
 				return nil
+			case err != nil:
+				return fmt.Errorf("read namespace %s: %w", ns, err)
 			}
-			return fmt.Errorf("namespace %s is not gone yet (%v)", ns, err)
+			return fmt.Errorf("namespace %s is not gone yet", ns)
 		})
 	}
 	if err == nil {
