@@ -256,11 +256,11 @@ func (d *driver) do(ctx context.Context, s step) {
 	if s.act == actNamespace { // the canary's namespace stays: a /sync instead
 		s.act = actSync
 	}
+	r := d.rels[s.rel]
+	r.mu.Lock() // before the step's time starts: a namespace step may hold it for minutes
+	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r := d.rels[s.rel]
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var err error
 	what := s.act.String()
 	if !r.exists {
