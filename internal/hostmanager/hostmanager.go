@@ -66,8 +66,8 @@ type Process struct {
 
 // New returns a manager on the host cluster of cfg: a cache whose handlers resync every
 // Resync, without jitter, the first time Resync after they start (resync.go), that
-// strips managed fields and holds the Releases of the shard; and /healthz and /readyz
-// ping checks when probes are served.
+// strips managed fields and holds the Releases of the shard and their
+// ReleaseInventories; and /healthz and /readyz ping checks when probes are served.
 func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
@@ -90,8 +90,13 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 	}
 	electionID := p.Name
 	if o.Shard != "" {
+		// A shard caches its own Releases and their inventories, which the controller
+		// labels with the Release's shard (an unlabelled one, from before, it reads
+		// from the API server and labels: internal/controller cachedInventory).
+		shard := labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})
 		cacheOpts.ByObject = map[client.Object]cache.ByObject{
-			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
+			&v1.Release{}:          {Label: shard},
+			&v1.ReleaseInventory{}: {Label: shard},
 		}
 		electionID += "-" + o.Shard
 	}
