@@ -103,3 +103,46 @@ func wantCached(t *testing.T, ctx context.Context, ns string, s *shard, names ..
 		})
 	}
 }
+
+// The observer caches a Release of its shard without spec.values and
+// spec.valuesFrom, which it never reads (issue 15: inline values can be most of a
+// Release); the controller, which renders them, caches them.
+func TestTheObserverCachesReleasesWithoutValues(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	scheme, err := hostmanager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testenv.Client(t, host.RestConfig(), scheme)
+	ns := testenv.Namespace(t, ctx, c, "shard-values", nil)
+	s := startShard(t, ctx, ns, "a")
+	values := &runtime.RawExtension{Raw: []byte(`{"value":"first"}`)}
+	rel := &v1.Release{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "valued", Labels: map[string]string{v1.LabelShard: "a"}},
+		Spec: v1.ReleaseSpec{
+			Chart:      v1.ChartSource{Repository: charts, Name: "configmap", Version: "0.1.0"},
+			Values:     values,
+			ValuesFrom: []v1.ValuesReference{{Kind: v1.ValuesSourceConfigMap, Name: "extra", Optional: true}},
+		},
+	}
+	if err := c.Create(ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(rel)
+	testenv.Eventually(t, ctx, "both caches to hold the Release", 30*time.Second, func() (bool, string) {
+		ctl, obs := &v1.Release{}, &v1.Release{}
+		if err := s.ctlCache.Get(ctx, key, ctl); err != nil {
+			return false, "controller: " + err.Error()
+		}
+		if err := s.obsCache.Get(ctx, key, obs); err != nil {
+			return false, "observer: " + err.Error()
+		}
+		ok := obs.Spec.Values == nil && obs.Spec.ValuesFrom == nil && obs.Spec.Chart == rel.Spec.Chart &&
+			obs.Labels[v1.LabelShard] == "a" && obs.ManagedFields == nil &&
+			ctl.Spec.Values != nil && string(ctl.Spec.Values.Raw) == string(values.Raw) && len(ctl.Spec.ValuesFrom) == 1
+		return ok, fmt.Sprintf("observer: values %v, valuesFrom %v, chart %v, labels %v, managed fields %d; controller: values %v, valuesFrom %v",
+			obs.Spec.Values, obs.Spec.ValuesFrom, obs.Spec.Chart, obs.Labels, len(obs.ManagedFields), ctl.Spec.Values, ctl.Spec.ValuesFrom)
+	})
+}
