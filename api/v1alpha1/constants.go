@@ -110,7 +110,8 @@ const (
 	LabelReleaseNamespace = "convoy.kumodo.io/release-namespace"
 	// LabelHook names the lifecycle hook a hook Job runs (the hook's name, cut to 63 characters).
 	LabelHook = "convoy.kumodo.io/hook"
-	// LabelShard assigns a Release to the controller and observer of one shard.
+	// LabelShard assigns a Release to the controller and observer of one shard; the
+	// controller copies it to the Release's ReleaseInventory, which the shard caches.
 	LabelShard = "convoy.kumodo.io/shard"
 )
 

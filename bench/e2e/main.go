@@ -50,6 +50,7 @@ type config struct {
 	syncs             int
 	loadSyncs         int
 	profileDir        string
+	shards            int
 }
 
 func main() {
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&cfg.loadSyncs, "load-syncs", 5, "/syncs of the same Release timed to Applied right after the N Releases are created, under their load; 0: none")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap, for go tool pprof)")
+	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)
 	bound := time.Duration(len(cfg.ns))*(cfg.timeout+cfg.steady+10*time.Minute) + 5*time.Minute

@@ -30,9 +30,13 @@ func readHeap(metrics string) heap {
 	return heap{live: v("go_gc_heap_live_bytes"), inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects")}
 }
 
-// heaps are the controller's and the observer's Go heaps in s.
+// heaps are the Go heaps of every controller and observer in s, by process name.
 func heaps(s snap) map[string]heap {
-	return map[string]heap{"convoy-controller": readHeap(s.ctl), "convoy-observer": readHeap(s.obs)}
+	out := make(map[string]heap, len(s.procs))
+	for name, text := range s.procs {
+		out[name] = readHeap(text)
+	}
+	return out
 }
 
 // saveProfiles writes the heap profile (after a garbage collection) of the controller
@@ -46,7 +50,8 @@ func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string)
 		fmt.Fprintln(os.Stderr, "profiles:", err)
 		return
 	}
-	for name, base := range map[string]string{"convoy-controller": e.ctlPprof, "convoy-observer": e.obsPprof} {
+	for _, p := range e.convoyProcs {
+		name, base := p.name, p.pprof
 		if base == "" {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -44,6 +45,9 @@ func mib(kib int64) float64 { return float64(kib) / 1024 }
 func (r *result) print(w io.Writer) {
 	n := float64(r.n)
 	fmt.Fprintf(w, "\n## N = %d Releases\n\n", r.n)
+	if r.shards > 0 {
+		fmt.Fprintf(w, "%d shards: convoy-controller-<i> and convoy-observer-<i> with --shard=<i>, the Releases labelled round robin\n\n", r.shards)
+	}
 	fmt.Fprintf(w, "load average (1, 5, 15 min): start %s; all Ready %s; end %s\n\n", r.loadStart, r.loadReady, r.loadEnd)
 	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| creates of the %d Releases (author, %s) | %s (%.0f /s; %d failed tries) |\n", r.n, fmt.Sprintf("%d clients", r.clients),
@@ -89,7 +93,7 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f MiB | %.0f MiB | %.0f MiB |\n", e.K, e.V, r.steadyCPU[e.K], mib(p.RSSKiB), mib(p.AnonKiB), mib(p.HWMKiB))
 	}
 	fmt.Fprintf(w, "| all | %.1f | %.1f | | | |\n", benchenv.Total(r.cpu), benchenv.Total(r.steadyCPU))
-	for _, p := range []string{"convoy-controller", "convoy-observer"} {
+	for _, p := range slices.Sorted(maps.Keys(r.heapStart)) {
 		for _, h := range []struct {
 			when string
 			h    heap
@@ -139,6 +143,7 @@ func (r *result) print(w io.Writer) {
 
 func printSummary(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n## Summary\n\n")
+	fmt.Fprintf(w, "(with -shards: CPU summed over the shards, peak RSS of the largest shard)\n\n")
 	fmt.Fprintf(w, "| Releases | creates | first create → all Ready | per Release p50 / p99 | CPU s to Ready (controller, observer, convoy apiserver, kube-apiserver, etcd, all) | peak RSS controller / observer / convoy apiserver | requests / Release kube-apiserver / convoy apiserver (SAR) | steady writes convoy / kube |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---:|---|---|---|---:|\n")
 	for _, r := range rs {
@@ -147,8 +152,8 @@ func printSummary(w io.Writer, rs []*result) {
 		fmt.Fprintf(w, "| %d | %s | %s | %s / %s | %.1f, %.1f, %.1f, %.1f, %.1f, %.1f | %.0f / %.0f / %.0f MiB | %.1f / %.1f (%.2f) | %.0f / %.0f |\n",
 			r.n, r.createElapsed.Round(100*time.Millisecond), r.toReady.Round(100*time.Millisecond),
 			r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond),
-			r.cpu["convoy-controller"], r.cpu["convoy-observer"], r.cpu["convoy-apiserver"], r.cpu["kube-apiserver"], r.cpu["etcd"], benchenv.Total(r.cpu),
-			mib(r.procs["convoy-controller"].HWMKiB), mib(r.procs["convoy-observer"].HWMKiB), mib(r.procs["convoy-apiserver"].HWMKiB),
+			sumOf(r.cpu, "convoy-controller"), sumOf(r.cpu, "convoy-observer"), r.cpu["convoy-apiserver"], r.cpu["kube-apiserver"], r.cpu["etcd"], benchenv.Total(r.cpu),
+			mib(peakOf(r.procs, "convoy-controller")), mib(peakOf(r.procs, "convoy-observer")), mib(r.procs["convoy-apiserver"].HWMKiB),
 			benchenv.Total(r.toReadyReq.kube)/n, benchenv.Total(r.toReadyReq.convoy)/n,
 			benchenv.SumWhere(r.toReadyReq.kube, func(k string) bool { return strings.Contains(k, "subjectaccessreviews") })/n,
 			cw, kw)
@@ -157,4 +162,26 @@ func printSummary(w io.Writer, rs []*result) {
 	args := []string{"go run ./bench/e2e"}
 	flag.Visit(func(f *flag.Flag) { args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value)) })
 	fmt.Fprintf(w, "Command: %s\n", strings.Join(args, " "))
+}
+
+// sumOf is the sum of m's entries for process, or for its shards (process-<i>).
+func sumOf(m map[string]float64, process string) float64 {
+	var t float64
+	for k, v := range m {
+		if k == process || strings.HasPrefix(k, process+"-") {
+			t += v
+		}
+	}
+	return t
+}
+
+// peakOf is the largest peak RSS of process, or of its shards (process-<i>), in KiB.
+func peakOf(procs map[string]benchenv.ProcStat, process string) int64 {
+	var p int64
+	for k, v := range procs {
+		if k == process || strings.HasPrefix(k, process+"-") {
+			p = max(p, v.HWMKiB)
+		}
+	}
+	return p
 }

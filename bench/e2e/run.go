@@ -34,17 +34,26 @@ const (
 	author = "bench-author"
 )
 
-// procs are the processes whose metrics the bench reads.
-type procs struct {
-	ctlMetrics, obsMetrics string
-	// ctlPprof and obsPprof are the base URLs of their /debug/pprof/; "" without
-	// -profile-dir.
-	ctlPprof, obsPprof string
+// convoyProc is a convoy controller or observer process whose metrics the bench reads.
+type convoyProc struct {
+	// name is the process's name (and its user): convoy-controller, convoy-observer,
+	// or with -shards convoy-controller-<i> and convoy-observer-<i>.
+	name string
+	// controller: a controller; else an observer.
+	controller bool
+	metrics    string
+	// pprof is the base URL of its /debug/pprof/; "" without -profile-dir.
+	pprof string
 }
 
 // snap is every metrics text at one moment.
 type snap struct {
-	kube, convoy, ctl, obs string
+	kube, convoy string
+	// ctl and obs are the texts of every controller and every observer (shards), one
+	// after the other: benchenv.Counts sums the series of the same labels.
+	ctl, obs string
+	// procs is each convoy controller's and observer's text, by name.
+	procs map[string]string
 }
 
 func (e *env) metricsNow(ctx context.Context) snap {
@@ -52,12 +61,17 @@ func (e *env) metricsNow(ctx context.Context) snap {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kube-apiserver /metrics:", err)
 	}
-	return snap{
-		kube:   k,
-		convoy: e.ConvoyMetrics(ctx),
-		ctl:    benchenv.HTTPGet(ctx, httpClient, e.ctlMetrics),
-		obs:    benchenv.HTTPGet(ctx, httpClient, e.obsMetrics),
+	s := snap{kube: k, convoy: e.ConvoyMetrics(ctx), procs: map[string]string{}}
+	for _, p := range e.convoyProcs {
+		text := benchenv.HTTPGet(ctx, httpClient, p.metrics)
+		s.procs[p.name] = text
+		if p.controller {
+			s.ctl += text + "\n"
+		} else {
+			s.obs += text + "\n"
+		}
 	}
+	return s
 }
 
 // requests are the requests between two snapshots.
@@ -101,31 +115,43 @@ func requestsBetween(a, b snap) requests {
 // controller and observer started as convoy dev starts them.
 type env struct {
 	*benchenv.Env
-	procs
-	author *rest.RESTClient // convoy.kumodo.io as the author
+	convoyProcs []convoyProc
+	// shardLabel labels the manual Release of the /sync timings (shard 0 with -shards).
+	shardLabel map[string]string
+	author     *rest.RESTClient // convoy.kumodo.io as the author
 }
 
 // startConvoy starts convoy controller and observer from bin as `convoy dev` does
 // (internal/dev): each with its own identity and the rights dev grants it, the flags
 // dev gives (plus a metrics address on loopback), every other flag at its default.
-func (e *env) startConvoy(ctx context.Context, bin string, profile bool) error {
+// With shards > 0 it starts that many controller and observer pairs, the i-th with
+// --shard=<i> (as the chart's shards do).
+func (e *env) startConvoy(ctx context.Context, bin string, profile bool, shards int) error {
 	host := e.Cluster.RestConfig()
-	for _, c := range []struct {
+	type one struct {
 		name, command string
 		grant         func(context.Context, *rest.Config, string) error
 		extra         []string
-		metrics       *string
-		pprof         *string
-	}{
-		{"convoy-controller", "controller", dev.GrantController, []string{"--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts")}, &e.ctlMetrics, &e.ctlPprof},
-		{"convoy-observer", "observer", dev.GrantObserver, nil, &e.obsMetrics, &e.obsPprof},
-	} {
+	}
+	var all []one
+	for i := range max(shards, 1) {
+		suffix, shard := "", []string(nil)
+		if shards > 0 {
+			suffix, shard = fmt.Sprintf("-%d", i), []string{fmt.Sprintf("--shard=%d", i)}
+		}
+		all = append(all,
+			one{"convoy-controller" + suffix, "controller", dev.GrantController,
+				append([]string{"--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts"+suffix)}, shard...)},
+			one{"convoy-observer" + suffix, "observer", dev.GrantObserver, shard})
+	}
+	for _, c := range all {
+		p := convoyProc{name: c.name, controller: c.command == "controller"}
 		if profile {
 			port, err := benchenv.FreePort()
 			if err != nil {
 				return err
 			}
-			*c.pprof = fmt.Sprintf("http://127.0.0.1:%d", port)
+			p.pprof = fmt.Sprintf("http://127.0.0.1:%d", port)
 			c.extra = append(c.extra, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", port))
 		}
 		if err := c.grant(ctx, host, c.name); err != nil {
@@ -139,7 +165,8 @@ func (e *env) startConvoy(ctx context.Context, bin string, profile bool) error {
 		if err != nil {
 			return err
 		}
-		*c.metrics = url
+		p.metrics = url
+		e.convoyProcs = append(e.convoyProcs, p)
 	}
 	return nil
 }
@@ -246,6 +273,7 @@ func (e *env) watch(ctx context.Context, w *readyLog, rv string) {
 // result is the figures of one N.
 type result struct {
 	n              int
+	shards         int // controller and observer pairs with --shard; 0: one pair without
 	clients        int
 	loadStart      string
 	loadReady      string
@@ -293,7 +321,10 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	defer be.Stop()
 	e := &env{Env: be}
-	if err := e.startConvoy(ctx, bin, cfg.profileDir != ""); err != nil {
+	if cfg.shards > 0 {
+		e.shardLabel = map[string]string{convoyv1alpha1.LabelShard: "0"}
+	}
+	if err := e.startConvoy(ctx, bin, cfg.profileDir != "", cfg.shards); err != nil {
 		return nil, err
 	}
 	if err := e.EnsureNamespace(ctx, namespace); err != nil {
@@ -322,7 +353,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 }
 
 func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) {
-	res := &result{n: n, clients: cfg.createConcurrency, loadStart: benchenv.LoadAvg(), steadyEvents: map[string]int{}}
+	res := &result{n: n, shards: cfg.shards, clients: cfg.createConcurrency, loadStart: benchenv.LoadAvg(), steadyEvents: map[string]int{}}
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	logs := map[string]*readyLog{}
@@ -354,7 +385,11 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 				for try := 0; try < 5 && ctx.Err() == nil; try++ {
 					rctx, cancel := context.WithTimeout(ctx, time.Minute)
 					created[i] = time.Now()
-					err := e.author.Post().Namespace(namespace).Resource("releases").Body(benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)).Do(rctx).Error()
+					rel := benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)
+					if cfg.shards > 0 {
+						rel.Labels = map[string]string{convoyv1alpha1.LabelShard: strconv.Itoa(i % cfg.shards)}
+					}
+					err := e.author.Post().Namespace(namespace).Resource("releases").Body(rel).Do(rctx).Error()
 					cancel()
 					if err == nil || strings.Contains(err.Error(), "already exists") {
 						break

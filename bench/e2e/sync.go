@@ -71,7 +71,7 @@ type syncResult struct {
 func (e *env) createSyncRelease(ctx context.Context) error {
 	rel := &convoyv1alpha1.Release{
 		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: syncRelease},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: syncRelease, Labels: e.shardLabel},
 		Spec:       convoyv1alpha1.ReleaseSpec{Chart: convoyv1alpha1.ChartSource{Repository: e.Charts.URL, Name: "configs", Version: "1.0.0"}},
 	}
 	created := &convoyv1alpha1.Release{}

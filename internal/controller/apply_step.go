@@ -374,14 +374,19 @@ func (r *Reconciler) readInventory(ctx context.Context, key client.ObjectKey) (*
 // writeInventory records objects as the inventory's list of renderRef, with the
 // progress of its apply (syncWave, nil once every wave is applied), creating the
 // inventory (owned by the Release, with the finalizer that reconcileDelete removes) when
-// it does not exist. Nothing is written when nothing changes. It returns the inventory
-// as written.
+// it does not exist. It carries the Release's shard label, if any (shardLabels).
+// Nothing is written when nothing changes. It returns the inventory as written.
 func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, syncWave *v1.SyncWaveStatus, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+	labels, relabel := shardLabels(rel, inv)
 	if inv.ResourceVersion == "" {
+		if len(labels) == 0 {
+			labels = nil
+		}
 		created := &v1.ReleaseInventory{
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace:       rel.Namespace,
 				Name:            rel.Name,
+				Labels:          labels,
 				OwnerReferences: []metav1.OwnerReference{ownerReference(rel)},
 				Finalizers:      []string{v1.Finalizer},
 			},
@@ -399,11 +404,12 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 	// deleted cannot (the API server refuses new finalizers then), and keeps its own.
 	addFinalizer := inv.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(inv, v1.Finalizer)
 	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && ptr.Equal(inv.SyncWave, syncWave) &&
-		slices.Equal(inv.Objects, objects) && !addFinalizer {
+		slices.Equal(inv.Objects, objects) && !addFinalizer && !relabel {
 		return inv, nil
 	}
 	updated := inv.DeepCopy()
 	updated.Cluster, updated.RenderRef, updated.SyncWave, updated.Objects = rel.Spec.Cluster, renderRef, syncWave, objects
+	updated.Labels = labels
 	if addFinalizer {
 		controllerutil.AddFinalizer(updated, v1.Finalizer)
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
@@ -241,16 +243,66 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 }
 
 // cachedInventory is the Release's ReleaseInventory from the cache; nil when none.
+// A shard's cache holds only the inventories labelled with its shard (hostmanager), so
+// the inventory of a Release of a shard that was applied before — its Applied
+// condition is set — and that the cache lacks is read from the API server: it was
+// written before inventories carried the shard label (an upgrade), or under the
+// Release's previous shard (a move). It is labelled with the Release's shard at once,
+// so that this shard's caches (the controller's and the observer's) take it over.
 func (r *Reconciler) cachedInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
 	inv := &v1.ReleaseInventory{}
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(rel), inv)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		if rel.Labels[v1.LabelShard] == "" || meta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied) == nil {
+			return nil, nil
+		}
+		return r.adoptInventory(ctx, rel)
 	case err != nil:
 		return nil, fmt.Errorf("read the ReleaseInventory of %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	return inv, nil
+}
+
+// adoptInventory reads the Release's ReleaseInventory from the API server and, when
+// its shard label is not the Release's, labels it; nil when there is none.
+func (r *Reconciler) adoptInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
+	inv, err := r.readInventory(ctx, client.ObjectKeyFromObject(rel))
+	if inv == nil || err != nil {
+		return inv, err
+	}
+	labels, changed := shardLabels(rel, inv)
+	if !changed {
+		return inv, nil
+	}
+	log.FromContext(ctx).Info("Labelling the ReleaseInventory with the Release's shard", "shard", rel.Labels[v1.LabelShard])
+	updated := inv.DeepCopy()
+	updated.Labels = labels
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
+		return nil, fmt.Errorf("label the ReleaseInventory %s/%s with shard %q: %w", rel.Namespace, rel.Name, rel.Labels[v1.LabelShard], err)
+	}
+	return updated, nil
+}
+
+// shardLabels are inv's labels with the Release's shard label (convoy.kumodo.io/shard,
+// or none when the Release has none), and whether that changes them: the label lets
+// a shard's caches select its own inventories.
+func shardLabels(rel *v1.Release, inv *v1.ReleaseInventory) (map[string]string, bool) {
+	want, has := rel.Labels[v1.LabelShard]
+	got, had := inv.Labels[v1.LabelShard]
+	if want == got && has == had {
+		return inv.Labels, false
+	}
+	labels := maps.Clone(inv.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if has {
+		labels[v1.LabelShard] = want
+	} else {
+		delete(labels, v1.LabelShard)
+	}
+	return labels, true
 }
 
 // pin is the Release's pin for the decisions (step 5). When it names a render other

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
@@ -127,5 +128,21 @@ func TestRenderMemoryWarnsOncePerInputs(t *testing.T) {
 	got = append(got, m.warnOnce(web, "b"))
 	if diff := cmp.Diff([]bool{true, false, true, true, false, true}, got); diff != "" {
 		t.Errorf("warnOnce (-want +got):\n%s", diff)
+	}
+}
+
+// The latest Render of each Release is remembered without the managed fields that a
+// created Render carries (issue 15: the controller's memory per Release).
+func TestRenderMemoryKeepsNoManagedFields(t *testing.T) {
+	m := &renderMemory{}
+	rel := testRelease("web")
+	obj := &v1.Render{ObjectMeta: metav1.ObjectMeta{
+		Name: "web-abc", OwnerReferences: []metav1.OwnerReference{{UID: rel.UID}},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "convoy", Operation: metav1.ManagedFieldsOperationUpdate}},
+	}, RenderRef: "abc"}
+	m.put(releaseKey(rel), obj)
+	got := m.get(releaseKey(rel), rel.UID)
+	if got == nil || got.RenderRef != "abc" || got.ManagedFields != nil {
+		t.Errorf("remembered %+v, want the Render abc without managed fields", got)
 	}
 }

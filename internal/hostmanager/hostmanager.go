@@ -5,12 +5,14 @@ package hostmanager
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -62,12 +64,15 @@ type Process struct {
 	// Uncached are the kinds the client reads from the API server, never from the
 	// cache (Secrets: convoy does not hold every Secret of the cluster in memory).
 	Uncached []client.Object
+	// Transforms change the objects of a kind before they are cached, after their
+	// managed fields are stripped, so that the process keeps only what it reads.
+	Transforms map[client.Object]toolscache.TransformFunc
 }
 
 // New returns a manager on the host cluster of cfg: a cache whose handlers resync every
 // Resync, without jitter, the first time Resync after they start (resync.go), that
-// strips managed fields and holds the Releases of the shard; and /healthz and /readyz
-// ping checks when probes are served.
+// strips managed fields and holds the Releases of the shard and their
+// ReleaseInventories; and /healthz and /readyz ping checks when probes are served.
 func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
@@ -89,11 +94,31 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		}
 	}
 	electionID := p.Name
-	if o.Shard != "" {
-		cacheOpts.ByObject = map[client.Object]cache.ByObject{
-			&v1.Release{}: {Label: labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})},
+	byObject := map[reflect.Type]*cache.ByObject{}
+	entry := func(obj client.Object) *cache.ByObject {
+		t := reflect.TypeOf(obj)
+		if byObject[t] == nil {
+			byObject[t] = &cache.ByObject{}
 		}
+		return byObject[t]
+	}
+	if o.Shard != "" {
+		// A shard caches its own Releases and their inventories, which the controller
+		// labels with the Release's shard (an unlabelled one, from before, it reads
+		// from the API server and labels: internal/controller cachedInventory).
+		shard := labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})
+		entry(&v1.Release{}).Label = shard
+		entry(&v1.ReleaseInventory{}).Label = shard
 		electionID += "-" + o.Shard
+	}
+	for obj, transform := range p.Transforms {
+		entry(obj).Transform = stripThen(transform)
+	}
+	if len(byObject) > 0 {
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{}
+		for t, b := range byObject {
+			cacheOpts.ByObject[reflect.New(t.Elem()).Interface().(client.Object)] = *b
+		}
 	}
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                  scheme,
@@ -118,4 +143,17 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		}
 	}
 	return mgr, nil
+}
+
+// stripThen strips an object's managed fields, then applies transform: an object's own
+// transform replaces the cache's default one.
+func stripThen(transform toolscache.TransformFunc) toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
+	return func(obj any) (any, error) {
+		obj, err := strip(obj)
+		if err != nil {
+			return nil, err
+		}
+		return transform(obj)
+	}
 }

@@ -80,24 +80,6 @@ func TestEventsEnqueueTheInventoryOfTheLabels(t *testing.T) {
 	}
 }
 
-// The cache keeps what kstatus reads, not managedFields or the last-applied copy.
-func TestStripObject(t *testing.T) {
-	u := &unstructured.Unstructured{}
-	u.SetName("web")
-	u.SetGeneration(3)
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "convoy"}})
-	u.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "me"})
-	if _, err := stripObject(u); err != nil {
-		t.Fatal(err)
-	}
-	if u.GetManagedFields() != nil || u.GetGeneration() != 3 {
-		t.Errorf("managedFields %v, generation %d: want none and 3", u.GetManagedFields(), u.GetGeneration())
-	}
-	if diff := cmp.Diff(map[string]string{"keep": "me"}, u.GetAnnotations()); diff != "" {
-		t.Errorf("annotations (-want +got):\n%s", diff)
-	}
-}
-
 // A view of an object older than the generation convoy's apply gave it is not
 // assessed; a missing object or an unknown generation is.
 func TestBehind(t *testing.T) {

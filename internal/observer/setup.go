@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -46,15 +47,27 @@ func Scheme() (*runtime.Scheme, error) { return hostmanager.Scheme() }
 type ManagerOptions = hostmanager.Options
 
 // NewManager returns a manager for the observer on the host cluster of cfg
-// (hostmanager.New). Its cache holds ReleaseInventories, the Releases of the shard,
-// Clusters and Namespaces; Secrets (kubeconfigs) and Renders (large) are read from the
-// API server when needed.
+// (hostmanager.New). Its cache holds ReleaseInventories, the Releases of the shard
+// (without their values: dropValues), Clusters and Namespaces; Secrets (kubeconfigs)
+// and Renders (large) are read from the API server when needed.
 func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 	return hostmanager.New(cfg, hostmanager.Process{
 		Name:          "convoy-observer",
 		DefaultResync: DefaultResync,
 		Uncached:      []client.Object{&corev1.Secret{}, &v1.Render{}},
+		Transforms:    map[client.Object]toolscache.TransformFunc{&v1.Release{}: dropValues},
 	}, o)
+}
+
+// dropValues drops a Release's spec.values and spec.valuesFrom before the observer
+// caches it: they are the controller's render inputs, which the observer never reads
+// (it assesses what the inventory lists and dry-runs the stored Render's manifests),
+// and inline values can be the largest part of a Release (issue 15: memory).
+func dropValues(obj any) (any, error) {
+	if rel, ok := obj.(*v1.Release); ok {
+		rel.Spec.Values, rel.Spec.ValuesFrom = nil, nil
+	}
+	return obj, nil
 }
 
 // Options configure the observer.

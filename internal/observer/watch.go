@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,7 +128,7 @@ func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, use
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(cw.dynamic, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = v1.LabelReleaseName }).Informer()
-	if err := inf.SetTransform(stripObject); err != nil {
+	if err := inf.SetTransform(projectObject); err != nil {
 		return nil, false, err
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -292,36 +293,77 @@ func (w *watches) onEvent(obj any) {
 	w.enqueue(types.NamespacedName{Namespace: ns, Name: name})
 }
 
-// stripObject drops what health never reads from a cached object: managedFields, the
-// last-applied annotation, the pod template of a workload (spec.template, a CronJob's
-// spec.jobTemplate) and the content of a ConfigMap or Secret (data, binaryData,
-// stringData). kstatus reads metadata, status and a few scalar fields of spec
-// (replicas, update strategy, completions, ...); a hook Job's phase is read from its
-// status. The cache then holds about what health needs: these objects are most of what
-// the observer holds per Release (issue 15; docs/performance.md).
-func stripObject(obj any) (any, error) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return d, nil
+// projectObject keeps of a cached object only what the observer reads, in a new,
+// small map: apiVersion and kind; of metadata the name, namespace, uid,
+// resourceVersion, generation, creation and deletion timestamps and convoy's own
+// labels (which name the object's Release); of spec only its scalar fields and
+// spec.updateStrategy; and status whole. kstatus reads, besides status, metadata's
+// generation, creationTimestamp (a Pod) and deletionTimestamp and these spec fields:
+// replicas, progressDeadlineSeconds, parallelism, completions, type, clusterIP and
+// updateStrategy (type, rollingUpdate.partition) (fluxcd/cli-utils
+// pkg/kstatus/status/core.go); a hook Job's phase reads its status and creation
+// timestamp. Everything else — managed fields, annotations, other labels, owner
+// references, a workload's pod template, a Service's ports, an Ingress's rules, a
+// ConfigMap's data, a Role's rules, a CustomResourceDefinition's schemas — is dropped
+// before caching: these objects are most of what the observer holds per Release
+// (issue 15; docs/performance.md). The drift check does not read the cache.
+func projectObject(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok { // a DeletedFinalStateUnknown, or an object of another type: as it is
+		return obj, nil
 	}
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-		if a := o.GetAnnotations(); a != nil {
-			if _, ok := a["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-				delete(a, "kubectl.kubernetes.io/last-applied-configuration")
-				o.SetAnnotations(a)
+	out := make(map[string]any, 5)
+	for _, k := range []string{"apiVersion", "kind", "status"} {
+		if v, ok := u.Object[k]; ok {
+			out[k] = v
+		}
+	}
+	if m, ok := u.Object["metadata"].(map[string]any); ok {
+		out["metadata"] = projectMetadata(m)
+	}
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		out["spec"] = projectSpec(spec)
+	}
+	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// projectMetadata is what projectObject keeps of metadata.
+func projectMetadata(m map[string]any) map[string]any {
+	out := make(map[string]any, 8)
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	if labels, ok := m["labels"].(map[string]any); ok {
+		kept := make(map[string]any, 2)
+		for k, v := range labels {
+			if strings.HasPrefix(k, v1.GroupName+"/") {
+				kept[k] = v
 			}
 		}
-	}
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		for _, field := range []string{"data", "binaryData", "stringData"} {
-			delete(u.Object, field)
-		}
-		if spec, ok := u.Object["spec"].(map[string]any); ok {
-			delete(spec, "template")
-			delete(spec, "jobTemplate")
+		if len(kept) > 0 {
+			out["labels"] = kept
 		}
 	}
-	return obj, nil
+	return out
+}
+
+// projectSpec is what projectObject keeps of spec: its scalar fields and
+// updateStrategy.
+func projectSpec(spec map[string]any) map[string]any {
+	out := make(map[string]any, 4)
+	for k, v := range spec {
+		switch v.(type) {
+		case map[string]any, []any:
+			if k == "updateStrategy" {
+				out[k] = v
+			}
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // unsyncedRecheck is when an inventory is looked at again while one of its informers

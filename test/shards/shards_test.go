@@ -30,10 +30,12 @@ import (
 type shard struct {
 	name                 string
 	controller, observer *prometheus.Registry
+	// ctlCache and obsCache are the controller's and the observer's caches.
+	ctlCache, obsCache client.Reader
 }
 
 // startShard runs the controller and the observer of shard name on namespace ns until
-// the end of the test.
+// the end of the test, or until ctx ends.
 func startShard(t *testing.T, ctx context.Context, ns, name string) *shard {
 	t.Helper()
 	s := &shard{name: name, controller: prometheus.NewRegistry(), observer: prometheus.NewRegistry()}
@@ -68,6 +70,7 @@ func startShard(t *testing.T, ctx context.Context, ns, name string) *shard {
 	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
 		run(t, ctx, m)
 	}
+	s.ctlCache, s.obsCache = ctlMgr.GetCache(), obsMgr.GetCache()
 	return s
 }
 
@@ -198,8 +201,8 @@ func TestAReleaseMovedBetweenShardsIsReconciledByExactlyOne(t *testing.T) {
 	before := a.counts(t, key)
 
 	// A change of the moved Release is applied by shard b and assessed by its
-	// observer; shard a does nothing with it, though its controller sees the
-	// inventory's new health (ReleaseInventories are not sharded).
+	// observer; shard a does nothing with it (its caches no longer hold the Release
+	// nor its inventory, which carries shard b's label now).
 	if err := c.Get(ctx, key, rel); err != nil {
 		t.Fatal(err)
 	}

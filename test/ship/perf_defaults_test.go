@@ -3,6 +3,9 @@ package ship_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The chart (and deploy/, generated from it) runs convoy controller and convoy observer
@@ -19,5 +22,36 @@ func TestChartKeepsPerformanceFlagDefaults(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Every convoy process of the chart (and deploy/) runs with GOMEMLIMIT, the Go garbage
+// collector's soft limit, set to its container's memory limit through the downward API
+// (issue 15: memory at 10,000 Releases), also for each shard's Deployments.
+func TestChartSetsGOMEMLIMITFromTheMemoryLimit(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"defaults": nil,
+		"shards":   {"shards": []any{"blue"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, values, "convoy")
+			names := []string{"convoy-apiserver", "convoy-controller", "convoy-observer"}
+			if values != nil {
+				names = []string{"convoy-apiserver", "convoy-controller-blue", "convoy-observer-blue"}
+			}
+			for _, d := range names {
+				c := deployment(t, objs, d).Spec.Template.Spec.Containers[0]
+				var got *corev1.ResourceFieldSelector
+				for _, e := range c.Env {
+					if e.Name == "GOMEMLIMIT" && e.ValueFrom != nil {
+						got = e.ValueFrom.ResourceFieldRef
+					}
+				}
+				want := &corev1.ResourceFieldSelector{ContainerName: c.Name, Resource: "limits.memory"}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: GOMEMLIMIT (-want +got):\n%s", d, diff)
+				}
+			}
+		})
 	}
 }
