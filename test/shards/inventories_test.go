@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -24,15 +23,7 @@ import (
 // the label (an upgrade) is labelled by its shard's controller when it starts, and
 // taken over by its caches, without a new apply (a manual Release, not synced again).
 func TestAShardCachesOnlyItsInventories(t *testing.T) {
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	ns := testenv.Namespace(t, ctx, c, "shard-inventories", nil)
+	ctx, c, ns := setUp(t, 4*time.Minute, "shard-inventories")
 	firstA, stopFirstA := context.WithCancel(ctx)
 	a, b := startShard(t, firstA, ns, "a"), startShard(t, ctx, ns, "b")
 
@@ -108,15 +99,7 @@ func wantCached(t *testing.T, ctx context.Context, ns string, s *shard, names ..
 // spec.valuesFrom, which it never reads (issue 15: inline values can be most of a
 // Release); the controller, which renders them, caches them.
 func TestTheObserverCachesReleasesWithoutValues(t *testing.T) {
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	ns := testenv.Namespace(t, ctx, c, "shard-values", nil)
+	ctx, c, ns := setUp(t, 2*time.Minute, "shard-values")
 	s := startShard(t, ctx, ns, "a")
 	values := &runtime.RawExtension{Raw: []byte(`{"value":"first"}`)}
 	rel := &v1.Release{

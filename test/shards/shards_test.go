@@ -156,15 +156,7 @@ func (c counts) String() string {
 // shard's let it go: its later changes are reconciled and assessed by the new shard
 // only (issue 15, point 4; architecture.md, "Scale-out").
 func TestAReleaseMovedBetweenShardsIsReconciledByExactlyOne(t *testing.T) {
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	ns := testenv.Namespace(t, ctx, c, "shards", nil)
+	ctx, c, ns := setUp(t, 4*time.Minute, "shards")
 	a, b := startShard(t, ctx, ns, "a"), startShard(t, ctx, ns, "b")
 	key := types.NamespacedName{Namespace: ns, Name: "moved"}
 
@@ -246,4 +238,19 @@ func waitReady(t *testing.T, ctx context.Context, c client.Client, key types.Nam
 		return ok, fmt.Sprintf("Ready %v, generation %d observed %d, ConfigMap value %q, last applied %q, assessed %q",
 			ready, rel.Generation, rel.Status.ObservedGeneration, cm.Data["value"], last, inv.Status.RenderRef)
 	})
+}
+
+// setUp starts a test: a context of timeout, the admin's client and a new namespace
+// named after prefix.
+func setUp(t *testing.T, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
+	t.Helper()
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	scheme, err := hostmanager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testenv.Client(t, host.RestConfig(), scheme)
+	return ctx, c, testenv.Namespace(t, ctx, c, prefix, nil)
 }
