@@ -177,6 +177,7 @@ func checkClusterWaves(h history) (out []violation, judged, concurrent, unverifi
 	for _, rels := range lower {
 		sort.Strings(rels)
 	}
+	ready := func(s relState) bool { return s.ready || s.gone }
 	for _, k := range keys {
 		ev := first[k]
 		p, ok := places[k.release]
@@ -186,7 +187,6 @@ func checkClusterWaves(h history) (out []violation, judged, concurrent, unverifi
 		judged++
 		for w := range p.wave {
 			for _, other := range lower[place{p.cluster, w}] {
-				ready := func(s relState) bool { return s.ready || s.gone }
 				if hidden(states[other], ev, h.gaps) {
 					unverified++
 					continue

@@ -385,29 +385,30 @@ func (r *recorder) release(obj any) {
 }
 
 // watched records a state of rel that the watch of Releases saw.
-func (r *recorder) watched(rel *v1alpha1.Release) {
-	r.state(rel)
-	if rv, err := strconv.ParseInt(rel.ResourceVersion, 10, 64); err == nil {
-		r.mu.Lock()
-		r.seen(releaseStream, rv, time.Now())
-		r.mu.Unlock()
-	}
-}
+func (r *recorder) watched(rel *v1alpha1.Release) { r.record(rel, true) }
 
-// state records rel as stored at its resourceVersion (from a watch, or from the answer
-// to one of the driver's writes).
-func (r *recorder) state(rel *v1alpha1.Release) {
+// state records rel as stored at its resourceVersion, from the answer to one of the
+// driver's writes.
+func (r *recorder) state(rel *v1alpha1.Release) { r.record(rel, false) }
+
+// record records rel as stored at its resourceVersion; fromWatch says that the watch of
+// Releases saw it (which moves that stream's highest resourceVersion seen).
+func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 	rv, err := strconv.ParseInt(rel.ResourceVersion, 10, 64)
 	if err != nil {
 		return
 	}
 	key := rel.Namespace + "/" + rel.Name
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if fromWatch {
+		r.seen(releaseStream, rv, now)
+	}
 	r.manual[key] = rel.Spec.SyncPolicy.Automatic == nil || !*rel.Spec.SyncPolicy.Automatic
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
-		rv: rv, at: time.Now(), pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
+		rv: rv, at: now, pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
 		ready:  currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
 		inputs: inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
 	})
