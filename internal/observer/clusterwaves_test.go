@@ -262,9 +262,10 @@ func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
 	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
 }
 
-// SP-30 and design/sync-policy.md step 2 ("If a Release of a lower clusterWave on the
-// same Cluster is not Applied=True and Healthy=True: WaitingForClusterWave"), on an
-// upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
+// SP-30 — seed: "The status of the Applied or Healthy condition changes on a Release of
+// a lower cluster wave on the same Cluster." — and design/sync-policy.md step 2 ("If a
+// Release of a lower clusterWave on the same Cluster is not Applied=True and
+// Healthy=True: WaitingForClusterWave"), on an upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
 // render while the lower one, edited just before, still showed the Applied and Healthy
 // of its previous spec. A condition observed at an older generation does not count: the
 // higher wave waits from the lower one's edit on, then while the lower one's new render
