@@ -65,7 +65,7 @@ func main() {
 	flag.IntVar(&cfg.syncs, "syncs", 20, "/syncs of a manual 10-object Release timed to Applied before the N Releases are created (idle); 0: none")
 	flag.IntVar(&cfg.loadSyncs, "load-syncs", 5, "/syncs of the same Release timed to Applied right after the N Releases are created, under their load; 0: none")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
-	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap, for go tool pprof)")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap), and CPU profiles of the first minute of the creates and of the steady window (.cpu), for go tool pprof")
 	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)

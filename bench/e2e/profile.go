@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"kumodo.io/convoy/bench/internal/benchenv"
 )
@@ -67,4 +70,40 @@ func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string)
 		}
 		fmt.Fprintf(os.Stderr, "  heap profile: %s\n", path)
 	}
+}
+
+// cpuProfiles takes a CPU profile of the controller and the observer over the next d
+// (their /debug/pprof/profile) and writes it to <dir>/n<N>-<process>-<phase>.cpu when
+// it ends; nothing without -profile-dir. wait blocks until every profile is written.
+func (e *env) cpuProfiles(ctx context.Context, dir string, n int, phase string, d time.Duration) (wait func()) {
+	var wg sync.WaitGroup
+	if dir == "" {
+		return wg.Wait
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+		return wg.Wait
+	}
+	secs := max(1, int(d.Seconds()))
+	client := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
+	for _, p := range e.convoyProcs {
+		name, base := p.name, p.pprof
+		if base == "" {
+			continue
+		}
+		wg.Go(func() {
+			b, err := benchenv.Fetch(ctx, client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "CPU profile of %s: %v\n", name, err)
+				return
+			}
+			path := filepath.Join(dir, fmt.Sprintf("n%d-%s-%s.cpu", n, strings.TrimPrefix(name, "convoy-"), phase))
+			if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "profiles:", err)
+				return
+			}
+			fmt.Fprintf(os.Stderr, "  CPU profile: %s\n", path)
+		})
+	}
+	return wg.Wait
 }

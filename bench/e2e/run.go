@@ -374,6 +374,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	var next atomic.Int64
 	var failures atomic.Int64
 	var wg sync.WaitGroup
+	loadWait := e.cpuProfiles(ctx, cfg.profileDir, n, "load", time.Minute)
 	start := time.Now()
 	for range cfg.createConcurrency {
 		wg.Go(func() {
@@ -466,6 +467,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 
 	e.saveProfiles(ctx, cfg.profileDir, n, "ready")
+	loadWait() // one CPU profile at a time
 
 	// The steady window: nothing changes; the last writes of the rollout land first.
 	fmt.Fprintf(os.Stderr, "Steady window of %s...\n", cfg.steady)
@@ -476,6 +478,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 	t0 := time.Now()
 	m2, p2 := e.metricsNow(ctx), e.Snapshot()
+	cpuWait := e.cpuProfiles(ctx, cfg.profileDir, n, "steady", cfg.steady)
 	select {
 	case <-ctx.Done():
 		return res, ctx.Err()
@@ -485,6 +488,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	res.steadyDur = time.Since(t0)
 	res.steady, res.steadyCPU, res.procs = requestsBetween(m2, m3), benchenv.CPUDelta(p2, p3), p3
 	res.heapEnd = heaps(m3)
+	cpuWait()
 	e.saveProfiles(ctx, cfg.profileDir, n, "steady")
 	for r, w := range logs {
 		res.steadyEvents[r] = w.eventsSince(t0)

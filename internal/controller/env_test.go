@@ -43,6 +43,10 @@ type envOptions struct {
 	// transport, when set, wraps the controller's transport (after requests), e.g. to
 	// make some of its requests fail.
 	transport func(http.RoundTripper) http.RoundTripper
+	// concurrency is the controller's number of workers (default: Setup's).
+	concurrency int
+	// middleware, when set, wraps the reconciler (outside the record of calls).
+	middleware func(reconcile.Reconciler) reconcile.Reconciler
 }
 
 // requestCounter counts HTTP requests by method and path.
@@ -118,11 +122,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	middleware := e.calls.wrap
+	if o.middleware != nil {
+		middleware = func(r reconcile.Reconciler) reconcile.Reconciler { return o.middleware(e.calls.wrap(r)) }
+	}
 	e.reconciler, err = Setup(ctx, mgr, Options{
 		Renderer:           renderer,
 		Metrics:            prometheus.NewRegistry(),
 		SkipNameValidation: true,
-		Middleware:         e.calls.wrap,
+		Middleware:         middleware,
+		Concurrency:        o.concurrency,
 	})
 	if err != nil {
 		t.Fatal(err)

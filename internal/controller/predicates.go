@@ -1,10 +1,18 @@
 package controller
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -16,20 +24,31 @@ import (
 // Release:
 //
 //   - an informer resync: old and new have the same resourceVersion (SP-27);
-//   - a set deletion timestamp, so the finalizer is handled;
-//   - a generation change, which only a spec change makes (SP-25);
-//   - a change of convoy.kumodo.io/sync-requested-at (SP-26), which /sync and every
-//     write through /pin, /mutations and /lifecycle make (SP-33).
+//   - a request on the Release (releaseUpdateRequested).
 //
 // Everything else passes none of them: a status write (SP-31), a change of mutations
 // or lifecycle through the main resource (SP-32, used at the next periodic reconcile),
 // labels, other annotations and the finalizer the controller adds.
 func releaseUpdateTriggers(old, new *v1.Release) bool {
-	switch {
-	case old == nil || new == nil:
+	if old == nil || new == nil {
 		return false
-	case old.ResourceVersion == new.ResourceVersion:
-		return true
+	}
+	return old.ResourceVersion == new.ResourceVersion || releaseUpdateRequested(old, new)
+}
+
+// releaseUpdateRequested says whether an update of a Release asks for its reconcile:
+//
+//   - a set deletion timestamp, so the finalizer is handled;
+//   - a generation change, which only a spec change makes (SP-25);
+//   - a change of convoy.kumodo.io/sync-requested-at (SP-26), which /sync and every
+//     write through /pin, /mutations and /lifecycle make (SP-33), and the observer's
+//     /sync (SP-34).
+//
+// These go ahead of the rest of the work queue (priorityRequested).
+func releaseUpdateRequested(old, new *v1.Release) bool {
+	switch {
+	case old == nil || new == nil || old.ResourceVersion == new.ResourceVersion:
+		return false
 	case new.DeletionTimestamp != nil:
 		return true
 	case old.Generation != new.Generation:
@@ -42,19 +61,56 @@ func syncRequestedAt(rel *v1.Release) string {
 	return rel.Annotations[v1.AnnotationSyncRequestedAt]
 }
 
-// releasePredicate is the predicate of the Release watch: every create (SP-24), the
-// updates of releaseUpdateTriggers, every delete (the reconcile only forgets the
-// Release's in-memory state then) and generic events.
+// priorityRequested is the work queue priority of a Release after a request on it
+// (releaseUpdateRequested): above creates, the observer's health data and the cluster
+// waves (0), and the initial list and resyncs (handler.LowPriority, -100). So a /sync
+// or an edit is handled within a reconcile or two of the request, not after every
+// Release queued before it (a mass create, a restart); within a priority the queue is
+// first come, first served (docs/decisions.md).
+const priorityRequested = 100
+
+// releasePredicate is the predicate of the Release watch (For): every create (SP-24),
+// the resyncs of releaseUpdateTriggers, every delete (the reconcile only forgets the
+// Release's in-memory state then) and generic events. The requested updates come
+// through releaseRequestPredicate and requestHandler, at priorityRequested.
 func releasePredicate() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return true },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.Release)
 			new, _ := e.ObjectNew.(*v1.Release)
-			return releaseUpdateTriggers(old, new)
+			return releaseUpdateTriggers(old, new) && !releaseUpdateRequested(old, new)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return true },
+	}
+}
+
+// releaseRequestPredicate lets through the updates of releaseUpdateRequested only.
+func releaseRequestPredicate() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, _ := e.ObjectOld.(*v1.Release)
+			new, _ := e.ObjectNew.(*v1.Release)
+			return releaseUpdateRequested(old, new)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// requestHandler enqueues the Release of an update at priorityRequested.
+func requestHandler() handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priorityRequested)}, req)
+				return
+			}
+			q.Add(req)
+		},
 	}
 }
 

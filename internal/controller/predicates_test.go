@@ -85,10 +85,19 @@ func TestReleaseUpdateTriggers(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nreleaseUpdateTriggers (-want +got):\n%s", tc.seed, diff)
 			}
-			// The predicate the controller uses gives the same answer.
-			viaPredicate := releasePredicate().Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new})
-			if diff := cmp.Diff(tc.want, viaPredicate); diff != "" {
-				t.Errorf("releasePredicate().Update (-want +got):\n%s", diff)
+			// The predicates the controller uses give the same answer, and a request
+			// (not a resync) goes through the request watch only, at its priority.
+			e := event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}
+			plain, requested := releasePredicate().Update(e), releaseRequestPredicate().Update(e)
+			if diff := cmp.Diff(tc.want, plain || requested); diff != "" {
+				t.Errorf("releasePredicate().Update || releaseRequestPredicate().Update (-want +got):\n%s", diff)
+			}
+			if plain && requested {
+				t.Error("both watches enqueue the update")
+			}
+			isResync := tc.old.ResourceVersion == tc.new.ResourceVersion
+			if requested != (tc.want && !isResync) {
+				t.Errorf("releaseRequestPredicate().Update = %v, want it for every trigger but a resync", requested)
 			}
 		})
 	}
