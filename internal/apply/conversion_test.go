@@ -155,7 +155,7 @@ func TestConversionFailureIsUnappliable(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !tc.force {
-				plan, err = e.applier.DryRun(e.ctx, tc.objects, tc.applied...)
+				plan, err = e.applier.DryRun(e.ctx, tc.objects, nil, tc.applied...)
 			}
 			if err == nil {
 				for _, w := range plan.Waves() {

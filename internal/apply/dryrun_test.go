@@ -48,7 +48,7 @@ func TestDryRunRejectsAsUnappliable(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			good := configMap(e.ns, "good-"+testenv.DNSName(name), map[string]string{"k": "v"})
-			_, err := e.applier.DryRun(e.ctx, []Object{{Wave: 0, Object: good}, {Wave: 1, Object: tc.bad}})
+			_, err := e.applier.DryRun(e.ctx, []Object{{Wave: 0, Object: good}, {Wave: 1, Object: tc.bad}}, nil)
 			if got := Reason(err); got != v1alpha1.ReasonUnappliable {
 				t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonUnappliable)
 			}
@@ -76,7 +76,7 @@ func TestDryRunTransientFailureIsDeployFailed(t *testing.T) {
 	cm := configMap(e.ns, "c", map[string]string{"k": "v"})
 	var err error
 	eventually(t, 10*time.Second, func() error {
-		_, err = applier.DryRun(e.ctx, []Object{{Object: cm}})
+		_, err = applier.DryRun(e.ctx, []Object{{Object: cm}}, nil)
 		if Reason(err) != v1alpha1.ReasonDeployFailed {
 			return fmt.Errorf("reason %q, error %w", Reason(err), err)
 		}
@@ -98,7 +98,7 @@ func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 	inNewNS := configMap(e.ns+"-new", "c", map[string]string{"k": "v"})
 	objs := []Object{{Object: definition}, {Object: widget}, {Object: newNS}, {Object: inNewNS}}
 
-	plan, err := e.applier.DryRun(e.ctx, objs)
+	plan, err := e.applier.DryRun(e.ctx, objs, nil)
 	if err != nil {
 		t.Fatalf("DryRun: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 
 	// Once the CRD is there, the dry run checks its objects, and an
 	// unchanged render changes nothing.
-	plan, err = e.applier.DryRun(e.ctx, objs, Entries(objs)...)
+	plan, err = e.applier.DryRun(e.ctx, objs, nil, Entries(objs)...)
 	if err != nil {
 		t.Fatalf("second DryRun: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestDryRunSkipsKindsOfTheRendersCRDs(t *testing.T) {
 
 	// Without an inventory the dry run finds the Namespace existing too, and
 	// checks what the render puts in it.
-	plan, err = e.applier.DryRun(e.ctx, objs)
+	plan, err = e.applier.DryRun(e.ctx, objs, nil)
 	if err != nil {
 		t.Fatalf("DryRun without an inventory: %v", err)
 	}

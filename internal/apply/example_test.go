@@ -33,7 +33,7 @@ func Example() {
 	if force {
 		plan, err = apply.NewPlan(render)
 	} else {
-		plan, err = applier.DryRun(ctx, render)
+		plan, err = applier.DryRun(ctx, render, nil)
 	}
 	if err != nil {
 		fmt.Println(apply.Reason(err), err) // Unappliable or DeployFailed

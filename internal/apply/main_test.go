@@ -162,7 +162,7 @@ func (e *env) create(t *testing.T, objs ...*unstructured.Unstructured) {
 // applyAll dry-runs the render and applies all its waves, failing the test on error.
 func (e *env) applyAll(t *testing.T, objs ...Object) *Plan {
 	t.Helper()
-	plan, err := e.applier.DryRun(e.ctx, objs)
+	plan, err := e.applier.DryRun(e.ctx, objs, nil)
 	if err != nil {
 		t.Fatalf("DryRun: %v", err)
 	}

@@ -38,10 +38,18 @@ type planned struct {
 	Object
 	entry v1alpha1.InventoryObject
 	state state
-	// liveVersion is the resourceVersion of an existing object at the dry run.
+	// liveVersion is the resourceVersion of an existing object at the dry run, and
+	// after the apply the one of its answer.
 	liveVersion string
+	// liveUID is the uid of the live object, when asRendered.
+	liveUID string
 	// liveGeneration is the generation of an unchanged object at the dry run.
 	liveGeneration int64
+	// asRendered: the dry run found the object unchanged, or the apply got through;
+	// liveUID and liveVersion are the object's then (Plan.Seen).
+	asRendered bool
+	// digest is the rendered object's (digest), computed when first needed; 0: not yet.
+	digest uint64
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -148,7 +156,11 @@ func (p *Plan) Checked() []Change {
 // resourceVersion) and applied; if it existed after all, the apply tells
 // whether it changed anything. A new object thus costs two requests instead
 // of three.
-func (a *Applier) DryRun(ctx context.Context, objects []Object, applied ...v1alpha1.InventoryObject) (*Plan, error) {
+//
+// seen is what the Release's last apply saw of its objects (Plan.Seen; nil: nothing):
+// an object seen as rendered, rendered the same and not written since costs the dry
+// run only.
+func (a *Applier) DryRun(ctx context.Context, objects []Object, seen Seen, applied ...v1alpha1.InventoryObject) (*Plan, error) {
 	known := map[identity]bool{}
 	for _, e := range applied {
 		known[identityOf(e.ObjectReference)] = true
@@ -165,7 +177,8 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object, applied ...v1alp
 			rest = append(rest, o)
 		}
 	}
-	failures := a.diff(ctx, defs, known)
+	byObject := seen.index()
+	failures := a.diff(ctx, defs, known, byObject)
 
 	newNamespaces := map[string]bool{}
 	for _, o := range defs {
@@ -191,7 +204,7 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object, applied ...v1alp
 		}
 		check = append(check, o)
 	}
-	failures = append(failures, a.diff(ctx, check, known)...)
+	failures = append(failures, a.diff(ctx, check, known, byObject)...)
 	return plan, dryRunError(failures)
 }
 
@@ -202,16 +215,19 @@ type failure struct {
 }
 
 // diff dry-runs objects concurrently and records their state: the objects
-// known to exist with a GET and a dry run (ssa Diff), the others with a dry
-// run only.
-func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identity]bool) []failure {
+// seen as rendered with a dry run (and a GET when written since), the others
+// known to exist with a GET and a dry run, the rest with a dry run only.
+func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identity]bool, seen map[identity]sighting) []failure {
 	results := make([]*failure, len(objects))
 	var g errgroup.Group
 	g.SetLimit(a.opts.Concurrency)
 	for i, o := range objects {
 		g.Go(func() error {
 			var err error
-			if known[identityOf(o.entry.ObjectReference)] {
+			id := identityOf(o.entry.ObjectReference)
+			if s, ok := seen[id]; ok && s.digest == o.digestOf() {
+				err = a.diffSeen(ctx, o, s)
+			} else if known[id] {
 				err = a.diffKnown(ctx, o)
 			} else {
 				err = a.dryRunNew(ctx, o)
@@ -252,7 +268,8 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 	case diff.Create:
 		o.state = created
 	case diff.Unchanged:
-		o.state, o.liveGeneration = unchanged, r.LiveGeneration
+		o.state, o.liveGeneration, o.asRendered = unchanged, r.LiveGeneration, true
+		o.liveUID, o.liveVersion = r.LiveUID, r.LiveVersion
 	default:
 		o.state = configured
 	}

@@ -32,7 +32,7 @@ func TestRequestsPerApply(t *testing.T) {
 	}
 	applyOnce := func(applied []v1alpha1.InventoryObject) []Change {
 		t.Helper()
-		plan, err := applier.DryRun(e.ctx, render, applied...)
+		plan, err := applier.DryRun(e.ctx, render, nil, applied...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestApplyUnlistedExistingObject(t *testing.T) {
 	render := []Object{{Object: cm}}
 	apply := func(o []Object) Action {
 		t.Helper()
-		plan, err := applier.DryRun(e.ctx, o)
+		plan, err := applier.DryRun(e.ctx, o, nil)
 		return applyOnlyChange(t, e.ctx, applier, plan, err).Action
 	}
 	if got := apply(render); got != Created {
@@ -172,4 +172,86 @@ func webDeployment(ns, image string) *unstructured.Unstructured {
 		},
 	}
 	return d
+}
+
+// What an apply saw (Plan.Seen) spares the next dry run its GETs: an object seen as
+// rendered, rendered the same and written by nobody since costs its dry run only
+// (SP-03's apply at each reconcile, without the read that told a change). An object
+// written since (a drift), or rendered otherwise, is read and compared as before, and
+// the drift is applied away; an object deleted since is created again.
+func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
+	e := integration(t)
+	applier, counter := countedApplier(t, schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Group: "apps", Kind: "Deployment"})
+	render := func(image string) []Object {
+		return []Object{{Object: configMap(e.ns, "web", map[string]string{"k": "v"})}, {Object: webDeployment(e.ns, image)}}
+	}
+	var seen Seen
+	applyOnce := func(objs []Object) map[string]Action {
+		t.Helper()
+		plan, err := applier.DryRun(e.ctx, objs, seen, Entries(objs)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := applier.ApplyWave(e.ctx, plan, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = plan.Seen()
+		out := map[string]Action{}
+		for _, c := range res.Changes {
+			out[c.Object.Kind] = c.Action
+		}
+		return out
+	}
+	step := func(what string, objs []Object, want map[string]Action, wantRequests map[string]int) {
+		t.Helper()
+		counter.Take()
+		if diff := cmp.Diff(want, applyOnce(objs)); diff != "" {
+			t.Errorf("%s: changes (-want +got):\n%s", what, diff)
+		}
+		if diff := cmp.Diff(wantRequests, counter.Take()); diff != "" {
+			t.Errorf("%s: requests (-want +got):\n%s", what, diff)
+		}
+		if len(seen) != len(objs) {
+			t.Errorf("%s: %d objects seen as rendered, want %d", what, len(seen), len(objs))
+		}
+	}
+
+	step("the first apply", render("example.com/web:1"),
+		map[string]Action{"ConfigMap": Created, "Deployment": Created}, map[string]int{"dry-run": 2, "read": 2, "write": 2})
+	step("unchanged, seen", render("example.com/web:1"),
+		map[string]Action{"ConfigMap": Unchanged, "Deployment": Unchanged}, map[string]int{"dry-run": 2})
+	step("unchanged again", render("example.com/web:1"),
+		map[string]Action{"ConfigMap": Unchanged, "Deployment": Unchanged}, map[string]int{"dry-run": 2})
+
+	// A drift: someone changes the ConfigMap.
+	cm := &corev1.ConfigMap{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["k"] = "drifted"
+	if err := e.client.Update(e.ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	step("the ConfigMap drifted", render("example.com/web:1"),
+		map[string]Action{"ConfigMap": Configured, "Deployment": Unchanged}, map[string]int{"dry-run": 2, "read": 1, "write": 1})
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["k"] != "v" {
+		t.Errorf("the drift was not applied away: data %v", cm.Data)
+	}
+	step("after the drift, seen again", render("example.com/web:1"),
+		map[string]Action{"ConfigMap": Unchanged, "Deployment": Unchanged}, map[string]int{"dry-run": 2})
+
+	// A new render of the Deployment: read and compared, then applied.
+	step("the Deployment rendered otherwise", render("example.com/web:2"),
+		map[string]Action{"ConfigMap": Unchanged, "Deployment": Configured}, map[string]int{"dry-run": 2, "read": 1, "write": 1})
+
+	// Deleted since: the dry run answers without a resourceVersion; created again.
+	if err := e.client.Delete(e.ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	step("the ConfigMap deleted", render("example.com/web:2"),
+		map[string]Action{"ConfigMap": Created, "Deployment": Unchanged}, map[string]int{"dry-run": 2, "write": 1})
 }

@@ -15,7 +15,7 @@ func TestApplyWaveAppliesOnlyTheWaveAskedFor(t *testing.T) {
 	first := configMap(e.ns, "first", map[string]string{"k": "v"})
 	second := configMap(e.ns, "second", map[string]string{"k": "v"})
 	objs := []Object{{Wave: 1, Object: second}, {Wave: 0, Object: first}}
-	plan, err := e.applier.DryRun(e.ctx, objs)
+	plan, err := e.applier.DryRun(e.ctx, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestApplyUnchangedObjectWritesNothing(t *testing.T) {
 	before, _ := e.get(t, cm)
 
 	t.Run("after a dry run", func(t *testing.T) {
-		plan, err := e.applier.DryRun(e.ctx, []Object{{Object: cm}})
+		plan, err := e.applier.DryRun(e.ctx, []Object{{Object: cm}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestApplyUnchangedObjectWritesNothing(t *testing.T) {
 
 	// A changed render is applied, and reported so.
 	changed := configMap(e.ns, "c", map[string]string{"k": "v2"})
-	plan, err := e.applier.DryRun(e.ctx, []Object{{Object: changed}})
+	plan, err := e.applier.DryRun(e.ctx, []Object{{Object: changed}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestApplyForcesConflicts(t *testing.T) {
 	ours := configMap(e.ns, "c", map[string]string{"k": "ours"})
 
 	for name, plan := range map[string]func() (*Plan, error){
-		"after a dry run":            func() (*Plan, error) { return e.applier.DryRun(e.ctx, []Object{{Object: ours}}) },
+		"after a dry run":            func() (*Plan, error) { return e.applier.DryRun(e.ctx, []Object{{Object: ours}}, nil) },
 		"without a dry run (forced)": func() (*Plan, error) { return NewPlan([]Object{{Object: ours}}) },
 	} {
 		t.Run(name, func(t *testing.T) {

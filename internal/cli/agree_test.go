@@ -97,7 +97,7 @@ spec:
 
 	// convoy applies the first render.
 	applier := apply.New(target, apply.Options{})
-	plan, err := applier.DryRun(ctx, asApply(applied(first)))
+	plan, err := applier.DryRun(ctx, asApply(applied(first)), nil)
 	if err != nil {
 		t.Fatalf("dry run of the first render: %v", err)
 	}
@@ -145,7 +145,7 @@ spec:
 	named := func(ref v1.ObjectReference) string { return strings.ReplaceAll(diff.Describe(ref), ns, "NS") }
 
 	// 1. The pre-apply dry run.
-	plan, err = applier.DryRun(ctx, asApply(objs), entries...)
+	plan, err = applier.DryRun(ctx, asApply(objs), nil, entries...)
 	if err != nil {
 		t.Fatalf("dry run of the second render: %v", err)
 	}

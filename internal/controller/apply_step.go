@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -111,10 +113,12 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	applier := apply.New(st.target.Client, r.applyOpts)
 
 	var ap *apply.Plan
+	key := releaseKey(st.rel)
 	if plan.DryRun {
 		logger.V(1).Info("Running the pre-apply dry run")
-		ap, err = applier.DryRun(ctx, objects, inventoryObjects(st.inventory)...)
+		ap, err = applier.DryRun(ctx, objects, r.seen.get(key, st.rel.UID), inventoryObjects(st.inventory)...)
 		if err != nil {
+			r.seen.forget(key)
 			return st.failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
 		}
 	} else {
@@ -123,6 +127,9 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
 		}
 	}
+	// What this apply sees of the objects spares the next dry run their GETs, also
+	// when it stops half-way.
+	defer func() { r.seen.put(key, st.rel.UID, ap.Seen()) }()
 
 	// The waves are planned on the inventory as the API server has it (the one the
 	// inventory grows from): its renderRef, syncWave and health are written
@@ -455,4 +462,42 @@ func inventoryObjects(inv *v1.ReleaseInventory) []v1.InventoryObject {
 		return nil
 	}
 	return inv.Objects
+}
+
+// seenMemory holds, for each Release, what its last apply saw of its objects
+// (apply.Seen), so that the next dry run reads only what was written since. It is
+// safe for concurrent use; the zero value is ready to use.
+type seenMemory struct {
+	mu   sync.Mutex
+	seen map[release.Key]seenEntry
+}
+
+type seenEntry struct {
+	uid  types.UID
+	seen apply.Seen
+}
+
+// get returns what the last apply of key saw, when it was the Release of uid.
+func (m *seenMemory) get(key release.Key, uid types.UID) apply.Seen {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.seen[key]; ok && e.uid == uid {
+		return e.seen
+	}
+	return nil
+}
+
+func (m *seenMemory) put(key release.Key, uid types.UID, seen apply.Seen) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[release.Key]seenEntry{}
+	}
+	m.seen[key] = seenEntry{uid: uid, seen: seen}
+}
+
+func (m *seenMemory) forget(key release.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.seen, key)
 }

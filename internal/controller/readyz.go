@@ -21,11 +21,12 @@ const ReadyzInformers = "informers"
 
 // watchedKinds are the kinds whose informers the controllers of Setup watch, as they
 // watch them (Secrets as metadata only): the release controller's Releases and
-// ReleaseInventories, the Cluster status controller's Clusters and kubeconfig Secrets.
+// ReleaseInventories and Render metadata (indexed by Release), the Cluster status
+// controller's Clusters and kubeconfig Secrets.
 func watchedKinds() []client.Object {
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret}
+	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret, renderMetadata()}
 }
 
 // informersSynced is a readiness check that passes once the informer of every kind

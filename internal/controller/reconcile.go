@@ -52,6 +52,8 @@ type Reconciler struct {
 	writes *writeLog
 	// renders holds the latest render of each Release, to reuse it while its inputs stay.
 	renders   *renderMemory
+	// seen is what each Release's last apply saw of its objects (apply.Seen).
+	seen *seenMemory
 	applyOpts apply.Options
 	metrics   *metrics
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before
@@ -202,5 +204,6 @@ func (r *Reconciler) forget(key release.Key) {
 	r.failures.Reset(key)
 	r.writes.forget(key)
 	r.renders.forget(key)
+	r.seen.forget(key)
 	r.metrics.forget(key)
 }

@@ -133,12 +133,33 @@ type renderHistory struct {
 	remembered *v1.Render
 }
 
+// indexRenderRelease indexes the cached Render metadata by the Release its label
+// names (convoy.kumodo.io/release), so that a reconcile reads its Release's Renders
+// without going over every Render of the namespace: a label selector in a cache List
+// is a filter over the namespace, O(N) per reconcile and O(N²) per round at N
+// Releases in one namespace.
+const indexRenderRelease = "convoy.kumodo.io/render-release"
+
+func indexRenderByRelease(o client.Object) []string {
+	if name := o.GetLabels()[v1.LabelRelease]; name != "" {
+		return []string{name}
+	}
+	return nil
+}
+
+// renderMetadata is the object of the cache's Render metadata informer.
+func renderMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("Render"))
+	return m
+}
+
 // history lists the Release's Render objects from the cache of Render metadata (no
 // request) and adds the one in memory.
 func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHistory, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("RenderList"))
-	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingFields{indexRenderRelease: rel.Name}); err != nil {
 		return nil, fmt.Errorf("list the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	h := &renderHistory{remembered: r.renders.get(releaseKey(rel), rel.UID)}

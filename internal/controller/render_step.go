@@ -131,8 +131,7 @@ func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.R
 func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	rel, res := st.rel, st.render
 	name := render.RenderName(rel.Name, res.Ref)
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("Render"))
+	meta := renderMetadata()
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, meta)
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {

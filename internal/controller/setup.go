@@ -123,6 +123,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexWavedCluster, err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, renderMetadata(), indexRenderRelease, indexRenderByRelease); err != nil {
+		return nil, fmt.Errorf("index Renders by %s: %w", indexRenderRelease, err)
+	}
 	r := &Reconciler{
 		client:            mgr.GetClient(),
 		apiReader:         mgr.GetAPIReader(),
@@ -134,6 +137,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		retries:           newRetryLimiter(),
 		writes:            &writeLog{},
 		renders:           &renderMemory{},
+		seen:              &seenMemory{},
 		applyOpts:         o.Apply,
 		metrics:           newMetrics(o.Metrics),
 		deletionWarnAfter: o.DeletionWarnAfter,

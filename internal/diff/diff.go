@@ -55,6 +55,8 @@ type Result struct {
 	LiveVersion string
 	// LiveGeneration is the live object's metadata.generation; 0 when absent.
 	LiveGeneration int64
+	// LiveUID is the live object's uid; empty when absent.
+	LiveUID string
 }
 
 // Options tune Check. The zero value is the drift check's: an object that is not
@@ -89,7 +91,7 @@ func Check(ctx context.Context, target client.Client, obj *unstructured.Unstruct
 	case err != nil:
 		return r, err
 	default:
-		r.LiveVersion, r.LiveGeneration = live.GetResourceVersion(), live.GetGeneration()
+		r.LiveVersion, r.LiveGeneration, r.LiveUID = live.GetResourceVersion(), live.GetGeneration(), string(live.GetUID())
 	}
 	if live == nil && !opts.DryRunMissing {
 		r.Action = Create

@@ -64,7 +64,7 @@ func (e *env) applyAsConvoy(t *testing.T, objs ...*unstructured.Unstructured) {
 		render = append(render, apply.Object{Object: o})
 	}
 	applier := apply.New(e.client, apply.Options{})
-	plan, err := applier.DryRun(e.ctx, render)
+	plan, err := applier.DryRun(e.ctx, render, nil)
 	if err != nil {
 		t.Fatalf("convoy's dry run: %v", err)
 	}

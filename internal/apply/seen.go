@@ -1,0 +1,140 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/diff"
+)
+
+// Seen is what an apply saw of its objects on the target: for each object that it
+// found or left as rendered, the object's uid and resourceVersion then, and a digest
+// of the rendered object (Plan.Seen). Given to the next DryRun, it spares the GET of
+// an object that nobody wrote since: the dry run of the same rendered object answers
+// with the same uid and resourceVersion, so the live object is still what that apply
+// made of it, and applying it again changes nothing. An object written since (by
+// anyone: a drift, a controller's status) is read and compared as without Seen. The
+// zero value (nil) knows nothing. Seen is the caller's memory: keep it per Release,
+// in memory only (a restart starts without it). It is small: 80 bytes an object.
+type Seen []sighting
+
+type sighting struct {
+	id identity
+	// at is a hash of the object's uid and resourceVersion (at).
+	at uint64
+	// digest is the rendered object's (digest).
+	digest uint64
+}
+
+// at is a hash of an object's uid and resourceVersion: where it was seen.
+func at(uid, version string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(uid))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(version))
+	return h.Sum64()
+}
+
+// index is s by object.
+func (s Seen) index() map[identity]sighting {
+	if len(s) == 0 {
+		return nil
+	}
+	m := make(map[identity]sighting, len(s))
+	for _, x := range s {
+		m[x.id] = x
+	}
+	return m
+}
+
+// digest is a hash of the rendered object's JSON (encoding/json sorts map keys).
+func digest(u *unstructured.Unstructured) uint64 {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return 0 // never equal to a sighting's: the object is read
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}
+
+// sightingOf is the sighting of o as the apply found or left it; false when it is
+// not known (not checked, failed, or an object without a uid).
+func (o *planned) sightingOf() (sighting, bool) {
+	if o.liveUID == "" || o.liveVersion == "" {
+		return sighting{}, false
+	}
+	return sighting{id: identityOf(o.entry.ObjectReference), at: at(o.liveUID, o.liveVersion), digest: o.digestOf()}, true
+}
+
+// digestOf is the digest of the rendered object, computed once.
+func (o *planned) digestOf() uint64 {
+	if o.digest == 0 {
+		o.digest = digest(o.Object.Object)
+	}
+	return o.digest
+}
+
+// Seen returns what the plan's dry run and apply saw of its objects as rendered: those
+// the dry run found unchanged and those the apply got through. Call it after the
+// apply; give it to the next DryRun of the Release.
+func (p *Plan) Seen() Seen {
+	var out Seen
+	for _, o := range p.objects {
+		if !o.asRendered {
+			continue
+		}
+		if s, ok := o.sightingOf(); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// diffSeen is the dry run of an object that an earlier apply saw as rendered (s): the
+// dry run alone when it answers with the uid and resourceVersion seen, the object
+// being rendered the same; else a GET, and the comparison of the live object with the
+// dry run's answer, as diffKnown makes.
+func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
+	dryRun := o.Object.Object.DeepCopy()
+	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(dryRun),
+		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager)); err != nil {
+		return err
+	}
+	if dryRun.GetResourceVersion() == "" {
+		o.state = created
+		return nil
+	}
+	if uid, version := string(dryRun.GetUID()), dryRun.GetResourceVersion(); at(uid, version) == s.at {
+		o.state, o.asRendered = unchanged, true
+		o.liveUID, o.liveVersion, o.liveGeneration = uid, version, dryRun.GetGeneration()
+		return nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(dryRun.GroupVersionKind())
+	err := a.client.Get(ctx, client.ObjectKeyFromObject(dryRun), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		o.state = created
+		return nil
+	case err != nil:
+		return err
+	}
+	fields, err := diff.Fields(live, dryRun)
+	if err != nil {
+		return err
+	}
+	if len(fields) > 0 {
+		o.state = configured
+		return nil
+	}
+	o.state, o.asRendered = unchanged, true
+	o.liveUID, o.liveVersion, o.liveGeneration = string(live.GetUID()), live.GetResourceVersion(), live.GetGeneration()
+	return nil
+}
