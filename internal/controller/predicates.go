@@ -61,21 +61,37 @@ func syncRequestedAt(rel *v1.Release) string {
 	return rel.Annotations[v1.AnnotationSyncRequestedAt]
 }
 
-// priorityRequested is the work queue priority of a Release after a request on it
-// (releaseUpdateRequested): above creates, the observer's health data and the cluster
-// waves (0), and the initial list and resyncs (handler.LowPriority, -100). So a /sync
-// or an edit is handled within a reconcile or two of the request, not after every
-// Release queued before it (a mass create, a restart); within a priority the queue is
-// first come, first served (docs/decisions.md).
-const priorityRequested = 100
+// The work queue priorities (controller-runtime's priority queue: the highest first,
+// and first come, first served within one; docs/decisions.md):
+//
+//   - priorityRequested (100): a request on the Release (releaseUpdateRequested): a
+//     /sync or an edit is handled within a reconcile or two, not after every Release
+//     queued before it;
+//   - 0: the work of Releases under way: the observer's health data (SP-29), the
+//     cluster waves (SP-30), scheduled requeues;
+//   - priorityCreated (-50): a new Release (a create outside the informer's initial
+//     list): Releases under way become Ready before new ones start;
+//   - handler.LowPriority (-100): the initial list and the resyncs (SP-27).
+const (
+	priorityRequested = 100
+	priorityCreated   = -50
+)
 
-// releasePredicate is the predicate of the Release watch (For): every create (SP-24),
-// the resyncs of releaseUpdateTriggers, every delete (the reconcile only forgets the
-// Release's in-memory state then) and generic events. The requested updates come
-// through releaseRequestPredicate and requestHandler, at priorityRequested.
+// createPriority is the work queue priority of a Release's create event.
+func createPriority(inInitialList bool) int {
+	if inInitialList {
+		return handler.LowPriority
+	}
+	return priorityCreated
+}
+
+// releasePredicate is the predicate of the Release watch (For): the resyncs of
+// releaseUpdateTriggers, every delete (the reconcile only forgets the Release's
+// in-memory state then) and generic events. Creates and requested updates come
+// through releasePriorityPredicate and priorityHandler, at their priorities.
 func releasePredicate() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return true },
+		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.Release)
 			new, _ := e.ObjectNew.(*v1.Release)
@@ -86,10 +102,11 @@ func releasePredicate() predicate.Predicate {
 	}
 }
 
-// releaseRequestPredicate lets through the updates of releaseUpdateRequested only.
-func releaseRequestPredicate() predicate.Predicate {
+// releasePriorityPredicate lets through every create (SP-24) and the updates of
+// releaseUpdateRequested.
+func releasePriorityPredicate() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
+		CreateFunc: func(event.CreateEvent) bool { return true },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.Release)
 			new, _ := e.ObjectNew.(*v1.Release)
@@ -100,16 +117,23 @@ func releaseRequestPredicate() predicate.Predicate {
 	}
 }
 
-// requestHandler enqueues the Release of an update at priorityRequested.
-func requestHandler() handler.EventHandler {
+// priorityHandler enqueues the Release of a create at createPriority and of an update
+// at priorityRequested.
+func priorityHandler() handler.EventHandler {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object, priority int) {
+		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+		if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+			pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, req)
+			return
+		}
+		q.Add(req)
+	}
 	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object, createPriority(e.IsInInitialList))
+		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
-			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priorityRequested)}, req)
-				return
-			}
-			q.Add(req)
+			add(q, e.ObjectNew, priorityRequested)
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -88,31 +89,43 @@ func TestReleaseUpdateTriggers(t *testing.T) {
 			// The predicates the controller uses give the same answer, and a request
 			// (not a resync) goes through the request watch only, at its priority.
 			e := event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}
-			plain, requested := releasePredicate().Update(e), releaseRequestPredicate().Update(e)
+			plain, requested := releasePredicate().Update(e), releasePriorityPredicate().Update(e)
 			if diff := cmp.Diff(tc.want, plain || requested); diff != "" {
-				t.Errorf("releasePredicate().Update || releaseRequestPredicate().Update (-want +got):\n%s", diff)
+				t.Errorf("releasePredicate().Update || releasePriorityPredicate().Update (-want +got):\n%s", diff)
 			}
 			if plain && requested {
 				t.Error("both watches enqueue the update")
 			}
 			isResync := tc.old.ResourceVersion == tc.new.ResourceVersion
 			if requested != (tc.want && !isResync) {
-				t.Errorf("releaseRequestPredicate().Update = %v, want it for every trigger but a resync", requested)
+				t.Errorf("releasePriorityPredicate().Update = %v, want it for every trigger but a resync", requested)
 			}
 		})
 	}
 }
 
 func TestSP24_ReleasePredicateLetsEveryCreateThrough(t *testing.T) {
-	p := releasePredicate()
+	p, prio := releasePredicate(), releasePriorityPredicate()
 	got := map[string]bool{
-		"create":  p.Create(event.CreateEvent{Object: testRelease("a")}),
-		"delete":  p.Delete(event.DeleteEvent{Object: testRelease("a")}),
-		"generic": p.Generic(event.GenericEvent{Object: testRelease("a")}),
+		"create":                      p.Create(event.CreateEvent{Object: testRelease("a")}) || prio.Create(event.CreateEvent{Object: testRelease("a")}),
+		"delete":                      p.Delete(event.DeleteEvent{Object: testRelease("a")}) || prio.Delete(event.DeleteEvent{Object: testRelease("a")}),
+		"generic":                     p.Generic(event.GenericEvent{Object: testRelease("a")}) || prio.Generic(event.GenericEvent{Object: testRelease("a")}),
+		"create through both watches": p.Create(event.CreateEvent{Object: testRelease("a")}) && prio.Create(event.CreateEvent{Object: testRelease("a")}),
 	}
-	want := map[string]bool{"create": true, "delete": true, "generic": true}
+	want := map[string]bool{"create": true, "delete": true, "generic": true, "create through both watches": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A new Release waits behind the work of Releases under way (0), an initial list
+// behind everything but resyncs.
+func TestCreatePriority(t *testing.T) {
+	if got := createPriority(false); got != priorityCreated || got >= 0 || got <= handler.LowPriority {
+		t.Errorf("a create: priority %d, want between the resyncs (%d) and the work under way (0)", got, handler.LowPriority)
+	}
+	if got := createPriority(true); got != handler.LowPriority {
+		t.Errorf("the initial list: priority %d, want %d", got, handler.LowPriority)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -57,53 +59,101 @@ func (g *gate) order() []string {
 	return slices.Clone(g.started)
 }
 
-// A person's /sync goes ahead of the Releases queued before it (issue 15, point 6: under
-// a mass create the first /sync waited 15 minutes in the work queue, first come, first
-// served). One worker is held on a Release while five more are created behind it, then
-// a sixth, reconciled before, gets a /sync: when the worker is let go, the /sync is
-// handled next (or, if its event reached the queue a moment after the worker took the
-// next Release, second), not after the five.
-func TestASyncRequestGoesAheadOfTheReleasesQueuedBeforeIt(t *testing.T) {
-	g := &gate{}
-	e := newEnv(t, envOptions{concurrency: 1, middleware: g.wrap})
-	e.createRelease("target")
-	e.waitApplied("target", "False", v1.ReasonWaitingForSync)
-	before := e.reconciles("target")
-
-	g.close()
-	e.createRelease("blocker")
-	e.eventually("the worker to hold blocker", func() (bool, string) {
-		return slices.Contains(g.order(), "blocker"), fmt.Sprintf("started: %v", g.order())
-	})
-	queued := []string{"queued-0", "queued-1", "queued-2", "queued-3", "queued-4"}
-	for _, name := range queued {
-		e.createRelease(name)
+// Work on a Release under way goes ahead of the Releases created before it (issue 15,
+// point 6: under a mass create the first /sync waited 15 minutes in the work queue,
+// first come, first served). One worker is held on a Release while five more are
+// created behind it; then a sixth Release, reconciled before, gets a trigger: when the
+// worker is let go, the sixth is reconciled next (or, if its event reached the queue a
+// moment after the worker took the next Release, second), not after the five.
+func TestWorkUnderWayGoesAheadOfTheReleasesCreatedBeforeIt(t *testing.T) {
+	cases := map[string]struct {
+		// opts make the sixth Release; ready is the state to wait for before the test.
+		opts  []releaseOption
+		ready func(e *env)
+		// trigger starts its reconcile; it returns what the controller's cache must hold
+		// for the trigger's event to be on its way to the queue.
+		trigger func(e *env) (client.Object, func(client.Object) bool)
+		// done says the trigger's reconcile happened.
+		done func(e *env) (bool, string)
+	}{
+		"SP-26 a /sync (priority 100)": {
+			ready: func(e *env) { e.waitApplied("target", "False", v1.ReasonWaitingForSync) },
+			trigger: func(e *env) (client.Object, func(client.Object) bool) {
+				synced := e.sync("target", false)
+				return &v1.Release{}, func(o client.Object) bool { return syncRequestedAt(o.(*v1.Release)) == syncRequestedAt(synced) }
+			},
+			done: func(e *env) (bool, string) {
+				c := apimeta.FindStatusCondition(e.release("target").Status.Conditions, v1.ConditionApplied)
+				return c != nil && c.Reason == v1.ReasonApplied, fmt.Sprintf("Applied %+v", c)
+			},
+		},
+		"SP-29 new health data in the ReleaseInventory (priority 0, new Releases -50)": {
+			opts:  []releaseOption{automatic()},
+			ready: func(e *env) { e.waitApplied("target", "True", v1.ReasonApplied) },
+			trigger: func(e *env) (client.Object, func(client.Object) bool) {
+				inv := &v1.ReleaseInventory{}
+				if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "target"}, inv); err != nil {
+					e.t.Fatal(err)
+				}
+				observed := inv.DeepCopy()
+				now := metav1.Now()
+				observed.Status = v1.ReleaseInventoryStatus{
+					RenderRef: e.release("target").Status.LastSuccessful.RenderRef, AssessedAt: &now, Health: v1.HealthHealthy,
+					Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
+				}
+				if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
+					e.t.Fatal(err)
+				}
+				return &v1.ReleaseInventory{}, func(o client.Object) bool { return o.(*v1.ReleaseInventory).Status.Health == v1.HealthHealthy }
+			},
+			done: func(e *env) (bool, string) {
+				c := apimeta.FindStatusCondition(e.release("target").Status.Conditions, v1.ConditionHealthy)
+				return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("Healthy %+v", c)
+			},
+		},
 	}
-	synced := e.sync("target", false)
-	// The controller's cache holds the /sync: its event is on its way to the queue,
-	// behind the five creates.
-	e.eventually("the controller's cache to hold the /sync", func() (bool, string) {
-		rel := &v1.Release{}
-		if err := e.reconciler.client.Get(e.ctx, client.ObjectKeyFromObject(synced), rel); err != nil {
-			return false, err.Error()
-		}
-		return syncRequestedAt(rel) == syncRequestedAt(synced), syncRequestedAt(rel)
-	})
-	g.open()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := &gate{}
+			e := newEnv(t, envOptions{concurrency: 1, middleware: g.wrap})
+			e.createRelease("target", tc.opts...)
+			tc.ready(e)
+			before := e.reconciles("target")
 
-	e.waitApplied("target", "True", v1.ReasonApplied)
-	e.eventually("every queued Release reconciled", func() (bool, string) {
-		for _, name := range queued {
-			if e.reconciles(name) == 0 {
-				return false, name + " not yet"
+			g.close()
+			e.createRelease("blocker")
+			e.eventually("the worker to hold blocker", func() (bool, string) {
+				return slices.Contains(g.order(), "blocker"), fmt.Sprintf("started: %v", g.order())
+			})
+			queued := []string{"queued-0", "queued-1", "queued-2", "queued-3", "queued-4"}
+			for _, name := range queued {
+				e.createRelease(name)
 			}
-		}
-		return e.reconciles("target") > before, "target not reconciled again"
-	})
-	order := g.order()
-	after := order[slices.Index(order, "blocker")+1:]
-	at := slices.Index(after, "target")
-	if at < 0 || at > 1 {
-		t.Fatalf("the reconciles after blocker started in the order %v: the /sync of target is not among the first two, it waited behind the queued Releases", after)
+			obj, holds := tc.trigger(e)
+			// The controller's cache holds the trigger: its event is on its way to the
+			// queue, behind the five creates.
+			e.eventually("the controller's cache to hold the trigger", func() (bool, string) {
+				if err := e.reconciler.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "target"}, obj); err != nil {
+					return false, err.Error()
+				}
+				return holds(obj), "not yet"
+			})
+			g.open()
+
+			e.eventually("the trigger's reconcile", func() (bool, string) { return tc.done(e) })
+			e.eventually("every queued Release reconciled", func() (bool, string) {
+				for _, name := range queued {
+					if e.reconciles(name) == 0 {
+						return false, name + " not yet"
+					}
+				}
+				return e.reconciles("target") > before, "target not reconciled again"
+			})
+			order := g.order()
+			after := order[slices.Index(order, "blocker")+1:]
+			if at := slices.Index(after, "target"); at < 0 || at > 1 {
+				t.Fatalf("the reconciles after blocker started in the order %v: target is not among the first two, it waited behind the Releases created before its trigger", after)
+			}
+		})
 	}
 }

@@ -51,9 +51,9 @@ type Reconciler struct {
 	// writes holds the resourceVersion of the last write to each Release.
 	writes *writeLog
 	// renders holds the latest render of each Release, to reuse it while its inputs stay.
-	renders   *renderMemory
+	renders *renderMemory
 	// seen is what each Release's last apply saw of its objects (apply.Seen).
-	seen *seenMemory
+	seen      *seenMemory
 	applyOpts apply.Options
 	metrics   *metrics
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before

@@ -149,7 +149,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	err := builder.ControllerManagedBy(mgr).
 		Named("release").
 		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
-		Watches(&v1.Release{}, requestHandler(), builder.WithPredicates(releaseRequestPredicate())).
+		Watches(&v1.Release{}, priorityHandler(), builder.WithPredicates(releasePriorityPredicate())).
 		Watches(&v1.ReleaseInventory{}, handler.EnqueueRequestsFromMapFunc(inventoryRelease),
 			builder.WithPredicates(inventoryPredicate())).
 		Watches(&v1.Release{}, clusterWaveHandler(mgr.GetClient()),
