@@ -217,7 +217,7 @@ type failure struct {
 // diff dry-runs objects concurrently and records their state: the objects
 // seen as rendered with a dry run (and a GET when written since), the others
 // known to exist with a GET and a dry run, the rest with a dry run only.
-func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identity]bool, seen map[identity]sighting) []failure {
+func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identity]bool, seen map[uint64]sighting) []failure {
 	results := make([]*failure, len(objects))
 	var g errgroup.Group
 	g.SetLimit(a.opts.Concurrency)
@@ -225,7 +225,7 @@ func (a *Applier) diff(ctx context.Context, objects []*planned, known map[identi
 		g.Go(func() error {
 			var err error
 			id := identityOf(o.entry.ObjectReference)
-			if s, ok := seen[id]; ok && s.digest == o.digestOf() {
+			if s, ok := seen[idOf(id)]; ok && s.digest == o.digestOf() {
 				err = a.diffSeen(ctx, o, s)
 			} else if known[id] {
 				err = a.diffKnown(ctx, o)

@@ -21,32 +21,41 @@ import (
 // made of it, and applying it again changes nothing. An object written since (by
 // anyone: a drift, a controller's status) is read and compared as without Seen. The
 // zero value (nil) knows nothing. Seen is the caller's memory: keep it per Release,
-// in memory only (a restart starts without it). It is small: 80 bytes an object.
+// in memory only (a restart starts without it). It is small: 24 bytes an object, three
+// 64-bit hashes (at 10,000 Releases of 4 objects, the object names it held were 5 MB).
 type Seen []sighting
 
 type sighting struct {
-	id identity
+	// id is a hash of the object's identity (idOf).
+	id uint64
 	// at is a hash of the object's uid and resourceVersion (at).
 	at uint64
 	// digest is the rendered object's (digest).
 	digest uint64
 }
 
-// at is a hash of an object's uid and resourceVersion: where it was seen.
-func at(uid, version string) uint64 {
+// hash64 is the FNV-1a hash of parts, each ended by a zero byte.
+func hash64(parts ...string) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(uid))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(version))
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
 	return h.Sum64()
 }
 
+// idOf is a hash of an object's identity.
+func idOf(id identity) uint64 { return hash64(id.group, id.kind, id.namespace, id.name) }
+
+// at is a hash of an object's uid and resourceVersion: where it was seen.
+func at(uid, version string) uint64 { return hash64(uid, version) }
+
 // index is s by object.
-func (s Seen) index() map[identity]sighting {
+func (s Seen) index() map[uint64]sighting {
 	if len(s) == 0 {
 		return nil
 	}
-	m := make(map[identity]sighting, len(s))
+	m := make(map[uint64]sighting, len(s))
 	for _, x := range s {
 		m[x.id] = x
 	}
@@ -70,7 +79,7 @@ func (o *planned) sightingOf() (sighting, bool) {
 	if o.liveUID == "" || o.liveVersion == "" {
 		return sighting{}, false
 	}
-	return sighting{id: identityOf(o.entry.ObjectReference), at: at(o.liveUID, o.liveVersion), digest: o.digestOf()}, true
+	return sighting{id: idOf(identityOf(o.entry.ObjectReference)), at: at(o.liveUID, o.liveVersion), digest: o.digestOf()}, true
 }
 
 // digestOf is the digest of the rendered object, computed once.
@@ -85,7 +94,7 @@ func (o *planned) digestOf() uint64 {
 // the dry run found unchanged and those the apply got through. Call it after the
 // apply; give it to the next DryRun of the Release.
 func (p *Plan) Seen() Seen {
-	var out Seen
+	out := make(Seen, 0, len(p.objects))
 	for _, o := range p.objects {
 		if !o.asRendered {
 			continue
@@ -93,6 +102,9 @@ func (p *Plan) Seen() Seen {
 		if s, ok := o.sightingOf(); ok {
 			out = append(out, s)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
