@@ -46,29 +46,8 @@ func heaps(s snap) map[string]heap {
 // and the observer to <dir>/n<N>-<process>-<phase>.heap, for `go tool pprof`; nothing
 // without -profile-dir.
 func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string) {
-	if dir == "" {
-		return
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "profiles:", err)
-		return
-	}
-	for _, p := range e.convoyProcs {
-		name, base := p.name, p.pprof
-		if base == "" {
-			continue
-		}
-		b, err := benchenv.Fetch(ctx, httpClient, base+"/debug/pprof/heap?gc=1")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "heap profile of %s: %v\n", name, err)
-			continue
-		}
-		path := filepath.Join(dir, fmt.Sprintf("n%d-%s-%s.heap", n, strings.TrimPrefix(name, "convoy-"), phase))
-		if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "profiles:", err)
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "  heap profile: %s\n", path)
+	for _, p := range e.profiled(dir) {
+		saveProfile(ctx, httpClient, p.pprof+"/debug/pprof/heap?gc=1", "heap", profilePath(dir, n, p.name, phase, "heap"))
 	}
 }
 
@@ -77,33 +56,48 @@ func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string)
 // it ends; nothing without -profile-dir. wait blocks until every profile is written.
 func (e *env) cpuProfiles(ctx context.Context, dir string, n int, phase string, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
-	if dir == "" {
-		return wg.Wait
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "profiles:", err)
-		return wg.Wait
-	}
 	secs := max(1, int(d.Seconds()))
 	client := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
-	for _, p := range e.convoyProcs {
-		name, base := p.name, p.pprof
-		if base == "" {
-			continue
-		}
+	for _, p := range e.profiled(dir) {
 		wg.Go(func() {
-			b, err := benchenv.Fetch(ctx, client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs))
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "CPU profile of %s: %v\n", name, err)
-				return
-			}
-			path := filepath.Join(dir, fmt.Sprintf("n%d-%s-%s.cpu", n, strings.TrimPrefix(name, "convoy-"), phase))
-			if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
-				fmt.Fprintln(os.Stderr, "profiles:", err)
-				return
-			}
-			fmt.Fprintf(os.Stderr, "  CPU profile: %s\n", path)
+			saveProfile(ctx, client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.pprof, secs), "CPU", profilePath(dir, n, p.name, phase, "cpu"))
 		})
 	}
 	return wg.Wait
+}
+
+// profiled are the processes that serve /debug/pprof/, once dir exists; none without
+// -profile-dir.
+func (e *env) profiled(dir string) []convoyProc {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+		return nil
+	}
+	var out []convoyProc
+	for _, p := range e.convoyProcs {
+		if p.pprof != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func profilePath(dir string, n int, process, phase, ext string) string {
+	return filepath.Join(dir, fmt.Sprintf("n%d-%s-%s.%s", n, strings.TrimPrefix(process, "convoy-"), phase, ext))
+}
+
+// saveProfile writes the profile at url to path; a failure is reported, not fatal.
+func saveProfile(ctx context.Context, c *http.Client, url, what, path string) {
+	b, err := benchenv.Fetch(ctx, c, url)
+	if err == nil {
+		err = os.WriteFile(path, []byte(b), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s profile %s: %v\n", what, path, err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "  %s profile: %s\n", what, path)
 }
