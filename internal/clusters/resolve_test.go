@@ -195,7 +195,7 @@ func applyConfigMap(t *testing.T, e *env, target *Target, name string) {
 	u.SetNamespace(e.ns)
 	u.SetName(name)
 	a := apply.New(target.Client, apply.Options{})
-	plan, err := a.DryRun(e.ctx, []apply.Object{{Object: u}})
+	plan, err := a.DryRun(e.ctx, []apply.Object{{Object: u}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
