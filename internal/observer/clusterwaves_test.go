@@ -222,11 +222,7 @@ func TestSP04_ManualReleaseInSyncInAHigherClusterWaveReportsApplied(t *testing.T
 	e.waitCondition("lower", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 
 	// A spec change reconciles the upper Release; its render stays the same.
-	rel := e.release("upper")
-	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Hour}
-	if err := e.client.Update(e.ctx, rel); err != nil {
-		t.Fatal(err)
-	}
+	rel := e.edit("upper", func(rel *v1.Release) { rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Hour} })
 	e.eventually("the upper Release reconciled after its spec change, Applied=True/Applied", func() (bool, string) {
 		r := e.release("upper")
 		c := apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionApplied)
@@ -254,11 +250,7 @@ func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
 	e.create(upper)
 	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
 
-	rel := e.release("lower")
-	rel.Spec.ClusterWave = 2
-	if err := e.client.Update(e.ctx, rel); err != nil {
-		t.Fatal(err)
-	}
+	e.edit("lower", func(rel *v1.Release) { rel.Spec.ClusterWave = 2 })
 	e.waitCondition("upper", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
 }
 

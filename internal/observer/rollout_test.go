@@ -288,17 +288,32 @@ func (e *env) setValues(name, values string) {
 // setValuesIn is setValues for the Release name of the namespace ns.
 func (e *env) setValuesIn(ns, name, values string) {
 	e.t.Helper()
+	e.editIn(ns, name, func(rel *v1.Release) { rel.Spec.Values = &runtime.RawExtension{Raw: []byte(values)} })
+}
+
+// edit changes the Release name as a person would with kubectl edit: read, change,
+// update, and again on a conflict (the controller's and the observer's writes race
+// with it). It returns the Release as updated.
+func (e *env) edit(name string, change func(*v1.Release)) *v1.Release {
+	e.t.Helper()
+	return e.editIn(e.ns, name, change)
+}
+
+// editIn is edit for the Release name of the namespace ns.
+func (e *env) editIn(ns, name string, change func(*v1.Release)) *v1.Release {
+	e.t.Helper()
+	rel := &v1.Release{}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rel := &v1.Release{}
 		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: name}, rel); err != nil {
 			return err
 		}
-		rel.Spec.Values = &runtime.RawExtension{Raw: []byte(values)}
+		change(rel)
 		return e.client.Update(e.ctx, rel)
 	})
 	if err != nil {
-		e.t.Fatalf("set the values of Release %s/%s: %v", ns, name, err)
+		e.t.Fatalf("update Release %s/%s: %v", ns, name, err)
 	}
+	return rel
 }
 
 // deployment reads the Deployment name of the namespace ns.
