@@ -41,13 +41,12 @@ type planned struct {
 	// liveVersion is the resourceVersion of an existing object at the dry run, and
 	// after the apply the one of its answer.
 	liveVersion string
-	// liveUID is the uid of the live object, when asRendered.
+	// liveUID is the uid of the live object, set only when the dry run found it
+	// unchanged or the apply got through: liveUID and liveVersion are then the object
+	// as rendered (Plan.Seen).
 	liveUID string
 	// liveGeneration is the generation of an unchanged object at the dry run.
 	liveGeneration int64
-	// asRendered: the dry run found the object unchanged, or the apply got through;
-	// liveUID and liveVersion are the object's then (Plan.Seen).
-	asRendered bool
 	// digest is the rendered object's (digest), computed when first needed; 0: not yet.
 	digest uint64
 }
@@ -268,7 +267,7 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 	case diff.Create:
 		o.state = created
 	case diff.Unchanged:
-		o.state, o.liveGeneration, o.asRendered = unchanged, r.LiveGeneration, true
+		o.state, o.liveGeneration = unchanged, r.LiveGeneration
 		o.liveUID, o.liveVersion = r.LiveUID, r.LiveVersion
 	default:
 		o.state = configured

@@ -73,8 +73,8 @@ func digest(u *unstructured.Unstructured) uint64 {
 	return h.Sum64()
 }
 
-// sightingOf is the sighting of o as the apply found or left it; false when it is
-// not known (not checked, failed, or an object without a uid).
+// sightingOf is the sighting of o as the apply found or left it as rendered; false
+// when it is not known (not checked, changed by no apply yet, failed).
 func (o *planned) sightingOf() (sighting, bool) {
 	if o.liveUID == "" || o.liveVersion == "" {
 		return sighting{}, false
@@ -96,9 +96,6 @@ func (o *planned) digestOf() uint64 {
 func (p *Plan) Seen() Seen {
 	out := make(Seen, 0, len(p.objects))
 	for _, o := range p.objects {
-		if !o.asRendered {
-			continue
-		}
 		if s, ok := o.sightingOf(); ok {
 			out = append(out, s)
 		}
@@ -124,7 +121,7 @@ func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
 		return nil
 	}
 	if uid, version := string(dryRun.GetUID()), dryRun.GetResourceVersion(); at(uid, version) == s.at {
-		o.state, o.asRendered = unchanged, true
+		o.state = unchanged
 		o.liveUID, o.liveVersion, o.liveGeneration = uid, version, dryRun.GetGeneration()
 		return nil
 	}
@@ -146,7 +143,7 @@ func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
 		o.state = configured
 		return nil
 	}
-	o.state, o.asRendered = unchanged, true
+	o.state = unchanged
 	o.liveUID, o.liveVersion, o.liveGeneration = string(live.GetUID()), live.GetResourceVersion(), live.GetGeneration()
 	return nil
 }

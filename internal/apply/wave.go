@@ -167,7 +167,7 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	if err != nil {
 		return "", 0, err
 	}
-	o.asRendered, o.liveUID, o.liveVersion = true, string(obj.GetUID()), obj.GetResourceVersion()
+	o.liveUID, o.liveVersion = string(obj.GetUID()), obj.GetResourceVersion()
 	switch {
 	case st == created:
 		return Created, obj.GetGeneration(), nil

@@ -30,10 +30,12 @@ import (
 // or lifecycle through the main resource (SP-32, used at the next periodic reconcile),
 // labels, other annotations and the finalizer the controller adds.
 func releaseUpdateTriggers(old, new *v1.Release) bool {
-	if old == nil || new == nil {
-		return false
-	}
-	return old.ResourceVersion == new.ResourceVersion || releaseUpdateRequested(old, new)
+	return isResync(old, new) || releaseUpdateRequested(old, new)
+}
+
+// isResync says whether an update is an informer resync: the same resourceVersion.
+func isResync(old, new *v1.Release) bool {
+	return old != nil && new != nil && old.ResourceVersion == new.ResourceVersion
 }
 
 // releaseUpdateRequested says whether an update of a Release asks for its reconcile:
@@ -47,7 +49,7 @@ func releaseUpdateTriggers(old, new *v1.Release) bool {
 // These go ahead of the rest of the work queue (priorityRequested).
 func releaseUpdateRequested(old, new *v1.Release) bool {
 	switch {
-	case old == nil || new == nil || old.ResourceVersion == new.ResourceVersion:
+	case old == nil || new == nil || isResync(old, new):
 		return false
 	case new.DeletionTimestamp != nil:
 		return true
@@ -85,8 +87,8 @@ func createPriority(inInitialList bool) int {
 	return priorityCreated
 }
 
-// releasePredicate is the predicate of the Release watch (For): the resyncs of
-// releaseUpdateTriggers, every delete (the reconcile only forgets the Release's
+// releasePredicate is the predicate of the Release watch (For): the resyncs, every
+// delete (the reconcile only forgets the Release's
 // in-memory state then) and generic events. Creates and requested updates come
 // through releasePriorityPredicate and priorityHandler, at their priorities.
 func releasePredicate() predicate.Predicate {
@@ -95,7 +97,7 @@ func releasePredicate() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, _ := e.ObjectOld.(*v1.Release)
 			new, _ := e.ObjectNew.(*v1.Release)
-			return releaseUpdateTriggers(old, new) && !releaseUpdateRequested(old, new)
+			return isResync(old, new)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return true },
