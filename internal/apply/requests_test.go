@@ -174,6 +174,8 @@ func webDeployment(ns, image string) *unstructured.Unstructured {
 	return d
 }
 
+// SP-03 — seed: "In automatic mode, convoy applies the full render at each reconcile,
+// also when nothing changed. This also corrects drift at each periodic reconcile."
 // What an apply saw (Plan.Seen) spares the next dry run its GETs: an object seen as
 // rendered, rendered the same and written by nobody since costs its dry run only
 // (SP-03's apply at each reconcile, without the read that told a change). An object

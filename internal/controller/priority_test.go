@@ -59,6 +59,9 @@ func (g *gate) order() []string {
 	return slices.Clone(g.started)
 }
 
+// SP-26 — seed: "The annotation convoy.kumodo.io/sync-requested-at changes." — and
+// SP-29 — seed: "The observer writes new health data to the ReleaseInventory." — start
+// a reconcile promptly, also under a mass create.
 // Work on a Release under way goes ahead of the Releases created before it (issue 15,
 // point 6: under a mass create the first /sync waited 15 minutes in the work queue,
 // first come, first served). One worker is held on a Release while five more are
