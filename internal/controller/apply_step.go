@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,7 +115,8 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	key := releaseKey(st.rel)
 	if plan.DryRun {
 		logger.V(1).Info("Running the pre-apply dry run")
-		ap, err = applier.DryRun(ctx, objects, r.seen.get(key, st.rel.UID), inventoryObjects(st.inventory)...)
+		seen, _ := r.seen.get(key, st.rel.UID)
+		ap, err = applier.DryRun(ctx, objects, seen, inventoryObjects(st.inventory)...)
 		if err != nil {
 			r.seen.forget(key)
 			return st.failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
@@ -343,14 +343,58 @@ func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.Rele
 	return r.writeInventory(ctx, st.rel, live, renderRef, progress, apply.Merge(live.Objects, entries))
 }
 
-// liveInventory is the Release's ReleaseInventory as the API server has it, when the
-// cache has one; nil when the cache has none (a first apply: growInventory creates
-// it, or reads it if it exists after all).
+// liveInventory is the Release's ReleaseInventory with the spec the API server has,
+// when the cache has one; nil when the cache has none (a first apply: growInventory
+// creates it, or reads it if it exists after all). It is the cached inventory when
+// its spec is the one this controller last wrote or read (inventorySpec), else the
+// inventory read from the API server.
 func (r *Reconciler) liveInventory(ctx context.Context, st *state) (*v1.ReleaseInventory, error) {
 	if st.inventory == nil {
 		return nil, nil
 	}
+	if last, ok := r.inventories.get(releaseKey(st.rel), st.rel.UID); ok && last.holds(st.inventory) {
+		return st.inventory, nil
+	}
 	return r.currentInventory(ctx, st.rel)
+}
+
+// inventorySpec is what the controller last wrote or read of a Release's
+// ReleaseInventory spec: the inventory's uid, its generation, which the API server
+// raises when the cluster, the renderRef or the objects change, and its syncWave,
+// which does not raise it. The controller is the only writer of the spec, so a cached
+// inventory that holds the same is as current as the API server's in everything the
+// apply reads of it but the observer's status (issue 15: at every reconcile the
+// inventory was read from the API server, 1 of the 5 requests of a steady reconcile of
+// a 4-object Release); a later status reconciles the Release again (SP-29).
+type inventorySpec struct {
+	uid        types.UID
+	generation int64
+	syncWave   v1.SyncWaveStatus
+	waiting    bool
+}
+
+func specOf(inv *v1.ReleaseInventory) inventorySpec {
+	s := inventorySpec{uid: inv.UID, generation: inv.Generation}
+	if inv.SyncWave != nil {
+		s.syncWave, s.waiting = *inv.SyncWave, true
+	}
+	return s
+}
+
+// holds says whether inv has the spec s describes.
+func (s inventorySpec) holds(inv *v1.ReleaseInventory) bool {
+	return s.uid != "" && specOf(inv) == s
+}
+
+// remember records inv, as the API server answered a read or a write of it, as the
+// last spec of rel's inventory; nil (a write that failed: what the API server has is
+// unknown) forgets it, so that the next apply reads it.
+func (r *Reconciler) remember(rel *v1.Release, inv *v1.ReleaseInventory) {
+	if inv == nil || inv.UID == "" {
+		r.inventories.forget(releaseKey(rel))
+		return
+	}
+	r.inventories.put(releaseKey(rel), rel.UID, specOf(inv))
 }
 
 // currentInventory reads the Release's ReleaseInventory from the API server, not the
@@ -359,7 +403,11 @@ func (r *Reconciler) liveInventory(ctx context.Context, st *state) (*v1.ReleaseI
 func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
 	inv, err := r.readInventory(ctx, client.ObjectKeyFromObject(rel))
 	if inv == nil && err == nil {
+		r.remember(rel, nil)
 		return &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: rel.Name}}, nil
+	}
+	if err == nil {
+		r.remember(rel, inv)
 	}
 	return inv, err
 }
@@ -403,8 +451,10 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 			SyncWave:  syncWave,
 		}
 		if err := r.client.Create(ctx, created); err != nil {
+			r.remember(rel, nil)
 			return inv, fmt.Errorf("cannot create the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
 		}
+		r.remember(rel, created)
 		return created, nil
 	}
 	// An inventory written before it carried the finalizer gets it now; one being
@@ -421,8 +471,10 @@ func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v
 		controllerutil.AddFinalizer(updated, v1.Finalizer)
 	}
 	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
+		r.remember(rel, nil)
 		return inv, fmt.Errorf("cannot write the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
+	r.remember(rel, updated)
 	return updated, nil
 }
 
@@ -462,42 +514,4 @@ func inventoryObjects(inv *v1.ReleaseInventory) []v1.InventoryObject {
 		return nil
 	}
 	return inv.Objects
-}
-
-// seenMemory holds, for each Release, what its last apply saw of its objects
-// (apply.Seen), so that the next dry run reads only what was written since. It is
-// safe for concurrent use; the zero value is ready to use.
-type seenMemory struct {
-	mu   sync.Mutex
-	seen map[release.Key]seenEntry
-}
-
-type seenEntry struct {
-	uid  types.UID
-	seen apply.Seen
-}
-
-// get returns what the last apply of key saw, when it was the Release of uid.
-func (m *seenMemory) get(key release.Key, uid types.UID) apply.Seen {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e, ok := m.seen[key]; ok && e.uid == uid {
-		return e.seen
-	}
-	return nil
-}
-
-func (m *seenMemory) put(key release.Key, uid types.UID, seen apply.Seen) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.seen == nil {
-		m.seen = map[release.Key]seenEntry{}
-	}
-	m.seen[key] = seenEntry{uid: uid, seen: seen}
-}
-
-func (m *seenMemory) forget(key release.Key) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.seen, key)
 }

@@ -147,7 +147,11 @@ func priorityHandler() handler.EventHandler {
 //   - its deletion started: if the Release is gone, the reconcile lets go of the
 //     inventory's finalizer.
 //
-// The controller's own writes of the object list, and resyncs, pass neither.
+// The controller's own writes of the object list, and resyncs, pass neither; nor does
+// a status that differs only in the objects' messages and assessedAt (healthData):
+// nothing the controller decides or writes reads them, and a Deployment on its way to
+// Available changes its message once or twice without changing its health (issue 15:
+// each such write cost a reconcile of the Release, a dry run of each of its objects).
 func inventoryUpdateTriggers(old, new *v1.ReleaseInventory) bool {
 	if old == nil || new == nil {
 		return false
@@ -155,7 +159,22 @@ func inventoryUpdateTriggers(old, new *v1.ReleaseInventory) bool {
 	if old.DeletionTimestamp == nil && new.DeletionTimestamp != nil {
 		return true
 	}
-	return !equality.Semantic.DeepEqual(old.Status, new.Status)
+	return !equality.Semantic.DeepEqual(healthData(old.Status), healthData(new.Status))
+}
+
+// healthData is the part of an inventory's status that the controller reads: st
+// without the objects' messages and the time of the assessment.
+func healthData(st v1.ReleaseInventoryStatus) v1.ReleaseInventoryStatus {
+	st.AssessedAt = nil
+	if len(st.Objects) > 0 {
+		objects := make([]v1.ObjectHealth, len(st.Objects))
+		for i, o := range st.Objects {
+			o.Message = ""
+			objects[i] = o
+		}
+		st.Objects = objects
+	}
+	return st
 }
 
 // inventoryPredicate lets through the updates of inventoryUpdateTriggers, and the first

@@ -139,6 +139,7 @@ func TestSP29_InventoryStatusChangeTriggers(t *testing.T) {
 		}
 		return i
 	}
+	web := v1.ObjectReference{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
 	cases := map[string]struct {
 		old, new *v1.ReleaseInventory
 		want     bool
@@ -152,6 +153,33 @@ func TestSP29_InventoryStatusChangeTriggers(t *testing.T) {
 				i.Status.Waves = []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}}
 			}),
 			want: true,
+		},
+		"an object's health": {
+			old: inv("1", func(i *v1.ReleaseInventory) {
+				i.Status.Objects = []v1.ObjectHealth{{ObjectReference: web, Health: v1.HealthProgressing, Message: "Replicas: 0/1"}}
+			}),
+			new: inv("2", func(i *v1.ReleaseInventory) {
+				i.Status.Objects = []v1.ObjectHealth{{ObjectReference: web, Health: v1.HealthDegraded, Message: "Replicas: 0/1"}}
+			}),
+			want: true,
+		},
+		"the drift": {
+			old: inv("1", nil),
+			new: inv("2", func(i *v1.ReleaseInventory) {
+				i.Status.Drift = &v1.DriftStatus{Drifted: []v1.DriftedObject{{ObjectReference: web, Fields: []string{".spec.replicas"}}}}
+			}),
+			want: true,
+		},
+		"only an object's message and the time of the assessment": {
+			old: inv("1", func(i *v1.ReleaseInventory) {
+				i.Status.AssessedAt = &metav1.Time{Time: time.Unix(1, 0)}
+				i.Status.Objects = []v1.ObjectHealth{{ObjectReference: web, Health: v1.HealthProgressing, Message: "Deployment generation is 1, but latest observed generation is 0"}}
+			}),
+			new: inv("2", func(i *v1.ReleaseInventory) {
+				i.Status.AssessedAt = &metav1.Time{Time: time.Unix(2, 0)}
+				i.Status.Objects = []v1.ObjectHealth{{ObjectReference: web, Health: v1.HealthProgressing, Message: "Available: 0/1"}}
+			}),
+			want: false,
 		},
 		"the controller's write of the object list": {
 			old: inv("1", nil),

@@ -53,9 +53,12 @@ type Reconciler struct {
 	// renders holds the latest render of each Release, to reuse it while its inputs stay.
 	renders *renderMemory
 	// seen is what each Release's last apply saw of its objects (apply.Seen).
-	seen      *seenMemory
-	applyOpts apply.Options
-	metrics   *metrics
+	seen *releaseMemory[apply.Seen]
+	// inventories is the spec of each Release's ReleaseInventory as this controller
+	// last wrote or read it (liveInventory).
+	inventories *releaseMemory[inventorySpec]
+	applyOpts   apply.Options
+	metrics     *metrics
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before
 	// each retry also warns.
 	deletionWarnAfter time.Duration
@@ -205,5 +208,6 @@ func (r *Reconciler) forget(key release.Key) {
 	r.writes.forget(key)
 	r.renders.forget(key)
 	r.seen.forget(key)
+	r.inventories.forget(key)
 	r.metrics.forget(key)
 }

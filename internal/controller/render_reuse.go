@@ -22,39 +22,63 @@ import (
 // cache of Render metadata; the current render of each Release is also kept in memory
 // with its manifests, so that a steady Release reads nothing to reuse it.
 
-// renderMemory holds, for each Release, the Render object of its latest render with
-// its manifests (gzip'd, as stored). It is safe for concurrent use; the zero value is
-// ready to use.
+// renderMemory holds, for each Release, the Render object of its latest render and
+// the compact form of that render (render.Compact): the object's manifests are not
+// kept, reading them back meant parsing YAML at every reconcile (issue 15). It is safe
+// for concurrent use; the zero value is ready to use.
 type renderMemory struct {
 	mu      sync.Mutex
-	renders map[release.Key]*v1.Render
+	renders map[release.Key]*rememberedRender
 	// warned is the inputs digest of the last unexplained render change reported for
 	// each Release, so that it is reported once.
 	warned map[release.Key]string
 }
 
-// get returns the remembered Render of key when it belongs to the Release of uid.
-func (m *renderMemory) get(key release.Key, uid types.UID) *v1.Render {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	obj := m.renders[key]
-	if obj == nil || !ownedBy(obj.OwnerReferences, uid) {
-		return nil
-	}
-	return obj
+// rememberedRender is a Release's latest render in memory.
+type rememberedRender struct {
+	// obj is its Render object without manifests and managed fields: a Render as
+	// created holds the API server's, which nothing reads, and at 10,000 Releases
+	// they were ~0.8 KiB of each (issue 15).
+	obj *v1.Render
+	// compact is the render's objects and hooks (render.Compact).
+	compact []byte
 }
 
-// put remembers obj as key's latest Render, without its managed fields: a Render as
-// created holds the API server's, which nothing reads, and at 10,000 Releases they
-// were ~0.8 KiB of each (issue 15).
-func (m *renderMemory) put(key release.Key, obj *v1.Render) {
-	obj.ManagedFields = nil
+// get returns the remembered render of key when it belongs to the Release of uid.
+func (m *renderMemory) get(key release.Key, uid types.UID) *rememberedRender {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rem := m.renders[key]
+	if rem == nil || !ownedBy(rem.obj.OwnerReferences, uid) {
+		return nil
+	}
+	return rem
+}
+
+// put remembers obj, the Render object of res, as key's latest render. The compact
+// form is made once per render: the same ref is the same objects.
+func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) error {
+	kept := *obj
+	kept.Manifests, kept.ManagedFields = nil, nil
+	m.mu.Lock()
+	rem := m.renders[key]
+	m.mu.Unlock()
+	var compact []byte
+	if rem != nil && rem.obj.RenderRef == obj.RenderRef {
+		compact = rem.compact
+	} else {
+		var err error
+		if compact, err = render.Compact(res); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.renders == nil {
-		m.renders = map[release.Key]*v1.Render{}
+		m.renders = map[release.Key]*rememberedRender{}
 	}
-	m.renders[key] = obj
+	m.renders[key] = &rememberedRender{obj: &kept, compact: compact}
+	return nil
 }
 
 // warnOnce reports whether an unexplained change for inputs is to be reported, and
@@ -129,8 +153,8 @@ func chooseReuse(current string, key render.ReuseKey, cands []renderCandidate) i
 // candidates for a reuse and their revisions.
 type renderHistory struct {
 	cands []renderCandidate
-	// remembered is the Render in memory; nil when there is none.
-	remembered *v1.Render
+	// remembered is the render in memory; nil when there is none.
+	remembered *rememberedRender
 }
 
 // indexRenderRelease indexes the cached Render metadata by the Release its label
@@ -173,7 +197,7 @@ func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHisto
 		h.cands = append(h.cands, renderCandidate{name: m.Name, inputs: m.Annotations[v1.AnnotationInputs], revision: revision})
 	}
 	if h.remembered != nil {
-		add(h.remembered.ObjectMeta)
+		add(h.remembered.obj.ObjectMeta)
 	}
 	for _, m := range list.Items {
 		add(m.ObjectMeta)
@@ -210,8 +234,13 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 		return nil, nil
 	}
 	c := h.cands[i]
-	obj := h.remembered
-	if obj == nil || obj.Name != c.name {
+	var obj *v1.Render
+	var res *render.Result
+	var err error
+	if rem := h.remembered; rem != nil && rem.obj.Name == c.name {
+		obj = rem.obj
+		res, err = render.ResultFromCompact(obj, rem.compact)
+	} else {
 		logr.FromContextOrDiscard(ctx).V(1).Info("Reading the Render of the same inputs", "render", c.name)
 		obj = &v1.Render{}
 		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: c.name}, obj)
@@ -221,8 +250,8 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 		case err != nil, obj.Annotations[v1.AnnotationInputs] != c.inputs:
 			return nil, nil // gone, or changed since the cache saw it
 		}
+		res, err = render.ResultFromObject(obj)
 	}
-	res, err := render.ResultFromObject(obj)
 	if err != nil {
 		logr.FromContextOrDiscard(ctx).Error(err, "Cannot reuse a Render: rendering anew", "render", obj.Name)
 		return nil, nil

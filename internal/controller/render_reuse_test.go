@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
@@ -132,17 +134,37 @@ func TestRenderMemoryWarnsOncePerInputs(t *testing.T) {
 }
 
 // The latest Render of each Release is remembered without the managed fields that a
-// created Render carries (issue 15: the controller's memory per Release).
-func TestRenderMemoryKeepsNoManagedFields(t *testing.T) {
+// created Render carries, nor its manifests: its render is kept in compact form, made
+// once per render (issue 15: the controller's memory and CPU per Release).
+func TestRenderMemoryKeepsNoManagedFieldsNorManifests(t *testing.T) {
 	m := &renderMemory{}
 	rel := testRelease("web")
 	obj := &v1.Render{ObjectMeta: metav1.ObjectMeta{
 		Name: "web-abc", OwnerReferences: []metav1.OwnerReference{{UID: rel.UID}},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "convoy", Operation: metav1.ManagedFieldsOperationUpdate}},
-	}, RenderRef: "abc"}
-	m.put(releaseKey(rel), obj)
+	}, RenderRef: "abc", Manifests: []byte("gzip'd YAML")}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web"}}}
+	res := &render.Result{Ref: "abc", Objects: []render.Object{{Unstructured: cm}}}
+	if err := m.put(releaseKey(rel), obj, res); err != nil {
+		t.Fatal(err)
+	}
 	got := m.get(releaseKey(rel), rel.UID)
-	if got == nil || got.RenderRef != "abc" || got.ManagedFields != nil {
-		t.Errorf("remembered %+v, want the Render abc without managed fields", got)
+	if got == nil || got.obj.RenderRef != "abc" || got.obj.ManagedFields != nil || got.obj.Manifests != nil {
+		t.Fatalf("remembered %+v, want the Render abc without managed fields and manifests", got)
+	}
+	if obj.Manifests == nil {
+		t.Error("the Render object given was changed")
+	}
+	back, err := render.ResultFromCompact(got.obj, got.compact)
+	if err != nil || len(back.Objects) != 1 || back.Objects[0].GetName() != "web" {
+		t.Errorf("compact form read back: %+v, %v; want the ConfigMap web", back, err)
+	}
+
+	// The same render again (a steady reconcile) keeps the compact form it has.
+	if err := m.put(releaseKey(rel), obj, &render.Result{Ref: "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	if again := m.get(releaseKey(rel), rel.UID); !bytes.Equal(again.compact, got.compact) {
+		t.Error("the compact form of a remembered render was made again")
 	}
 }

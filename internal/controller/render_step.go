@@ -143,14 +143,15 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 		}
 	}
 	obj := st.renderObj
-	if obj == nil {
+	if obj == nil || (!exists && obj.Manifests == nil) {
+		// A render templated anew, or one remembered without its manifests whose
+		// Render is gone: made again from the result.
 		if obj, err = render.NewRenderObject(rel, res); err != nil {
 			return err
 		}
 	}
 	if exists {
-		r.renders.put(releaseKey(rel), obj)
-		return nil
+		return r.renders.put(releaseKey(rel), obj, res)
 	}
 	created := newRenderCopy(obj)
 	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", created.Name,
@@ -161,9 +162,8 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 		}
 		return fmt.Errorf("store Render %s/%s: %w", created.Namespace, created.Name, err)
 	}
-	r.renders.put(releaseKey(rel), created)
 	st.newRender = true
-	return nil
+	return r.renders.put(releaseKey(rel), created, res)
 }
 
 // recordInputs writes the inputs of a render templated anew on its existing Render

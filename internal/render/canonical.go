@@ -113,6 +113,12 @@ func Decode(canonical []byte) ([]Object, []hooks.Chart, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return split(us)
+}
+
+// split sorts decoded objects, in canonical order, into the objects to apply, with
+// their waves, and the chart's hooks.
+func split(us []*unstructured.Unstructured) ([]Object, []hooks.Chart, error) {
 	var objs []Object
 	var chartHooks []hooks.Chart
 	for _, u := range us {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -211,4 +212,63 @@ func configMapData(t *testing.T, res *Result, name string) map[string]string {
 	}
 	t.Fatalf("no ConfigMap %s in the render", name)
 	return nil
+}
+
+// The compact form of a render reads back into the result its Render object stores,
+// and makes that Render object again, byte for byte: objects of several waves, the
+// chart's hooks, numbers.
+func TestResultFromCompact(t *testing.T) {
+	for _, chart := range []string{"hooks", "waves", "web"} {
+		t.Run(chart, func(t *testing.T) {
+			repo := newChartRepo(t).add(chart, "1.0.0")
+			r, _ := testRenderer(t)
+			rel := testRelease("web", repo.url(), chart)
+			res := renderOK(t, r, Request{Release: rel, Revision: 3})
+			obj, err := NewRenderObject(rel, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ResultFromObject(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compact, err := Compact(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := obj.DeepCopy()
+			kept.Manifests = nil
+			got, err := ResultFromCompact(kept, compact)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Canonical = nil
+			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Object) bool {
+				return a.Wave == b.Wave && cmp.Equal(a.Object, b.Object)
+			})); diff != "" {
+				t.Errorf("result read back (-want +got):\n%s", diff)
+			}
+			again, err := NewRenderObject(rel, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again.Manifests, obj.Manifests) {
+				t.Errorf("the Render made from the compact form holds other manifests than the Render of the render")
+			}
+		})
+	}
+}
+
+// A compact form whose objects are not those of the render's ref does not make a
+// Render object of that ref.
+func TestARenderObjectIsNotMadeFromObjectsOfAnotherRef(t *testing.T) {
+	repo := newChartRepo(t).add("web", "1.0.0")
+	r, _ := testRenderer(t)
+	rel := testRelease("web", repo.url(), "web")
+	res := renderOK(t, r, Request{Release: rel, Revision: 1})
+	res.Canonical = nil
+	res.Objects[0].SetLabels(map[string]string{"changed": "after the render"})
+	if _, err := NewRenderObject(rel, res); err == nil || !strings.Contains(err.Error(), "serialise to render") {
+		t.Errorf("error %v, want one saying the objects serialise to another render", err)
+	}
 }

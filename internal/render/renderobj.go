@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // KeepRenders is how many Render objects of a Release the history keeps besides
@@ -38,6 +40,18 @@ func RenderName(release, ref string) string {
 // NewRenderObject builds the Render object of a result: named by RenderName,
 // labelled with the Release, owned by it, holding the gzip'd canonical stream.
 func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, error) {
+	if res.Canonical == nil {
+		// A result read from the compact form: its canonical stream again, from its
+		// objects, which must give the same ref.
+		canonical, err := canonicalize(slices.Clone(res.Objects), slices.Clone(res.Hooks))
+		if err != nil {
+			return nil, err
+		}
+		if ref := refOf(canonical); ref != res.Ref {
+			return nil, fmt.Errorf("render %s of Release %s/%s: its objects serialise to render %s", res.Ref, rel.Namespace, rel.Name, ref)
+		}
+		res.Canonical = canonical
+	}
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
@@ -114,11 +128,22 @@ func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 	if ref := refOf(canonical); ref != obj.RenderRef {
 		return nil, fmt.Errorf("%s: its manifests have the digest %s, not its renderRef %s", what, ref, obj.RenderRef)
 	}
+	res, err := resultOf(obj, objs, hooks)
+	if err != nil {
+		return nil, err
+	}
+	res.Canonical = canonical
+	return res, nil
+}
+
+// resultOf is the result that the Render object obj stores, with its objects and
+// hooks as read from its manifests; without Canonical.
+func resultOf(obj *v1alpha1.Render, objs []Object, chartHooks []hooks.Chart) (*Result, error) {
 	revision, _ := RevisionOf(obj.Labels) // a Render without one has revision 0
 	var reads []LookupRead
 	if a := obj.Annotations[v1alpha1.AnnotationLookups]; a != "" {
 		if err := json.Unmarshal([]byte(a), &reads); err != nil {
-			return nil, fmt.Errorf("%s: annotation %s: %w", what, v1alpha1.AnnotationLookups, err)
+			return nil, fmt.Errorf("Render %s/%s: annotation %s: %w", obj.Namespace, obj.Name, v1alpha1.AnnotationLookups, err)
 		}
 	}
 	return &Result{
@@ -131,8 +156,7 @@ func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 		Lookups:      reads,
 		Objects:      objs,
 		Waves:        wavesOf(objs),
-		Hooks:        hooks,
-		Canonical:    canonical,
+		Hooks:        chartHooks,
 	}, nil
 }
 
