@@ -144,7 +144,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	for _, wave := range waves.Waves {
 		entries = append(entries, ap.Entries(&wave)...)
 	}
-	inv, err := r.growInventory(ctx, st, live, plan.RenderRef, entries)
+	inv, err := r.growInventory(ctx, st, live, entries)
 	if err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
@@ -320,15 +320,18 @@ func appliedWaves(inv *v1.ReleaseInventory, renderRef string, total int) int {
 }
 
 // growInventory adds entries to the inventory's object list before they are applied,
-// so that a crash mid-apply loses track of nothing. The list it grows, live, was read
-// from the API server (liveInventory): the cache may miss the last write. When the
-// cache has no inventory (live is nil: a first apply) it is created at once, naming
-// renderRef, and read only if it exists after all. An existing inventory keeps naming
-// the render it named: it names renderRef once the apply is done.
-func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, renderRef string, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
+// so that a crash mid-apply loses track of nothing. The list it grows, live, has the
+// API server's spec (liveInventory): the cache may miss the last write. When the
+// cache has no inventory (live is nil: a first apply) it is created at once, and read
+// only if it exists after all. An inventory names the render it named, none when it
+// is created: it names renderRef once the apply is done, so that the observer never
+// assesses a render before its objects are applied (a first apply's inventory that
+// named its render at once was assessed Missing, and its /sync sent, before the apply;
+// issue 15).
+func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if live == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
-		inv, err := r.writeInventory(ctx, st.rel, empty, renderRef, nil, apply.Merge(nil, entries))
+		inv, err := r.writeInventory(ctx, st.rel, empty, "", nil, apply.Merge(nil, entries))
 		if err == nil || !apierrors.IsAlreadyExists(err) {
 			return inv, err
 		}
@@ -336,11 +339,7 @@ func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.Rele
 			return nil, err
 		}
 	}
-	var progress *v1.SyncWaveStatus
-	if live.ResourceVersion != "" {
-		renderRef, progress = live.RenderRef, live.SyncWave
-	}
-	return r.writeInventory(ctx, st.rel, live, renderRef, progress, apply.Merge(live.Objects, entries))
+	return r.writeInventory(ctx, st.rel, live, live.RenderRef, live.SyncWave, apply.Merge(live.Objects, entries))
 }
 
 // liveInventory is the Release's ReleaseInventory with the spec the API server has,

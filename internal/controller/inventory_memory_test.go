@@ -80,3 +80,43 @@ func TestASteadyReleaseReadsNoInventory(t *testing.T) {
 		return slices.Equal(got, []string{"ConfigMap/web-config"}) && apierrors.IsNotFound(err), fmt.Sprintf("%v, Secret: %v", got, err)
 	})
 }
+
+// A first apply creates the inventory with the objects it is about to apply, naming no
+// render: the observer must not assess the render before its objects are applied (it
+// found them Missing, and sent the /sync of a new render, before the apply). Once
+// applied, the inventory names the render.
+func TestAFirstApplyNamesItsRenderInTheInventoryOnceApplied(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	var list v1.ReleaseInventoryList
+	if err := e.client.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.client.Watch(e.ctx, &list, client.InNamespace(e.ns),
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	e.createRelease("web", automatic())
+	rel := e.waitApplied("web", "True", v1.ReasonApplied)
+
+	var versions []v1.ReleaseInventory
+	deadline := time.After(time.Minute)
+	for len(versions) == 0 || versions[len(versions)-1].RenderRef == "" {
+		select {
+		case ev := <-w.ResultChan():
+			if inv, ok := ev.Object.(*v1.ReleaseInventory); ok && inv.Name == "web" {
+				versions = append(versions, *inv)
+			}
+		case <-deadline:
+			t.Fatalf("no version of the inventory names the render; saw %d", len(versions))
+		}
+	}
+	first := versions[0]
+	if first.RenderRef != "" || len(first.Objects) != 1 || first.Objects[0].Name != "web-config" {
+		t.Errorf("the inventory as created names render %q and lists %v; want no render and the ConfigMap web-config", first.RenderRef, first.Objects)
+	}
+	if got := versions[len(versions)-1].RenderRef; got != rel.Status.LastSuccessful.RenderRef {
+		t.Errorf("the inventory names render %s, want the one applied, %s", got, rel.Status.LastSuccessful.RenderRef)
+	}
+}
