@@ -142,6 +142,9 @@ func (r *result) print(w io.Writer) {
 }
 
 func printSummary(w io.Writer, rs []*result) {
+	if len(rs) == 0 {
+		return // -floor, or no N finished
+	}
 	fmt.Fprintf(w, "\n## Summary\n\n")
 	fmt.Fprintf(w, "(with -shards: CPU summed over the shards, peak RSS of the largest shard)\n\n")
 	fmt.Fprintf(w, "| Releases | creates | first create → all Ready | per Release p50 / p99 | CPU s to Ready (controller, observer, convoy apiserver, kube-apiserver, etcd, all) | peak RSS controller / observer / convoy apiserver | requests / Release kube-apiserver / convoy apiserver (SAR) | steady writes convoy / kube |\n")

@@ -321,6 +321,16 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	defer be.Stop()
 	e := &env{Env: be}
+	if cfg.floor {
+		if err := e.EnsureNamespace(ctx, namespace); err != nil {
+			return nil, err
+		}
+		fr, err := cfg.measureFloor(ctx, e, n)
+		if fr != nil {
+			fr.print(os.Stdout)
+		}
+		return nil, err
+	}
 	if cfg.shards > 0 {
 		e.shardLabel = map[string]string{convoyv1alpha1.LabelShard: "0"}
 	}
@@ -369,7 +379,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	m0, p0 := e.metricsNow(ctx), e.Snapshot()
 	res.heapStart = heaps(m0)
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients as %s...\n", n, cfg.createConcurrency, author)
-	name := func(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
+	name := releaseName
 	created := make([]time.Time, n)
 	var next atomic.Int64
 	var failures atomic.Int64
@@ -497,6 +507,9 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	res.loadEnd = benchenv.LoadAvg()
 	return res, nil
 }
+
+// releaseName is the name of the i-th Release of a run.
+func releaseName(i int) string { return fmt.Sprintf("podinfo-%05d", i) }
 
 func maxTime(a, b time.Time) time.Time {
 	if b.After(a) {

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/bench/internal/benchenv"
+	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/render"
+)
+
+// The floor (-floor) is what the control plane alone needs for the objects of N
+// Releases: the chart rendered for each Release before the clock starts (as convoy
+// renders it, internal/render), then every object applied with one server-side apply
+// from as many clients as create the Releases, until every Deployment is Healthy as the
+// observer assesses it (internal/observer/health, kstatus). No convoy process runs
+// but convoy apiserver, idle: no Release, no dry run, no status, no watch of convoy's
+// objects. It is what no Release controller on this machine can go below, for
+// comparison with the run to Ready.
+
+// floorResult is the figures of one floor run.
+type floorResult struct {
+	n, objects    int
+	load          [2]string // at the start, when all were Healthy
+	toHealthy     time.Duration
+	p50, p99, max time.Duration
+	reqs          map[string]float64
+	cpu           map[string]float64
+}
+
+// measureFloor measures the floor for n Releases on e (started without convoy's controller
+// and observer).
+func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResult, error) {
+	cacheDir, err := os.MkdirTemp("", "convoy-bench-floor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cacheDir)
+	r, err := render.New(render.Options{CacheDir: cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "Rendering the chart for %d Releases...\n", n)
+	objects := make([][]*unstructured.Unstructured, n)
+	for i := range n {
+		res, err := r.Render(ctx, render.Request{Release: benchenv.PodinfoRelease(namespace, releaseName(i), e.Charts.URL)})
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", releaseName(i), err)
+		}
+		for _, o := range res.Objects {
+			objects[i] = append(objects[i], o.Unstructured)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(e.Admin)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(e.Admin)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	list, err := dyn.Resource(deployments).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	w, err := dyn.Resource(deployments).Namespace(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	healthy := map[string]time.Time{}
+	go func() {
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || ev.Type == watch.Deleted || health.ObjectStatus(u).Health != v1.HealthHealthy {
+				continue
+			}
+			mu.Lock()
+			if _, seen := healthy[u.GetName()]; !seen {
+				healthy[u.GetName()] = time.Now()
+			}
+			mu.Unlock()
+		}
+	}()
+
+	res := &floorResult{n: n, cpu: map[string]float64{}}
+	res.load[0] = benchenv.LoadAvg()
+	k0, _ := e.KubeMetrics(ctx)
+	p0 := e.Snapshot()
+	fmt.Fprintf(os.Stderr, "Applying the objects of %d Releases from %d clients...\n", n, cfg.createConcurrency)
+	started := make([]time.Time, n)
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range cfg.createConcurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				started[i] = time.Now()
+				for _, u := range objects[i] {
+					m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+					if err == nil {
+						_, err = dyn.Resource(m.Resource).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "bench-floor", Force: true})
+					}
+					if err != nil {
+						failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return nil, err
+	}
+	for _, objs := range objects {
+		res.objects += len(objs)
+	}
+	deadline := time.Now().Add(cfg.timeout)
+	lastPrint := time.Now()
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(healthy)
+	}
+	for count() < n && time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Since(lastPrint) > 10*time.Second {
+			lastPrint = time.Now()
+			fmt.Fprintf(os.Stderr, "  %s: %d/%d Deployments Healthy\n", time.Since(start).Round(time.Second), count(), n)
+		}
+	}
+	k1, _ := e.KubeMetrics(ctx)
+	res.cpu = benchenv.CPUDelta(p0, e.Snapshot())
+	res.load[1] = benchenv.LoadAvg()
+	res.reqs = benchenv.Delta(benchenv.Counts(k0, "apiserver_request_total", "verb", "dry_run", "group", "resource", "subresource", "code"),
+		benchenv.Counts(k1, "apiserver_request_total", "verb", "dry_run", "group", "resource", "subresource", "code"))
+	mu.Lock()
+	var last time.Time
+	var lats []time.Duration
+	for i := range n {
+		if t, ok := healthy[releaseName(i)]; ok {
+			last = maxTime(last, t)
+			lats = append(lats, t.Sub(started[i]))
+		}
+	}
+	mu.Unlock()
+	if len(lats) < n {
+		return res, fmt.Errorf("only %d of %d Deployments Healthy within %s (logs: %s)", len(lats), n, cfg.timeout, e.Cluster.LogDir())
+	}
+	slices.Sort(lats)
+	res.toHealthy = last.Sub(start)
+	res.p50, res.p99, res.max = lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], lats[len(lats)-1]
+	fmt.Fprintf(os.Stderr, "  %d/%d Deployments Healthy after %s\n", n, n, res.toHealthy.Round(time.Millisecond))
+	return res, nil
+}
+
+func (r *floorResult) print(out io.Writer) {
+	fmt.Fprintf(out, "\n## Floor: the objects of N = %d Releases without convoy\n\n", r.n)
+	fmt.Fprintf(out, "load average (1, 5, 15 min): start %s; all Healthy %s\n\n", r.load[0], r.load[1])
+	fmt.Fprintln(out, "| measure | value |\n|---|---|")
+	fmt.Fprintf(out, "| objects applied (one server-side apply each) | %d |\n", r.objects)
+	fmt.Fprintf(out, "| first apply → every Deployment Healthy | **%s** |\n", r.toHealthy.Round(100*time.Millisecond))
+	fmt.Fprintf(out, "| per Release first apply → Healthy, p50 / p99 / max | %s / %s / %s |\n",
+		r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond), r.max.Round(100*time.Millisecond))
+	fmt.Fprintf(out, "| kube-apiserver requests per Release | %.1f |\n", benchenv.Total(r.reqs)/float64(r.n))
+	fmt.Fprintf(out, "| CPU s (all processes) | %.1f |\n\n", benchenv.Total(r.cpu))
+	fmt.Fprintln(out, "| process | CPU s |\n|---|---:|")
+	for _, kv := range benchenv.Top(r.cpu, len(r.cpu)) {
+		fmt.Fprintf(out, "| %s | %.1f |\n", kv.K, kv.V)
+	}
+	fmt.Fprintf(out, "\nkube-apiserver requests (per Release ≥ 0.05):\n\n")
+	for _, kv := range benchenv.Top(r.reqs, 30) {
+		if per := kv.V / float64(r.n); per >= 0.05 {
+			fmt.Fprintf(out, "    %-66s %8.0f %7.2f\n", kv.K, kv.V, per)
+		}
+	}
+}
