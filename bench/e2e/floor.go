@@ -112,32 +112,21 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	p0 := e.Snapshot()
 	fmt.Fprintf(os.Stderr, "Applying the objects of %d Releases from %d clients...\n", n, cfg.createConcurrency)
 	started := make([]time.Time, n)
-	var next atomic.Int64
 	var failed atomic.Value
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range cfg.createConcurrency {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				started[i] = time.Now()
-				for _, u := range objects[i] {
-					m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
-					if err == nil {
-						_, err = dyn.Resource(m.Resource).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "bench-floor", Force: true})
-					}
-					if err != nil {
-						failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err))
-						return
-					}
-				}
+	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+		started[i] = time.Now()
+		for _, u := range objects[i] {
+			m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+			if err == nil {
+				_, err = dyn.Resource(m.Resource).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "bench-floor", Force: true})
 			}
-		})
-	}
-	wg.Wait()
+			if err != nil {
+				failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err))
+				return
+			}
+		}
+	})
 	if err, _ := failed.Load().(error); err != nil {
 		return nil, err
 	}

@@ -381,41 +381,30 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients as %s...\n", n, cfg.createConcurrency, author)
 	name := releaseName
 	created := make([]time.Time, n)
-	var next atomic.Int64
 	var failures atomic.Int64
-	var wg sync.WaitGroup
 	loadWait := e.cpuProfiles(ctx, cfg.profileDir, n, "load", time.Minute)
 	start := time.Now()
-	for range cfg.createConcurrency {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				for try := 0; try < 5 && ctx.Err() == nil; try++ {
-					rctx, cancel := context.WithTimeout(ctx, time.Minute)
-					created[i] = time.Now()
-					rel := benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)
-					if cfg.shards > 0 {
-						rel.Labels = map[string]string{convoyv1alpha1.LabelShard: strconv.Itoa(i % cfg.shards)}
-					}
-					err := e.author.Post().Namespace(namespace).Resource("releases").Body(rel).Do(rctx).Error()
-					cancel()
-					if err == nil || strings.Contains(err.Error(), "already exists") {
-						break
-					}
-					failures.Add(1)
-					fmt.Fprintf(os.Stderr, "create %s: %v\n", name(i), err)
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Second):
-					}
-				}
+	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+		for try := 0; try < 5 && ctx.Err() == nil; try++ {
+			rctx, cancel := context.WithTimeout(ctx, time.Minute)
+			created[i] = time.Now()
+			rel := benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)
+			if cfg.shards > 0 {
+				rel.Labels = map[string]string{convoyv1alpha1.LabelShard: strconv.Itoa(i % cfg.shards)}
 			}
-		})
-	}
-	wg.Wait()
+			err := e.author.Post().Namespace(namespace).Resource("releases").Body(rel).Do(rctx).Error()
+			cancel()
+			if err == nil || strings.Contains(err.Error(), "already exists") {
+				break
+			}
+			failures.Add(1)
+			fmt.Fprintf(os.Stderr, "create %s: %v\n", name(i), err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	})
 	res.createElapsed, res.createFailures = time.Since(start), failures.Load()
 	fmt.Fprintf(os.Stderr, "  created in %s\n", res.createElapsed.Round(time.Millisecond))
 	// /sync → Applied while the controller works through the N Releases.
@@ -506,6 +495,25 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	}
 	res.loadEnd = benchenv.LoadAvg()
 	return res, nil
+}
+
+// forEach calls do(i) for every i in [0, n) from clients goroutines, each taking the
+// next i, and returns when all are done or ctx ends.
+func forEach(ctx context.Context, n, clients int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // releaseName is the name of the i-th Release of a run.

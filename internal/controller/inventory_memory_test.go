@@ -56,12 +56,7 @@ func TestASteadyReleaseReadsNoInventory(t *testing.T) {
 	counter := &requestCounter{}
 	e := newEnv(t, envOptions{resync: time.Second, requests: counter})
 	e.createRelease("web", automatic(), interval(time.Second))
-	e.waitApplied("web", "True", v1.ReasonApplied)
-	e.waitReconciled("web", e.reconciles("web")+1)
-	before, _ := counter.snapshot()
-	e.waitReconciled("web", e.reconciles("web")+4)
-	after, log := counter.snapshot()
-	for _, line := range log[before:after] {
+	for _, line := range e.steadyRequests(counter, "web") {
 		if strings.HasPrefix(line, "GET ") && strings.Contains(line, "/releaseinventories/") {
 			t.Errorf("a steady reconcile requested %s", line)
 		}

@@ -137,16 +137,23 @@ func TestSteadyReleaseReadsNoRender(t *testing.T) {
 	counter := &requestCounter{}
 	e := newEnv(t, envOptions{resync: time.Second, requests: counter})
 	e.createRelease("db", chartName("generated"), automatic(), interval(time.Second))
-	e.waitApplied("db", "True", v1.ReasonApplied)
-	e.waitReconciled("db", e.reconciles("db")+1)
-	before, _ := counter.snapshot()
-	e.waitReconciled("db", e.reconciles("db")+4)
-	after, log := counter.snapshot()
-	for _, line := range log[before:after] {
+	for _, line := range e.steadyRequests(counter, "db") {
 		if strings.Contains(line, "/renders") {
 			t.Errorf("a steady reconcile requested %s", line)
 		}
 	}
+}
+
+// steadyRequests waits until the Release name, reconciled every second, is applied,
+// and returns the requests of four reconciles after the next one.
+func (e *env) steadyRequests(counter *requestCounter, name string) []string {
+	e.t.Helper()
+	e.waitApplied(name, "True", v1.ReasonApplied)
+	e.waitReconciled(name, e.reconciles(name)+1)
+	before, _ := counter.snapshot()
+	e.waitReconciled(name, e.reconciles(name)+4)
+	after, log := counter.snapshot()
+	return log[before:after]
 }
 
 // renderMetaNames lists the names of the Release's Renders in the controller's cache.
