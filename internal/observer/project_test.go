@@ -134,7 +134,23 @@ func TestProjectObjectKeepsOnlyWhatHealthReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			projected := got.(*unstructured.Unstructured)
+			cached := got.(*unstructured.Unstructured)
+			again, err := projectObject(cached.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(cached.Object, again.(*unstructured.Unstructured).Object); diff != "" {
+				t.Errorf("a second projection (client-go may transform twice) changed it (-once +twice):\n%s", diff)
+			}
+			for k, v := range cached.Object {
+				if k != "apiVersion" && k != "kind" && k != "metadata" && k != packedKey {
+					t.Errorf("the cached object holds %s: %v; want it packed", k, v)
+				}
+			}
+			projected, err := unpack(cached)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(want.Object, projected.Object); diff != "" {
 				t.Errorf("projection (-want +got):\n%s", diff)
 			}
@@ -160,10 +176,15 @@ func TestProjectObjectPassesDeletedFinalStateUnknown(t *testing.T) {
 	}
 }
 
+// decode reads an object as an informer does: integers as int64.
 func decode(t *testing.T, s string) *unstructured.Unstructured {
 	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		t.Fatalf("decode %s: %v", s, err)
+	}
 	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+	if err := u.UnmarshalJSON(j); err != nil {
 		t.Fatalf("decode %s: %v", s, err)
 	}
 	return u

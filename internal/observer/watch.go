@@ -2,6 +2,7 @@ package observer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -100,7 +102,8 @@ func (w *watches) lookup(target *clusters.Target, ref v1.ObjectReference, user t
 	if !ok {
 		return nil, true, fmt.Errorf("the informer of %s holds a %T", gvk, item)
 	}
-	return obj, true, nil
+	obj, err = unpack(obj)
+	return obj, true, err
 }
 
 // kind returns the informer of gvk on target, starting it on first use, and records
@@ -306,47 +309,122 @@ func (w *watches) onEvent(obj any) {
 // references, a workload's pod template, a Service's ports, an Ingress's rules, a
 // ConfigMap's data, a Role's rules, a CustomResourceDefinition's schemas — is dropped
 // before caching: these objects are most of what the observer holds per Release
-// (issue 15; docs/performance.md). The drift check does not read the cache.
+// (issue 15; docs/performance.md). What the informer does not read itself is cached
+// as one JSON string (packedKey), which lookup unpacks. The drift check does not read
+// the cache.
 func projectObject(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok { // a DeletedFinalStateUnknown, or an object of another type: as it is
 		return obj, nil
 	}
-	out := make(map[string]any, 5)
-	for _, k := range []string{"apiVersion", "kind", "status"} {
+	if _, packed := u.Object[packedKey]; packed {
+		// Projected already: client-go may transform an object twice (a transform
+		// must be idempotent, cache.TransformFunc).
+		return obj, nil
+	}
+	out := make(map[string]any, 4)
+	for _, k := range []string{"apiVersion", "kind"} {
 		if v, ok := u.Object[k]; ok {
 			out[k] = v
 		}
 	}
-	if m, ok := u.Object["metadata"].(map[string]any); ok {
-		out["metadata"] = projectMetadata(m)
+	kept, packed := projectMetadata(u.Object)
+	out["metadata"] = kept
+	if v, ok := u.Object["status"]; ok {
+		packed["status"] = v
 	}
 	if spec, ok := u.Object["spec"].(map[string]any); ok {
-		out["spec"] = projectSpec(spec)
+		packed["spec"] = projectSpec(spec)
+	}
+	b, err := json.Marshal(packed)
+	if err != nil {
+		return nil, fmt.Errorf("project %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	out[packedKey] = string(b)
+	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// packedKey holds, in a cached object, the JSON of what projectObject keeps of it
+// beyond what the informer itself reads (the name, namespace, resourceVersion and
+// labels): metadata's uid, generation and timestamps, spec and status. One string
+// instead of the maps a decoded status is made of: at 10,000 Releases (40,000
+// objects) those maps were most of the observer's heap (issue 15). No field of a
+// Kubernetes object has a slash in its name.
+const packedKey = "convoy.kumodo.io/projected"
+
+// unpack is the object that projectObject cached as cached, whole again: what health
+// and the hook phases read.
+func unpack(cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	raw, ok := cached.Object[packedKey].(string)
+	if !ok {
+		return cached, nil
+	}
+	var packed map[string]any
+	if err := utiljson.Unmarshal([]byte(raw), &packed); err != nil { // numbers as int64, as decoded
+		return nil, fmt.Errorf("unpack %s %s: %w", cached.GetKind(), cached.GetName(), err)
+	}
+	out := make(map[string]any, 5)
+	for k, v := range cached.Object {
+		if k != packedKey {
+			out[k] = v
+		}
+	}
+	metadata := map[string]any{}
+	if m, ok := cached.Object["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			metadata[k] = v
+		}
+	}
+	if m, ok := packed["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			metadata[k] = v
+		}
+	}
+	out["metadata"] = metadata
+	for _, k := range []string{"spec", "status"} {
+		if v, ok := packed[k]; ok {
+			out[k] = v
+		}
 	}
 	return &unstructured.Unstructured{Object: out}, nil
 }
 
-// projectMetadata is what projectObject keeps of metadata.
-func projectMetadata(m map[string]any) map[string]any {
-	out := make(map[string]any, 8)
-	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
+// projectMetadata is what projectObject keeps of an object's metadata: kept, what the
+// informer reads (name, namespace, resourceVersion, and convoy's own labels, which
+// name the object's Release), and in packed["metadata"] the uid, generation and
+// timestamps.
+func projectMetadata(obj map[string]any) (kept, packed map[string]any) {
+	kept, packed = make(map[string]any, 4), map[string]any{}
+	m, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return kept, packed
+	}
+	for _, k := range []string{"name", "namespace", "resourceVersion"} {
 		if v, ok := m[k]; ok {
-			out[k] = v
+			kept[k] = v
 		}
+	}
+	rest := make(map[string]any, 4)
+	for _, k := range []string{"uid", "generation", "creationTimestamp", "deletionTimestamp"} {
+		if v, ok := m[k]; ok {
+			rest[k] = v
+		}
+	}
+	if len(rest) > 0 {
+		packed["metadata"] = rest
 	}
 	if labels, ok := m["labels"].(map[string]any); ok {
-		kept := make(map[string]any, 2)
+		convoy := make(map[string]any, 2)
 		for k, v := range labels {
 			if strings.HasPrefix(k, v1.GroupName+"/") {
-				kept[k] = v
+				convoy[k] = v
 			}
 		}
-		if len(kept) > 0 {
-			out["labels"] = kept
+		if len(convoy) > 0 {
+			kept["labels"] = convoy
 		}
 	}
-	return out
+	return kept, packed
 }
 
 // projectSpec is what projectObject keeps of spec: its scalar fields and
