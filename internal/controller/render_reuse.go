@@ -20,7 +20,7 @@ import (
 // randAlphaNum, uuidv4, now or genCA does not make a new render at every reconcile.
 // The Render objects carry their inputs (v1.AnnotationInputs) and are found in the
 // cache of Render metadata; the current render of each Release is also kept in memory
-// with its manifests, so that a steady Release reads nothing to reuse it.
+// (in compact form, render.Compact), so that a steady Release reads nothing to reuse it.
 
 // renderMemory holds, for each Release, the Render object of its latest render and
 // the compact form of that render (render.Compact): the object's manifests are not
@@ -61,10 +61,9 @@ func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) 
 	kept := *obj
 	kept.Manifests, kept.ManagedFields = nil, nil
 	m.mu.Lock()
-	rem := m.renders[key]
-	m.mu.Unlock()
+	defer m.mu.Unlock()
 	var compact []byte
-	if rem != nil && rem.obj.RenderRef == obj.RenderRef {
+	if rem := m.renders[key]; rem != nil && rem.obj.RenderRef == obj.RenderRef {
 		compact = rem.compact
 	} else {
 		var err error
@@ -72,11 +71,10 @@ func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) 
 			return err
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.renders == nil {
 		m.renders = map[release.Key]*rememberedRender{}
 	}
+	// A new entry, not an update of the one get may have handed out.
 	m.renders[key] = &rememberedRender{obj: &kept, compact: compact}
 	return nil
 }
@@ -241,14 +239,8 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 		obj = rem.obj
 		res, err = render.ResultFromCompact(obj, rem.compact)
 	} else {
-		logr.FromContextOrDiscard(ctx).V(1).Info("Reading the Render of the same inputs", "render", c.name)
-		obj = &v1.Render{}
-		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: c.name}, obj)
-		switch {
-		case client.IgnoreNotFound(err) != nil:
-			return nil, fmt.Errorf("read Render %s/%s: %w", rel.Namespace, c.name, err)
-		case err != nil, obj.Annotations[v1.AnnotationInputs] != c.inputs:
-			return nil, nil // gone, or changed since the cache saw it
+		if obj, err = r.readCandidate(ctx, rel, c); obj == nil || err != nil {
+			return nil, err
 		}
 		res, err = render.ResultFromObject(obj)
 	}
@@ -260,6 +252,21 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 	res.IsUpgrade = key.InstallInputs != "" && c.inputs == key.Inputs
 	st.renderObj = obj
 	return res, nil
+}
+
+// readCandidate reads the Render of candidate c from the API server; nil when it is
+// gone or its inputs changed since the cache saw it.
+func (r *Reconciler) readCandidate(ctx context.Context, rel *v1.Release, c renderCandidate) (*v1.Render, error) {
+	logr.FromContextOrDiscard(ctx).V(1).Info("Reading the Render of the same inputs", "render", c.name)
+	obj := &v1.Render{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: c.name}, obj)
+	switch {
+	case client.IgnoreNotFound(err) != nil:
+		return nil, fmt.Errorf("read Render %s/%s: %w", rel.Namespace, c.name, err)
+	case err != nil, obj.Annotations[v1.AnnotationInputs] != c.inputs:
+		return nil, nil
+	}
+	return obj, nil
 }
 
 // unexplainedChange is the warning for a render templated anew that differs from the

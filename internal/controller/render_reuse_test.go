@@ -2,11 +2,14 @@ package controller
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
@@ -166,5 +169,37 @@ func TestRenderMemoryKeepsNoManagedFieldsNorManifests(t *testing.T) {
 	}
 	if again := m.get(releaseKey(rel), rel.UID); !bytes.Equal(again.compact, got.compact) {
 		t.Error("the compact form of a remembered render was made again")
+	}
+}
+
+// renderReader answers Get with a copy of its Render; it is the API server of a unit
+// test of reuse.
+type renderReader struct{ render *v1.Render }
+
+func (f renderReader) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	f.render.DeepCopyInto(obj.(*v1.Render))
+	return nil
+}
+
+func (f renderReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return nil
+}
+
+// A Render of the same inputs read from the API server that cannot be read back is
+// not reused: the chart is templated anew (nil, no error), not a nil result used.
+func TestAnUnreadableRenderIsNotReused(t *testing.T) {
+	rel := testRelease("web")
+	rel.Status.Render = &v1.RenderStatus{Ref: "sha256:" + strings.Repeat("a", 64)}
+	name := currentRenderName(rel)
+	r := &Reconciler{apiReader: renderReader{&v1.Render{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{v1.AnnotationInputs: "sha256:in"}},
+		RenderRef:  rel.Status.Render.Ref,
+		Manifests:  []byte("not gzip'd"),
+	}}}
+	h := &renderHistory{cands: []renderCandidate{{name: name, inputs: "sha256:in", revision: 1}}}
+	st := &state{rel: rel}
+	res, err := r.reuse(context.Background(), st, h, render.ReuseKey{Inputs: "sha256:in"})
+	if res != nil || err != nil || st.renderObj != nil {
+		t.Errorf("reuse = %+v, %v (renderObj %v); want nothing reused and no error", res, err, st.renderObj)
 	}
 }
