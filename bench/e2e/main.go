@@ -52,6 +52,7 @@ type config struct {
 	profileDir        string
 	shards            int
 	floor             bool
+	memoryLimit       int
 }
 
 func main() {
@@ -66,9 +67,10 @@ func main() {
 	flag.IntVar(&cfg.syncs, "syncs", 20, "/syncs of a manual 10-object Release timed to Applied before the N Releases are created (idle); 0: none")
 	flag.IntVar(&cfg.loadSyncs, "load-syncs", 5, "/syncs of the same Release timed to Applied right after the N Releases are created, under their load; 0: none")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep each N's control plane state and logs in <state-dir>/<N> (default: a temporary folder, removed)")
-	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap), and CPU profiles of the first minute of the creates and of the steady window (.cpu), for go tool pprof")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap), and CPU profiles of the first minute of the creates and of the steady window (.cpu) of those two, kube-apiserver (started with --profiling) and convoy apiserver, for go tool pprof")
 	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the floor instead: the chart's objects for N Releases applied by plain server-side applies (16 clients) until every Deployment is Healthy, with no convoy controller or observer (bench/e2e/floor.go)")
+	flag.IntVar(&cfg.memoryLimit, "memory-limit", 0, "MiB: run the convoy controller and observer with GOMEMLIMIT=<n>MiB, as the chart and deploy/ do for a container whose resources.limits.memory is <n>Mi (GOMEMLIMIT from resourceFieldRef); 0: none, the default (no limit)")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)
 	bound := time.Duration(len(cfg.ns))*(cfg.timeout+cfg.steady+10*time.Minute) + 5*time.Minute

@@ -46,29 +46,32 @@ func heaps(s snap) map[string]heap {
 // and the observer to <dir>/n<N>-<process>-<phase>.heap, for `go tool pprof`; nothing
 // without -profile-dir.
 func (e *env) saveProfiles(ctx context.Context, dir string, n int, phase string) {
-	for _, p := range e.profiled(dir) {
-		saveProfile(ctx, httpClient, p.pprof+"/debug/pprof/heap?gc=1", "heap", profilePath(dir, n, p.name, phase, "heap"))
+	for _, p := range e.profiled(dir, 30*time.Second) {
+		if p.Name == "kube-apiserver" || p.Name == "convoy-apiserver" {
+			continue // their heaps are not what the bench looks for
+		}
+		saveProfile(ctx, p.Client, p.Base+"/debug/pprof/heap?gc=1", "heap", profilePath(dir, n, p.Name, phase, "heap"))
 	}
 }
 
-// cpuProfiles takes a CPU profile of the controller and the observer over the next d
-// (their /debug/pprof/profile) and writes it to <dir>/n<N>-<process>-<phase>.cpu when
-// it ends; nothing without -profile-dir. wait blocks until every profile is written.
+// cpuProfiles takes a CPU profile of the controller, the observer, kube-apiserver and
+// convoy apiserver over the next d (their /debug/pprof/profile) and writes it to
+// <dir>/n<N>-<process>-<phase>.cpu when it ends; nothing without -profile-dir. wait
+// blocks until every profile is written.
 func (e *env) cpuProfiles(ctx context.Context, dir string, n int, phase string, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
 	secs := max(1, int(d.Seconds()))
-	client := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
-	for _, p := range e.profiled(dir) {
+	for _, p := range e.profiled(dir, time.Duration(secs)*time.Second+30*time.Second) {
 		wg.Go(func() {
-			saveProfile(ctx, client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.pprof, secs), "CPU", profilePath(dir, n, p.name, phase, "cpu"))
+			saveProfile(ctx, p.Client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.Base, secs), "CPU", profilePath(dir, n, p.Name, phase, "cpu"))
 		})
 	}
 	return wg.Wait
 }
 
-// profiled are the processes that serve /debug/pprof/, once dir exists; none without
-// -profile-dir.
-func (e *env) profiled(dir string) []convoyProc {
+// profiled are the processes that serve /debug/pprof/ (to clients that time out after
+// timeout), once dir exists; none without -profile-dir.
+func (e *env) profiled(dir string, timeout time.Duration) []benchenv.Profiled {
 	if dir == "" {
 		return nil
 	}
@@ -76,13 +79,18 @@ func (e *env) profiled(dir string) []convoyProc {
 		fmt.Fprintln(os.Stderr, "profiles:", err)
 		return nil
 	}
-	var out []convoyProc
+	plain := &http.Client{Timeout: timeout}
+	var out []benchenv.Profiled
 	for _, p := range e.convoyProcs {
 		if p.pprof != "" {
-			out = append(out, p)
+			out = append(out, benchenv.Profiled{Name: p.name, Base: p.pprof, Client: plain})
 		}
 	}
-	return out
+	servers, err := e.APIServerProfiles(timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+	}
+	return append(out, servers...)
 }
 
 func profilePath(dir string, n int, process, phase, ext string) string {

@@ -161,7 +161,11 @@ func printSummary(w io.Writer, rs []*result) {
 			benchenv.SumWhere(r.toReadyReq.kube, func(k string) bool { return strings.Contains(k, "subjectaccessreviews") })/n,
 			cw, kw)
 	}
-	fmt.Fprintf(w, "\n%d CPUs; %s; default flags of every convoy process\n", runtime.NumCPU(), runtime.Version())
+	limit := "no memory limit"
+	if f := flag.Lookup("memory-limit"); f != nil && f.Value.String() != "0" {
+		limit = "GOMEMLIMIT=" + f.Value.String() + "MiB on the controller and the observer"
+	}
+	fmt.Fprintf(w, "\n%d CPUs; %s; default flags of every convoy process; %s\n", runtime.NumCPU(), runtime.Version(), limit)
 	args := []string{"go run ./bench/e2e"}
 	flag.Visit(func(f *flag.Flag) { args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value)) })
 	fmt.Fprintf(w, "Command: %s\n", strings.Join(args, " "))

@@ -315,7 +315,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 		return nil, err
 	}
 	defer os.RemoveAll(charts)
-	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes, Charts: charts})
+	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes, Charts: charts, Profiling: cfg.profileDir != ""})
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +333,9 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	if cfg.shards > 0 {
 		e.shardLabel = map[string]string{convoyv1alpha1.LabelShard: "0"}
+	}
+	if cfg.memoryLimit > 0 {
+		e.ComponentEnv = []string{fmt.Sprintf("GOMEMLIMIT=%dMiB", cfg.memoryLimit)}
 	}
 	if err := e.startConvoy(ctx, bin, cfg.profileDir != "", cfg.shards); err != nil {
 		return nil, err

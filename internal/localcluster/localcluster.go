@@ -36,6 +36,8 @@ type Options struct {
 	Progress io.Writer
 	// StartTimeout bounds the whole start (default 3 minutes).
 	StartTimeout time.Duration
+	// Profiling serves kube-apiserver's /debug/pprof/ (to the admin), for benchmarks.
+	Profiling bool
 }
 
 // Cluster is a running local control plane.
@@ -52,6 +54,7 @@ type Cluster struct {
 	mu        sync.Mutex
 	processes []*process // in start order
 	stopped   bool
+	profiling bool
 }
 
 // Start starts a control plane and returns once it answers (and, with
@@ -70,7 +73,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	defer cancel()
 
 	sweepStale()
-	c := &Cluster{progress: opts.Progress, binDir: opts.BinDir}
+	c := &Cluster{progress: opts.Progress, binDir: opts.BinDir, profiling: opts.Profiling}
 	if c.binDir == "" {
 		if c.binDir, err = BinDir(); err != nil {
 			return nil, err
@@ -136,6 +139,9 @@ func (c *Cluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c
 
 // Dir is the cluster's state folder.
 func (c *Cluster) Dir() string { return c.dir }
+
+// Profiling says whether kube-apiserver serves /debug/pprof/ (Options.Profiling).
+func (c *Cluster) Profiling() bool { return c.profiling }
 
 // LogDir holds one log file per process.
 func (c *Cluster) LogDir() string { return c.logDir }
@@ -305,7 +311,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--proxy-client-cert-file=" + pk(frontProxyClient+".crt"),
 		"--proxy-client-key-file=" + pk(frontProxyClient+".key"),
 		"--enable-aggregator-routing=false",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(c.profiling),
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ type Options struct {
 	Nodes int
 	// Charts is a folder of charts served as a Helm repository; empty: no repository.
 	Charts string
+	// Profiling serves kube-apiserver's /debug/pprof/ (convoy apiserver serves its own
+	// at its defaults): see APIServerProfiles.
+	Profiling bool
 	// QPS and Burst are Admin's client-side limits (default 2,000 and 4,000).
 	QPS   float32
 	Burst int
@@ -78,10 +81,15 @@ type Env struct {
 	// convoy apiserver's /metrics, straight to its port.
 	apiMetrics    *http.Client
 	apiMetricsURL string
+	apiBase       string // convoy apiserver's URL, straight to its port
 	// convoy controller's /metrics (plain HTTP on loopback), once StartController ran.
 	ctlMetricsURL string
 
 	procs []NamedPID
+
+	// ComponentEnv is added to the environment of the processes that StartComponent
+	// starts (bench/e2e -memory-limit: GOMEMLIMIT, as the chart sets it).
+	ComponentEnv []string
 }
 
 // NamedPID is one process of the environment.
@@ -110,7 +118,7 @@ func BuildConvoy(ctx context.Context, dir string) (string, error) {
 // from convoyBin (registered with an APIService, as convoy dev does) and the chart
 // repository.
 func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error) {
-	lo := localcluster.Options{Dir: o.Dir, Progress: os.Stderr}
+	lo := localcluster.Options{Dir: o.Dir, Progress: os.Stderr, Profiling: o.Profiling}
 	if o.Workloads {
 		fmt.Fprintln(os.Stderr, "Starting the local control plane with simulated nodes...")
 		lo.Workloads, lo.Nodes, lo.StartTimeout = true, o.Nodes, 5*time.Minute // more processes to start than localcluster's default allows for
@@ -199,6 +207,7 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 		return nil, err
 	}
 	e.apiMetricsURL = mc.Host + "/metrics"
+	e.apiBase = mc.Host
 
 	if o.Charts == "" {
 		return e, nil
@@ -231,7 +240,7 @@ func (e *Env) StartComponent(ctx context.Context, name, convoyBin, command strin
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(mport),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(hport),
 	}, args...)
-	if err := e.Run(ctx, name, convoyBin, all, func(ctx context.Context) bool {
+	if err := e.run(ctx, name, convoyBin, all, e.ComponentEnv, func(ctx context.Context) bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
 		if err != nil {
 			return false
@@ -263,9 +272,13 @@ func (e *Env) StartController(ctx context.Context, convoyBin string, resync time
 
 // Run starts one of convoy's processes beside the control plane and records its pid.
 func (e *Env) Run(ctx context.Context, name, bin string, args []string, ready func(context.Context) bool) error {
+	return e.run(ctx, name, bin, args, nil, ready)
+}
+
+func (e *Env) run(ctx context.Context, name, bin string, args, env []string, ready func(context.Context) bool) error {
 	before := e.Cluster.PIDs()
-	fmt.Fprintln(os.Stderr, "Starting", name+":", bin, strings.Join(args, " "))
-	if err := e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: bin, Args: args, Ready: ready}); err != nil {
+	fmt.Fprintln(os.Stderr, "Starting", name+":", strings.Join(env, " "), bin, strings.Join(args, " "))
+	if err := e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: bin, Args: args, Env: env, Ready: ready}); err != nil {
 		return fmt.Errorf("starting %s (log: %s/%s.log): %w", name, e.Cluster.LogDir(), name, err)
 	}
 	after := e.Cluster.PIDs()
@@ -291,6 +304,30 @@ func (e *Env) Stop() {
 			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
 		}
 	}
+}
+
+// Profiled is a process that serves Go's /debug/pprof/ at Base to Client.
+type Profiled struct {
+	Name, Base string
+	Client     *http.Client
+}
+
+// APIServerProfiles are kube-apiserver (with Options.Profiling) and convoy apiserver,
+// read as the admin.
+func (e *Env) APIServerProfiles(timeout time.Duration) ([]Profiled, error) {
+	var out []Profiled
+	if e.Cluster.Profiling() {
+		admin := e.Cluster.RestConfig()
+		admin.Timeout = timeout
+		c, err := rest.HTTPClientFor(admin)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Profiled{"kube-apiserver", e.Cluster.Host(), c})
+	}
+	c := *e.apiMetrics
+	c.Timeout = timeout
+	return append(out, Profiled{"convoy-apiserver", e.apiBase, &c}), nil
 }
 
 // KubeMetrics is kube-apiserver's /metrics, read as the admin.
