@@ -2,9 +2,7 @@ package render
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 
@@ -12,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"kumodo.io/convoy/internal/gz"
 	"kumodo.io/convoy/internal/hooks"
 )
 
@@ -141,11 +140,7 @@ func split(us []*unstructured.Unstructured) ([]Object, []hooks.Chart, error) {
 
 // DecodeManifests reads the manifests of a Render object (gzip'd canonical stream).
 func DecodeManifests(manifests []byte) ([]Object, []hooks.Chart, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(manifests))
-	if err != nil {
-		return nil, nil, fmt.Errorf("render manifests: %w", err)
-	}
-	b, err := io.ReadAll(zr)
+	b, err := gz.Decompress(manifests)
 	if err != nil {
 		return nil, nil, fmt.Errorf("render manifests: %w", err)
 	}

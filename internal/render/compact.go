@@ -3,13 +3,14 @@ package render
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/gz"
 )
 
 // The compact form of a render is how a process keeps a render in memory to reuse it
@@ -21,33 +22,30 @@ import (
 
 // Compact is the compact form of res.
 func Compact(res *Result) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	write := func(u *unstructured.Unstructured) error {
-		b, err := json.Marshal(u.Object)
-		if err != nil {
-			return fmt.Errorf("render %s: %s: %w", res.Ref, describe(u), err)
-		}
-		if _, err := zw.Write(b); err != nil {
+	return gz.Compress(gz.Default, func(zw io.Writer) error {
+		write := func(u *unstructured.Unstructured) error {
+			b, err := json.Marshal(u.Object)
+			if err != nil {
+				return fmt.Errorf("render %s: %s: %w", res.Ref, describe(u), err)
+			}
+			if _, err := zw.Write(b); err != nil {
+				return err
+			}
+			_, err = zw.Write([]byte{'\n'})
 			return err
 		}
-		_, err = zw.Write([]byte{'\n'})
-		return err
-	}
-	for _, o := range res.Objects {
-		if err := write(o.Unstructured); err != nil {
-			return nil, err
+		for _, o := range res.Objects {
+			if err := write(o.Unstructured); err != nil {
+				return err
+			}
 		}
-	}
-	for _, h := range res.Hooks {
-		if err := write(h.Object); err != nil {
-			return nil, err
+		for _, h := range res.Hooks {
+			if err := write(h.Object); err != nil {
+				return err
+			}
 		}
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+		return nil
+	})
 }
 
 // ResultFromCompact is ResultFromObject for a Render object kept in memory without
@@ -56,12 +54,12 @@ func Compact(res *Result) ([]byte, error) {
 // from the objects, if it is needed.
 func ResultFromCompact(obj *v1alpha1.Render, compact []byte) (*Result, error) {
 	what := fmt.Sprintf("Render %s/%s", obj.Namespace, obj.Name)
-	zr, err := gzip.NewReader(bytes.NewReader(compact))
+	data, err := gz.Decompress(compact)
 	if err != nil {
 		return nil, fmt.Errorf("%s: compact form: %w", what, err)
 	}
 	var us []*unstructured.Unstructured
-	lines := bufio.NewScanner(zr)
+	lines := bufio.NewScanner(bytes.NewReader(data))
 	lines.Buffer(nil, 64<<20)
 	for lines.Scan() {
 		u := &unstructured.Unstructured{}

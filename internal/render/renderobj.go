@@ -1,8 +1,6 @@
 package render
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/gz"
 	"kumodo.io/convoy/internal/hooks"
 )
 
@@ -52,15 +51,11 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		}
 		res.Canonical = canonical
 	}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	manifests, err := gz.Compress(gz.Best, func(zw io.Writer) error {
+		_, err := zw.Write(res.Canonical)
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(res.Canonical); err != nil {
-		return nil, fmt.Errorf("render %s of Release %s/%s: %w", res.Ref, rel.Namespace, rel.Name, err)
-	}
-	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("render %s of Release %s/%s: %w", res.Ref, rel.Namespace, rel.Name, err)
 	}
 	controller := true
@@ -103,7 +98,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		ValuesDigest: res.ValuesDigest,
 		ObjectCount:  int32(len(res.Objects)),
 		Waves:        res.Waves,
-		Manifests:    buf.Bytes(),
+		Manifests:    manifests,
 	}, nil
 }
 
@@ -113,11 +108,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 // IsUpgrade is left to the caller, who knows which inputs it matched.
 func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 	what := fmt.Sprintf("Render %s/%s", obj.Namespace, obj.Name)
-	zr, err := gzip.NewReader(bytes.NewReader(obj.Manifests))
-	if err != nil {
-		return nil, fmt.Errorf("%s: manifests: %w", what, err)
-	}
-	canonical, err := io.ReadAll(zr)
+	canonical, err := gz.Decompress(obj.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("%s: manifests: %w", what, err)
 	}

@@ -24,7 +24,7 @@ func FuzzRedactSecrets(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stream string) {
-		out, _, err := RedactSecrets(gz(t, stream))
+		out, _, err := RedactSecrets(gzipped(t, stream))
 		if err != nil {
 			return // served without manifests
 		}

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -17,6 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+
+	"kumodo.io/convoy/internal/gz"
 )
 
 // SecretsAccess says whether the user of a request may read the Secrets of a
@@ -50,11 +50,7 @@ func (a AuthorizerAccess) MayReadSecrets(ctx context.Context, namespace string) 
 // "sha256:…"}); data and stringData are removed. Every other document is kept byte
 // for byte. changed says whether a Secret was found.
 func RedactSecrets(manifests []byte) (out []byte, changed bool, err error) {
-	zr, err := gzip.NewReader(bytes.NewReader(manifests))
-	if err != nil {
-		return nil, false, fmt.Errorf("render manifests: %w", err)
-	}
-	stream, err := io.ReadAll(zr)
+	stream, err := gz.Decompress(manifests)
 	if err != nil {
 		return nil, false, fmt.Errorf("render manifests: %w", err)
 	}
@@ -71,15 +67,14 @@ func RedactSecrets(manifests []byte) (out []byte, changed bool, err error) {
 	if !changed {
 		return manifests, false, nil
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := io.WriteString(zw, strings.TrimPrefix(strings.Join(docs, "\n---\n"), "\n")); err != nil {
+	out, err = gz.Compress(gz.Default, func(zw io.Writer) error {
+		_, err := io.WriteString(zw, strings.TrimPrefix(strings.Join(docs, "\n---\n"), "\n"))
+		return err
+	})
+	if err != nil {
 		return nil, false, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, false, err
-	}
-	return buf.Bytes(), true, nil
+	return out, true, nil
 }
 
 // redactSecretDocument redacts one YAML document when it is a Secret.

@@ -13,7 +13,7 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-func gz(t *testing.T, s string) []byte {
+func gzipped(t *testing.T, s string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
@@ -78,7 +78,7 @@ func TestRedactSecrets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := gz(t, tc.stream)
+			in := gzipped(t, tc.stream)
 			out, changed, err := RedactSecrets(in)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +108,7 @@ func (f accessFunc) MayReadSecrets(_ context.Context, namespace string) bool { r
 // be read are not served to them at all.
 func TestForUser(t *testing.T) {
 	secret := "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  token: s3cr3t\n"
-	stored := &convoyv1alpha1.Render{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "team-a"}, Manifests: gz(t, secret)}
+	stored := &convoyv1alpha1.Render{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "team-a"}, Manifests: gzipped(t, secret)}
 	r := &redactingREST{access: accessFunc(func(ns string) bool { return ns == "team-a" })}
 
 	if got := r.forUser(context.Background(), newAccessCache(r.access), stored); got != stored {
