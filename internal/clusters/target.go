@@ -49,6 +49,9 @@ type Target struct {
 
 	mu        sync.Mutex
 	fetchedAt time.Time
+	// last is the Discovery read since fetchedAt; nil when none is or when a group
+	// failed (read again at each call, as the cached discovery client retries it).
+	last *Discovery
 }
 
 // Discovery is what a render needs to know about its target.
@@ -139,8 +142,10 @@ func (t *Target) ServerVersion(ctx context.Context) (*version.Info, error) {
 
 // Discovery returns the target's version and the resources it serves. The
 // resources are cached for a while (a minute by default) and read again
-// after InvalidateDiscovery. Groups that fail discovery (a broken aggregated
-// API) are left out rather than failing the whole answer.
+// after InvalidateDiscovery; until then each call returns the same *Discovery, so
+// that what callers derive from it can be kept by its address (the controller's
+// render Capabilities). Groups that fail discovery (a broken aggregated API) are left
+// out rather than failing the whole answer, and such an answer is not kept.
 func (t *Target) Discovery() (*Discovery, error) {
 	if t.Base != t && t.Base != nil {
 		return t.Base.Discovery() // discovery does not depend on who asks
@@ -148,15 +153,30 @@ func (t *Target) Discovery() (*Discovery, error) {
 	t.mu.Lock()
 	if now := t.clock.Now(); t.fetchedAt.IsZero() || now.Sub(t.fetchedAt) >= t.ttl {
 		t.discovery.Invalidate()
-		t.fetchedAt = now
+		t.fetchedAt, t.last = now, nil
 	}
+	last, fetchedAt := t.last, t.fetchedAt
 	t.mu.Unlock()
+	if last != nil {
+		return last, nil
+	}
 	_, resources, err := t.discovery.ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+	partial := discovery.IsGroupDiscoveryFailedError(err)
+	if err != nil && !partial {
 		t.InvalidateDiscovery()
 		return nil, fmt.Errorf("discover the API of cluster %q: %w", t.Name, err)
 	}
-	return &Discovery{KubeVersion: t.Version.GitVersion, Resources: resources}, nil
+	d := &Discovery{KubeVersion: t.Version.GitVersion, Resources: resources}
+	if !partial {
+		t.mu.Lock()
+		if t.fetchedAt.Equal(fetchedAt) && t.last == nil {
+			t.last = d
+		} else if t.last != nil {
+			d = t.last // another call read it first: one *Discovery per read
+		}
+		t.mu.Unlock()
+	}
+	return d, nil
 }
 
 // InvalidateDiscovery makes the next Discovery read the target again, for
@@ -168,7 +188,7 @@ func (t *Target) InvalidateDiscovery() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.fetchedAt = time.Time{}
+	t.fetchedAt, t.last = time.Time{}, nil
 }
 
 // close releases the connection's idle connections.

@@ -52,6 +52,8 @@ type Reconciler struct {
 	writes *writeLog
 	// renders holds the latest render of each Release, to reuse it while its inputs stay.
 	renders *renderMemory
+	// capabilities are the render Capabilities of each target's current discovery.
+	capabilities *capabilitiesMemo
 	// seen is what each Release's last apply saw of its objects (apply.Seen).
 	seen *releaseMemory[apply.Seen]
 	// inventories is the spec of each Release's ReleaseInventory as this controller

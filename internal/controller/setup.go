@@ -137,6 +137,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		retries:           newRetryLimiter(),
 		writes:            &writeLog{},
 		renders:           &renderMemory{},
+		capabilities:      &capabilitiesMemo{},
 		seen:              &releaseMemory[apply.Seen]{},
 		inventories:       &releaseMemory[inventorySpec]{},
 		applyOpts:         o.Apply,
