@@ -299,7 +299,7 @@ func readValuesSource(ctx context.Context, reader client.Reader, namespace strin
 // discovery. A Target returns the same *Discovery until it reads the target's API
 // again (clusters.Target.Discovery: a minute, or an invalidation after CRDs), so the
 // Capabilities are built once per read instead of at every reconcile, where they were
-// ~35 KiB of garbage each (a tenth of a steady reconcile's, issue 15).
+// ~35 KiB of garbage each (15 % of a steady reconcile's, issue 15).
 type capabilitiesMemo struct {
 	mu        sync.Mutex
 	byCluster map[string]memoCapabilities
