@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-
 	"kumodo.io/convoy/internal/gz"
 )
 
