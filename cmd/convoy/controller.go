@@ -78,6 +78,9 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := waitForConvoyAPI(ctx, cfg); err != nil {
+		return err
+	}
 	renderer, err := render.New(render.Options{CacheDir: f.chartCacheDir})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -8,7 +9,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hostmanager"
 )
 
@@ -115,4 +118,17 @@ func hostConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load the kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// apiWait bounds how long a controller or observer waits at start for convoy's API:
+// less than the liveness probe of deploy/ and the chart allows before a restart
+// (10 s delay and 3 failures 10 s apart), so that the process says why it stops.
+const apiWait = 30 * time.Second
+
+// waitForConvoyAPI waits until the host serves convoy's API (hostmanager.WaitForAPI):
+// started together with convoy apiserver, as at an installation, the process would
+// otherwise exit while kube-apiserver has not yet added the aggregated API to its
+// discovery.
+func waitForConvoyAPI(ctx context.Context, cfg *rest.Config) error {
+	return hostmanager.WaitForAPI(ctx, cfg, v1alpha1.SchemeGroupVersion.String(), apiWait, ctrllog.Log.WithName("setup"))
 }

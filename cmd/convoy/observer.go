@@ -69,6 +69,9 @@ func runObserver(ctx context.Context, f observerFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := waitForConvoyAPI(ctx, cfg); err != nil {
+		return err
+	}
 	// Drift checks by server-side apply dry run, every spec.syncPolicy.interval.
 	if _, err := observer.Setup(mgr, observer.Options{Concurrency: f.concurrency, Drift: drift.New(drift.Options{}),
 		DefaultServiceAccount: f.defaultServiceAccount}); err != nil {
