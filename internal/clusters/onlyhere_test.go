@@ -40,16 +40,17 @@ var clientConstructors = map[string][]string{
 // client, each with why it is not a client for a target cluster acting for a
 // Release. A directory (ending in "/") covers every file below it.
 var clientBuilders = map[string]string{
-	"internal/clusters/":        "the one place that builds clients for target clusters",
-	"internal/observer/sync.go": "convoy's own API on the host (/sync), not a target cluster",
-	"internal/apiserver/":       "convoy apiserver registering itself on the host (APIService)",
-	"internal/cli/":             "kubectl convoy: the user's own kubeconfig and identity",
-	"internal/ui/":              "kubectl convoy ui: the user's own kubeconfig and identity",
-	"internal/dev/":             "convoy dev: the local control plane's admin, for setting it up",
-	"internal/localcluster/":    "the local control plane's admin, for starting it",
-	"internal/testenv/":         "tests' admin clients",
-	"bench/":                    "benchmarks' admin clients",
-	"test/":                     "tests' admin clients",
+	"internal/clusters/":              "the one place that builds clients for target clusters",
+	"internal/observer/sync.go":       "convoy's own API on the host (/sync), not a target cluster",
+	"internal/hostmanager/waitapi.go": "convoy's own API in the host's discovery, read at start, not a target cluster",
+	"internal/apiserver/":             "convoy apiserver registering itself on the host (APIService)",
+	"internal/cli/":                   "kubectl convoy: the user's own kubeconfig and identity",
+	"internal/ui/":                    "kubectl convoy ui: the user's own kubeconfig and identity",
+	"internal/dev/":                   "convoy dev: the local control plane's admin, for setting it up",
+	"internal/localcluster/":          "the local control plane's admin, for starting it",
+	"internal/testenv/":               "tests' admin clients",
+	"bench/":                          "benchmarks' admin clients",
+	"test/":                           "tests' admin clients",
 }
 
 // TestOnlyClustersBuildsTargetClients fails when a non-test Go file of the module
