@@ -61,16 +61,20 @@ func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) 
 	kept := *obj
 	kept.Manifests, kept.ManagedFields = nil, nil
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	rem := m.renders[key]
+	m.mu.Unlock()
 	var compact []byte
-	if rem := m.renders[key]; rem != nil && rem.obj.RenderRef == obj.RenderRef {
+	if rem != nil && rem.obj.RenderRef == obj.RenderRef {
 		compact = rem.compact
 	} else {
+		// Made outside the lock: the other workers' reconciles need it meanwhile.
 		var err error
 		if compact, err = render.Compact(res); err != nil {
 			return err
 		}
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.renders == nil {
 		m.renders = map[release.Key]*rememberedRender{}
 	}
