@@ -36,46 +36,65 @@ func newWriterPool(level int) *sync.Pool {
 		if err != nil {
 			panic(err) // only the levels above, which are valid
 		}
-		return zw
+		return &writer{zw: zw}
 	}}
 }
 
-var readers = sync.Pool{New: func() any { return new(gzip.Reader) }}
+// writer is a pooled gzip writer and the buffer it writes to.
+type writer struct {
+	zw  *gzip.Writer
+	buf bytes.Buffer
+}
 
-// Compress returns what write writes, gzip'd at level (Default or Best).
+// reader is a pooled gzip reader and the reader of its input, which is emptied
+// before the pair goes back to the pool: a pooled reader does not keep its last
+// input alive.
+type reader struct {
+	zr gzip.Reader
+	in bytes.Reader
+}
+
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// Compress returns what write writes, gzip'd at level (Default or Best). The result
+// is a slice of its own, exactly as long as the data: the controller keeps compact
+// forms in memory, and a buffer's spare capacity would stay with them.
 func Compress(level int, write func(io.Writer) error) ([]byte, error) {
 	pool, ok := writers[level]
 	if !ok {
 		return nil, fmt.Errorf("gz: no pool for compression level %d", level)
 	}
-	var buf bytes.Buffer
-	zw := pool.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	defer func() {
-		zw.Reset(io.Discard) // drops buf
-		pool.Put(zw)
-	}()
-	if err := write(zw); err != nil {
+	w := pool.Get().(*writer)
+	w.buf.Reset()
+	w.zw.Reset(&w.buf)
+	defer pool.Put(w)
+	if err := write(w.zw); err != nil {
 		return nil, err
 	}
-	if err := zw.Close(); err != nil {
+	if err := w.zw.Close(); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	out := make([]byte, w.buf.Len())
+	copy(out, w.buf.Bytes())
+	return out, nil
 }
 
 // Decompress returns the data that b holds gzip'd.
 func Decompress(b []byte) ([]byte, error) {
-	zr := readers.Get().(*gzip.Reader)
-	defer readers.Put(zr)
-	if err := zr.Reset(bytes.NewReader(b)); err != nil {
+	r := readers.Get().(*reader)
+	defer func() {
+		r.in.Reset(nil) // the reader's references to b go through r.in
+		readers.Put(r)
+	}()
+	r.in.Reset(b)
+	if err := r.zr.Reset(&r.in); err != nil {
 		return nil, err
 	}
-	out, err := io.ReadAll(zr)
+	out, err := io.ReadAll(&r.zr)
 	if err != nil {
 		return nil, err
 	}
-	if err := zr.Close(); err != nil {
+	if err := r.zr.Close(); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -155,4 +156,53 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Compress's result is a slice of its own with no spare capacity: the writers' buffer
+// is pooled (a result that aliased it would change under the next call), and the
+// controller keeps compact forms in memory for each Release, where a grown buffer's
+// spare capacity stayed with them (~40 % more at 10,000 Releases, issue 15).
+func TestCompressReturnsASliceOfItsOwnWithoutSpareCapacity(t *testing.T) {
+	write := func(data string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, data); return err }
+	}
+	first, err := Compress(Default, write(strings.Repeat("kind: Service\n", 300)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Clone(first)
+	if cap(first) != len(first) {
+		t.Errorf("cap %d for %d bytes", cap(first), len(first))
+	}
+	for i := range 20 {
+		if _, err := Compress(Default, write(fmt.Sprintf("call %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(first, want) {
+		t.Fatal("the first result changed under later calls: it shares the pooled buffer")
+	}
+}
+
+// A reader back in the pool does not keep its last input alive (a Render's manifests
+// read once would stay until the reader's next use). One collection after Decompress
+// frees the input; the pool keeps its readers across one collection (sync.Pool's
+// victim cache), so the input of a reader that still pointed to it would stay.
+func TestDecompressDoesNotKeepItsInput(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops a share of what it is given")
+	}
+	in := fresh(t, Default, strings.Repeat("kind: ConfigMap\n", 1000))
+	freed := make(chan struct{})
+	runtime.AddCleanup(&in[0], func(ch chan struct{}) { close(ch) }, freed)
+	if _, err := Decompress(in); err != nil {
+		t.Fatal(err)
+	}
+	in = nil
+	runtime.GC()
+	select {
+	case <-freed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the input of Decompress is still reachable after a collection")
+	}
 }
