@@ -47,6 +47,8 @@ type envOptions struct {
 	concurrency int
 	// middleware, when set, wraps the reconciler (outside the record of calls).
 	middleware func(reconcile.Reconciler) reconcile.Reconciler
+	// healthDataDelay is Options.HealthDataDelay (default: Setup's).
+	healthDataDelay time.Duration
 }
 
 // requestCounter counts HTTP requests by method and path.
@@ -132,6 +134,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		SkipNameValidation: true,
 		Middleware:         middleware,
 		Concurrency:        o.concurrency,
+		HealthDataDelay:    o.healthDataDelay,
 	})
 	if err != nil {
 		t.Fatal(err)

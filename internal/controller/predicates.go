@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -136,6 +137,43 @@ func priorityHandler() handler.EventHandler {
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			add(q, e.ObjectNew, priorityRequested)
+		},
+	}
+}
+
+// DefaultHealthDataDelay is how long the reconcile for new health data (SP-29) waits
+// in the work queue. In automatic mode the observer writes the health data and then
+// sends /sync (observer/health/doc.go); the /sync, arriving within the delay, joins
+// the same reconcile instead of starting one more (issue 15: a reconcile of an
+// automatic Release is a dry run of each of its objects, and a first apply took three
+// where two do). Health is reported half a second later.
+const DefaultHealthDataDelay = 500 * time.Millisecond
+
+// inventoryHandler enqueues the Release of a ReleaseInventory (inventoryRelease) at
+// priority 0 once delay has passed; an event of the Release meanwhile (a /sync at
+// priorityRequested) makes it ready at once, at the higher priority.
+func inventoryHandler(delay time.Duration) handler.EventHandler {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object, priority int) {
+		for _, req := range inventoryRelease(context.Background(), obj) {
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{After: delay, Priority: ptr.To(priority)}, req)
+				continue
+			}
+			q.AddAfter(req, delay)
+		}
+	}
+	return handler.Funcs{
+		// Creates pass the predicate only for an inventory being deleted: at start, in
+		// the initial list, at the initial list's priority.
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			priority := 0
+			if e.IsInInitialList {
+				priority = handler.LowPriority
+			}
+			add(q, e.Object, priority)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.ObjectNew, 0)
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,7 +119,9 @@ func TestWorkUnderWayGoesAheadOfTheReleasesCreatedBeforeIt(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := &gate{}
-			e := newEnv(t, envOptions{concurrency: 1, middleware: g.wrap})
+			// No delay for health data: the test is about the order of the ready items
+			// (TestSP29_TheObserversSyncJoinsTheReconcileOfItsHealthData is about the delay).
+			e := newEnv(t, envOptions{concurrency: 1, middleware: g.wrap, healthDataDelay: -1})
 			e.createRelease("target", tc.opts...)
 			tc.ready(e)
 			before := e.reconciles("target")
@@ -159,4 +162,53 @@ func TestWorkUnderWayGoesAheadOfTheReleasesCreatedBeforeIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// SP-29 — seed: "The observer writes new health data to the ReleaseInventory." — and
+// SP-26 — "The annotation convoy.kumodo.io/sync-requested-at changes." — each start a
+// reconcile; in automatic mode the observer writes its health data and then sends its
+// /sync (observer/health/doc.go), and the two make one reconcile: the health data's
+// reconcile waits in the queue for Options.HealthDataDelay, and the /sync, arriving
+// within it, makes it ready at once (issue 15: each reconcile of an automatic Release
+// is a dry run of every object). The delay is 5 s here, so that the test does not
+// depend on how fast the machine is; the default is DefaultHealthDataDelay.
+func TestSP29_TheObserversSyncJoinsTheReconcileOfItsHealthData(t *testing.T) {
+	const delay = 5 * time.Second
+	e := newEnv(t, envOptions{concurrency: 1, healthDataDelay: delay})
+	e.createRelease("web", automatic())
+	rel := e.waitApplied("web", "True", v1.ReasonApplied)
+	e.eventually("the first apply's reconciles to end", func() (bool, string) {
+		r, ok := e.lastResult("web")
+		return ok && r.err == nil && e.release("web").Status.ObservedGeneration == rel.Generation, "not yet"
+	})
+	before := e.reconciles("web")
+
+	inv := &v1.ReleaseInventory{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, inv); err != nil {
+		t.Fatal(err)
+	}
+	observed := inv.DeepCopy()
+	now := metav1.Now()
+	observed.Status = v1.ReleaseInventoryStatus{
+		RenderRef: rel.Status.LastSuccessful.RenderRef, AssessedAt: &now, Health: v1.HealthHealthy,
+		Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
+	}
+	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	e.sync("web", false)
+
+	e.eventually("Healthy=True", func() (bool, string) {
+		c := apimeta.FindStatusCondition(e.release("web").Status.Conditions, v1.ConditionHealthy)
+		return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("Healthy %+v", c)
+	})
+	if waited := time.Since(written); waited >= delay {
+		t.Fatalf("Healthy came %v after the health data: the /sync did not make its reconcile ready", waited)
+	}
+	// Past the delay: the health data's reconcile was the /sync's, not one more.
+	e.consistently("one reconcile for the health data and the /sync", delay+time.Second, func() (bool, string) {
+		n := e.reconciles("web") - before
+		return n == 1, fmt.Sprintf("%d reconciles, want 1", n)
+	})
 }

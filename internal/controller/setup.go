@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -77,6 +76,9 @@ type Options struct {
 	// SkipNameValidation allows several controllers of the same name in one process
 	// (tests).
 	SkipNameValidation bool
+	// HealthDataDelay is how long a reconcile for new health data waits in the work
+	// queue (DefaultHealthDataDelay when 0; none when negative).
+	HealthDataDelay time.Duration
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
@@ -104,6 +106,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	}
 	if o.Metrics == nil {
 		o.Metrics = ctrlmetrics.Registry
+	}
+	switch {
+	case o.HealthDataDelay == 0:
+		o.HealthDataDelay = DefaultHealthDataDelay
+	case o.HealthDataDelay < 0:
+		o.HealthDataDelay = 0
 	}
 	if o.Clusters == nil {
 		c, err := clusters.New(clusters.Options{
@@ -152,7 +160,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		Named("release").
 		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
 		Watches(&v1.Release{}, priorityHandler(), builder.WithPredicates(releasePriorityPredicate())).
-		Watches(&v1.ReleaseInventory{}, handler.EnqueueRequestsFromMapFunc(inventoryRelease),
+		Watches(&v1.ReleaseInventory{}, inventoryHandler(o.HealthDataDelay),
 			builder.WithPredicates(inventoryPredicate())).
 		Watches(&v1.Release{}, clusterWaveHandler(mgr.GetClient()),
 			builder.WithPredicates(clusterWavePredicate())).

@@ -96,27 +96,26 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 	}
 	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
-	if len(sig.Send) > 0 {
-		log.Info("Requesting a sync", "triggers", describe(sig.Send))
-		if err := o.syncer.Sync(ctx, rel.Namespace, rel.Name); err != nil {
-			return reconcile.Result{}, fmt.Errorf("POST releases/%s/sync in %s: %w", rel.Name, rel.Namespace, err)
+	if automatic(rel) {
+		// The status first, so that the controller handles the health data and the
+		// /sync in one reconcile (health/doc.go); a /sync that fails after the write is
+		// sent again: the memory says it was not.
+		o.memory.Set(key, sig.Signalled)
+		if done, err := o.writeStatus(ctx, inv, a); done || err != nil {
+			return reconcile.Result{}, err
 		}
-		o.metrics.syncSent(sig.Send)
-	}
-	o.memory.Set(key, sig.Memory)
-
-	if a.Write {
-		log.V(1).Info("Writing the health data", "health", a.Status.Health)
-		patched := inv.DeepCopy()
-		patched.Status = a.Status
-		if err := o.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(inv, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) {
-				// The cache is behind: the update event brings the inventory back.
-				return reconcile.Result{}, nil
-			}
-			return reconcile.Result{}, fmt.Errorf("write the status of ReleaseInventory %s: %w", key, err)
+		if err := o.sendSync(ctx, rel, sig); err != nil {
+			return reconcile.Result{}, err
 		}
-		o.metrics.statusWrites.Inc()
+		o.memory.Set(key, sig.Memory)
+	} else {
+		if err := o.sendSync(ctx, rel, sig); err != nil {
+			return reconcile.Result{}, err
+		}
+		o.memory.Set(key, sig.Memory)
+		if done, err := o.writeStatus(ctx, inv, a); done || err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	o.metrics.assessment.Observe(o.clock.Since(start).Seconds())
 
@@ -125,6 +124,45 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		requeue = earliest(requeue, unsyncedRecheck)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// automatic says whether rel is in automatic mode (spec.syncPolicy.automatic; unset
+// is manual).
+func automatic(rel *v1.Release) bool {
+	return rel.Spec.SyncPolicy.Automatic != nil && *rel.Spec.SyncPolicy.Automatic
+}
+
+// sendSync posts one /sync for the occurrences of sig.Send, if any.
+func (o *Observer) sendSync(ctx context.Context, rel *v1.Release, sig health.Signals) error {
+	if len(sig.Send) == 0 {
+		return nil
+	}
+	logr.FromContextOrDiscard(ctx).Info("Requesting a sync", "triggers", describe(sig.Send))
+	if err := o.syncer.Sync(ctx, rel.Namespace, rel.Name); err != nil {
+		return fmt.Errorf("POST releases/%s/sync in %s: %w", rel.Name, rel.Namespace, err)
+	}
+	o.metrics.syncSent(sig.Send)
+	return nil
+}
+
+// writeStatus writes the assessed status when it changed. done says the assessment
+// ends here without an error: the write met a newer inventory, whose update event
+// brings it back.
+func (o *Observer) writeStatus(ctx context.Context, inv *v1.ReleaseInventory, a health.Assessment) (done bool, err error) {
+	if !a.Write {
+		return false, nil
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("Writing the health data", "health", a.Status.Health)
+	patched := inv.DeepCopy()
+	patched.Status = a.Status
+	if err := o.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(inv, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("write the status of ReleaseInventory %s/%s: %w", inv.Namespace, inv.Name, err)
+	}
+	o.metrics.statusWrites.Inc()
+	return false, nil
 }
 
 // kindsUsed is what objectResults and hookStatus look up on the cluster: the kinds of

@@ -135,9 +135,9 @@ func (f *failingSyncer) Sync(ctx context.Context, namespace, name string) error 
 	return f.next.Sync(ctx, namespace, name)
 }
 
-// The /sync goes before the status write (health/doc.go): while it fails, the status
-// that would show the new render is not written, and the /sync is tried again; once it
-// goes through, the status follows.
+// In manual mode the /sync goes before the status write (health/doc.go): while it
+// fails, the status that would show the new render is not written, and the /sync is
+// tried again; once it goes through, the status follows.
 func TestStatusWaitsForTheSync(t *testing.T) {
 	e := newEnv(t)
 	syncs := e.watchSyncs()
@@ -167,6 +167,57 @@ func TestStatusWaitsForTheSync(t *testing.T) {
 	syncer.fail.Store(false)
 	e.waitHealth("web", ref, v1.HealthHealthy)
 	// The count comes from the test's watch of the Release, which may lag the status.
+	e.eventually("the /sync on the Release", func() (bool, string) {
+		return syncs.count("web") == 1, fmt.Sprintf("%d /sync reached the Release", syncs.count("web"))
+	})
+	e.consistently("no second /sync", time.Second, func() (bool, string) {
+		return syncs.count("web") == 1, fmt.Sprintf("%d /sync reached the Release, want 1", syncs.count("web"))
+	})
+}
+
+// In automatic mode the status goes first (health/doc.go: the controller then handles
+// the health data and the /sync in one reconcile): the status that shows the new render
+// is written while the /sync fails, and the /sync — SP-15, "The observer sends one when
+// ... health assessment reaches a new render" — is still sent, exactly once, when it
+// goes through: the written status does not pass for a sent /sync.
+func TestSP15_AutomaticModeWritesTheStatusThenSendsTheSync(t *testing.T) {
+	e := newEnv(t)
+	syncs := e.watchSyncs()
+	ref := renderRef("8")
+	automaticRelease := func(name string) {
+		rel := testRelease(e.ns, name)
+		rel.Spec.SyncPolicy.Automatic = new(true)
+		e.create(rel)
+		e.create(testConfigMap(e.ns, name, "config-"+name))
+		e.create(testInventory(e.ns, name, ref, entry("ConfigMap", e.ns, "config-"+name, 0)))
+	}
+	cfg, err := controlPlane.UserConfig(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := NewSyncer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncer := &failingSyncer{next: direct}
+	syncer.fail.Store(true)
+	e.startObserver(observerOptions{syncer: syncer})
+	// Another Release first, so that the ConfigMap informer has synced when web is
+	// first assessed: that first assessment, with nothing remembered yet, is the one
+	// that writes the render and fails to send its /sync.
+	automaticRelease("other")
+	e.waitHealth("other", ref, v1.HealthHealthy)
+	automaticRelease("web")
+
+	e.waitHealth("web", ref, v1.HealthHealthy)
+	written := syncer.calls.Load()
+	e.eventually("the /sync tried again after the status write", func() (bool, string) {
+		return syncer.calls.Load() > written, fmt.Sprintf("%d attempts, %d before the write was seen", syncer.calls.Load(), written)
+	})
+	if n := syncs.count("web"); n != 0 {
+		t.Fatalf("%d /sync reached the Release while the syncer fails", n)
+	}
+	syncer.fail.Store(false)
 	e.eventually("the /sync on the Release", func() (bool, string) {
 		return syncs.count("web") == 1, fmt.Sprintf("%d /sync reached the Release", syncs.count("web"))
 	})

@@ -34,15 +34,34 @@
 //	view := health.ReleaseViewOf(rel, inv) // and view.RenderWaves while view.Waiting()
 //	mem, known := memory.Get(key)
 //	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
-//	if len(sig.Send) > 0 {
-//		post /sync (no force), once for all of sig.Send; on error requeue and stop here
-//	}
-//	memory.Set(key, sig.Memory)
-//	if a.Write {
-//		write a.Status to releaseinventories/status
+//	if the Release is in manual mode {
+//		if len(sig.Send) > 0 {
+//			post /sync (no force), once for all of sig.Send; on error requeue and stop here
+//		}
+//		memory.Set(key, sig.Memory)
+//		if a.Write {
+//			write a.Status to releaseinventories/status
+//		}
+//	} else { // automatic mode
+//		memory.Set(key, sig.Signalled)
+//		if a.Write {
+//			write a.Status to releaseinventories/status
+//		}
+//		if len(sig.Send) > 0 {
+//			post /sync (no force), once for all of sig.Send; on error requeue and stop here
+//		}
+//		memory.Set(key, sig.Memory)
 //	}
 //
-// The /sync goes before the status write: if the observer dies between the two, the
-// stored status does not show the occurrence yet and a restarted observer sends it once
-// more; the other order could lose it.
+// In manual mode the /sync goes before the status write: the observer's /sync counts
+// as a /sync request there, so it must not be lost. If the observer dies between the
+// two, the stored status does not show the occurrence yet and a restarted observer
+// sends it once more; the other order could lose it.
+//
+// In automatic mode a /sync only starts a reconcile, and so does the status write
+// (SP-29): the status goes first, so that the controller, which delays a reconcile for
+// new health data a moment (internal/controller), handles both in one reconcile rather
+// than one for the /sync and one for the health data written just after it (issue 15:
+// a reconcile is a dry run of every object). A /sync lost to a restart between the two
+// loses nothing: the status write started the reconcile it asks for.
 package health

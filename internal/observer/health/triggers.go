@@ -96,6 +96,11 @@ type Signals struct {
 	// Memory is the keys of the occurrences that hold now. Store it in Memory once the
 	// /sync went out (or at once when Send is empty).
 	Memory []string
+	// Signalled is the memory Send was decided against: the keys remembered, or
+	// without a memory those of the stored status. An observer that writes the status
+	// before the /sync (automatic mode, doc.go) stores it first, so that a /sync that
+	// fails after the write is sent again rather than taken for sent.
+	Signalled []string
 }
 
 // Triggers decides which /sync occurrences to signal, given the stored status, the
@@ -104,10 +109,12 @@ type Signals struct {
 // status was written).
 //
 // An occurrence is signalled when it holds for next and is not remembered. Without a
-// memory, what holds for the stored status counts as signalled: the observer sends
-// /sync before it writes the status, so a stored status that shows an occurrence means
-// it was sent. A restarted observer therefore re-sends only an occurrence whose /sync
-// went out but whose status write did not: at most one more.
+// memory, what holds for the stored status counts as signalled: in manual mode the
+// observer sends /sync before it writes the status, so a stored status that shows an
+// occurrence means it was sent, and a restarted observer re-sends only an occurrence
+// whose /sync went out but whose status write did not: at most one more. (In automatic
+// mode the status goes first and a restart between the two loses that /sync, which
+// there only starts the reconcile the status write already started: doc.go.)
 //
 // An occurrence that stops holding leaves the memory, so it is signalled again when it
 // holds again (the Release waits for the same wave of the same render a second time,
@@ -117,7 +124,7 @@ func Triggers(stored, next v1.ReleaseInventoryStatus, rel ReleaseView, memory []
 		memory = keys(Occurrences(stored, rel))
 	}
 	now := Occurrences(next, rel)
-	sig := Signals{Memory: keys(now)}
+	sig := Signals{Memory: keys(now), Signalled: memory}
 	for _, t := range now {
 		if !slices.Contains(memory, t.Key) {
 			sig.Send = append(sig.Send, t)
