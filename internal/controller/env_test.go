@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -328,4 +329,23 @@ func (e *env) configMap(name string) *corev1.ConfigMap {
 		e.t.Fatalf("get ConfigMap %s: %v", name, err)
 	}
 	return cm
+}
+
+// writeHealthy writes what the observer writes when every object of renderRef is
+// Healthy to the status of name's ReleaseInventory (SP-29's trigger).
+func (e *env) writeHealthy(name, renderRef string) {
+	e.t.Helper()
+	inv := &v1.ReleaseInventory{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, inv); err != nil {
+		e.t.Fatal(err)
+	}
+	observed := inv.DeepCopy()
+	now := metav1.Now()
+	observed.Status = v1.ReleaseInventoryStatus{
+		RenderRef: renderRef, AssessedAt: &now, Health: v1.HealthHealthy,
+		Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
+	}
+	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
+		e.t.Fatal(err)
+	}
 }

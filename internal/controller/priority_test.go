@@ -95,19 +95,7 @@ func TestWorkUnderWayGoesAheadOfTheReleasesCreatedBeforeIt(t *testing.T) {
 			opts:  []releaseOption{automatic()},
 			ready: func(e *env) { e.waitApplied("target", "True", v1.ReasonApplied) },
 			trigger: func(e *env) (client.Object, func(client.Object) bool) {
-				inv := &v1.ReleaseInventory{}
-				if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "target"}, inv); err != nil {
-					e.t.Fatal(err)
-				}
-				observed := inv.DeepCopy()
-				now := metav1.Now()
-				observed.Status = v1.ReleaseInventoryStatus{
-					RenderRef: e.release("target").Status.LastSuccessful.RenderRef, AssessedAt: &now, Health: v1.HealthHealthy,
-					Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
-				}
-				if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
-					e.t.Fatal(err)
-				}
+				e.writeHealthy("target", e.release("target").Status.LastSuccessful.RenderRef)
 				return &v1.ReleaseInventory{}, func(o client.Object) bool { return o.(*v1.ReleaseInventory).Status.Health == v1.HealthHealthy }
 			},
 			done: func(e *env) (bool, string) {
@@ -183,19 +171,7 @@ func TestSP29_TheObserversSyncJoinsTheReconcileOfItsHealthData(t *testing.T) {
 	})
 	before := e.reconciles("web")
 
-	inv := &v1.ReleaseInventory{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, inv); err != nil {
-		t.Fatal(err)
-	}
-	observed := inv.DeepCopy()
-	now := metav1.Now()
-	observed.Status = v1.ReleaseInventoryStatus{
-		RenderRef: rel.Status.LastSuccessful.RenderRef, AssessedAt: &now, Health: v1.HealthHealthy,
-		Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
-	}
-	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
-		t.Fatal(err)
-	}
+	e.writeHealthy("web", rel.Status.LastSuccessful.RenderRef)
 	written := time.Now()
 	e.sync("web", false)
 

@@ -205,16 +205,7 @@ func TestSP29_InventoryHealthDataReconciles(t *testing.T) {
 	e.noReconcile("a write of the inventory outside status", "web", n)
 
 	// The observer's write of new health data does, and the Release reports it.
-	inv = labelled.DeepCopy()
-	observed := inv.DeepCopy()
-	now := metav1.Now()
-	observed.Status = v1.ReleaseInventoryStatus{
-		RenderRef: rel.Status.LastSuccessful.RenderRef, AssessedAt: &now, Health: v1.HealthHealthy,
-		Waves: []v1.WaveHealth{{Wave: 0, Health: v1.HealthHealthy}},
-	}
-	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
-		t.Fatal(err)
-	}
+	e.writeHealthy("web", rel.Status.LastSuccessful.RenderRef)
 	e.waitReconciled("web", n)
 	e.eventually("Healthy and Ready True", func() (bool, string) {
 		r := e.release("web")

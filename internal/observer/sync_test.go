@@ -127,6 +127,23 @@ type failingSyncer struct {
 	next  Syncer
 }
 
+// newFailingSyncer is a failingSyncer over the observer's real Syncer, failing until
+// told otherwise.
+func newFailingSyncer(t *testing.T) *failingSyncer {
+	t.Helper()
+	cfg, err := controlPlane.UserConfig(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := NewSyncer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &failingSyncer{next: direct}
+	f.fail.Store(true)
+	return f
+}
+
 func (f *failingSyncer) Sync(ctx context.Context, namespace, name string) error {
 	f.calls.Add(1)
 	if f.fail.Load() {
@@ -145,16 +162,7 @@ func TestStatusWaitsForTheSync(t *testing.T) {
 	e.create(testRelease(e.ns, "web"))
 	e.create(testConfigMap(e.ns, "web", "config"))
 	e.create(testInventory(e.ns, "web", ref, entry("ConfigMap", e.ns, "config", 0)))
-	cfg, err := controlPlane.UserConfig(identity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct, err := NewSyncer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syncer := &failingSyncer{next: direct}
-	syncer.fail.Store(true)
+	syncer := newFailingSyncer(t)
 	e.startObserver(observerOptions{syncer: syncer})
 
 	e.eventually("a /sync attempt", func() (bool, string) {
@@ -191,16 +199,7 @@ func TestSP15_AutomaticModeWritesTheStatusThenSendsTheSync(t *testing.T) {
 		e.create(testConfigMap(e.ns, name, "config-"+name))
 		e.create(testInventory(e.ns, name, ref, entry("ConfigMap", e.ns, "config-"+name, 0)))
 	}
-	cfg, err := controlPlane.UserConfig(identity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct, err := NewSyncer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syncer := &failingSyncer{next: direct}
-	syncer.fail.Store(true)
+	syncer := newFailingSyncer(t)
 	e.startObserver(observerOptions{syncer: syncer})
 	// Another Release first, so that the ConfigMap informer has synced when web is
 	// first assessed: that first assessment, with nothing remembered yet, is the one
