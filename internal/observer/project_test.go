@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
@@ -143,7 +144,7 @@ func TestProjectObjectKeepsOnlyWhatHealthReads(t *testing.T) {
 				t.Errorf("a second projection (client-go may transform twice) changed it (-once +twice):\n%s", diff)
 			}
 			for k, v := range cached.Object {
-				if k != "apiVersion" && k != "kind" && k != "metadata" && k != packedKey {
+				if k != "apiVersion" && k != "kind" && k != "metadata" && k != packedKey && k != releaseKey {
 					t.Errorf("the cached object holds %s: %v; want it packed", k, v)
 				}
 			}
@@ -197,4 +198,53 @@ func jobPhase(t *testing.T, u *unstructured.Unstructured, now time.Time) hooks.J
 		t.Fatal(err)
 	}
 	return hooks.JobPhase(job, time.Minute, now)
+}
+
+// The Release of an object's events (onEvent) is read from releaseOf: in a cached
+// object, from the one string that projectObject keeps for it (not a map of labels);
+// in an object that was not projected, from the labels.
+func TestReleaseOfReadsTheProjectedKeyOrTheLabels(t *testing.T) {
+	const convoyLabels = `"labels":{"convoy.kumodo.io/release-name":"web","convoy.kumodo.io/release-namespace":"team-a","app":"web"}`
+	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	for name, tc := range map[string]struct {
+		object    string
+		project   bool
+		want      types.NamespacedName
+		wantFound bool
+	}{
+		"projected, with convoy's labels": {
+			object:  `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"team-a",` + convoyLabels + `}}`,
+			project: true, want: web, wantFound: true,
+		},
+		"projected, without them": {
+			object:  `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"team-a","labels":{"app":"web"}}}`,
+			project: true,
+		},
+		"projected, naming no namespace": {
+			object:  `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"team-a","labels":{"convoy.kumodo.io/release-name":"web"}}}`,
+			project: true,
+		},
+		"not projected": {
+			object: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"team-a",` + convoyLabels + `}}`,
+			want:   web, wantFound: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obj := decode(t, tc.object)
+			if tc.project {
+				projected, err := projectObject(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj = projected.(*unstructured.Unstructured)
+				if _, ok := obj.Object["metadata"].(map[string]any)["labels"]; ok {
+					t.Errorf("the cached object keeps a map of labels in metadata: %v", obj.Object["metadata"])
+				}
+			}
+			got, found := releaseOf(obj)
+			if found != tc.wantFound || (found && got != tc.want) {
+				t.Errorf("releaseOf = %v, %v; want %v, %v", got, found, tc.want, tc.wantFound)
+			}
+		})
+	}
 }
