@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -212,15 +214,46 @@ func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Chan
 	if len(objs) == 0 {
 		return nil
 	}
-	err := a.rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(objs),
-		ssa.WaitOptions{Interval: a.opts.WaitInterval, Timeout: a.opts.WaitTimeout})
-	if err != nil {
+	failed := func(err error) error {
 		e := &Error{Reason: v1alpha1.ReasonDeployFailed}
 		for _, o := range objs {
 			e.Objects = append(e.Objects, refOf(o))
 		}
-		e.Errs = []error{fmt.Errorf("wait for the wave's CRDs and Namespaces: %w", err)}
+		e.Errs = []error{err}
 		return e
+	}
+	err := a.rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(objs),
+		ssa.WaitOptions{Interval: a.opts.WaitInterval, Timeout: a.opts.WaitTimeout})
+	if err != nil {
+		return failed(fmt.Errorf("wait for the wave's CRDs and Namespaces: %w", err))
+	}
+	// An Established CRD is not at once in the API server's discovery: its custom
+	// resources, applied next, met "no matches for kind" (a CI run of
+	// TestConversionFailureIsUnappliable). Wait until the target's RESTMapper serves
+	// every kind of the CRDs just applied.
+	var changedDefs []*planned
+	for _, o := range defs {
+		if changed[o.entry.ObjectReference] {
+			changedDefs = append(changedDefs, o)
+		}
+	}
+	kinds := crdKinds(changedDefs)
+	if len(kinds) == 0 {
+		return nil
+	}
+	var missing schema.GroupVersionKind
+	err = wait.PollUntilContextTimeout(ctx, a.opts.WaitInterval, a.opts.WaitTimeout, true, func(context.Context) (bool, error) {
+		for gvk := range kinds {
+			ok, err := a.serves(gvk)
+			if err != nil || !ok {
+				missing = gvk
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return failed(fmt.Errorf("wait for the API server to serve %s of the wave's CRDs: %w", missing.Kind, err))
 	}
 	return nil
 }
