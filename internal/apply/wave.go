@@ -197,7 +197,8 @@ func (a *Applier) stateOf(ctx context.Context, obj *unstructured.Unstructured) (
 }
 
 // waitReady waits until the CRDs and Namespaces that the apply created or
-// changed are established or active (kstatus Current).
+// changed are established or active (kstatus Current), and the kinds of those
+// CRDs are served.
 func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Change) error {
 	changed := map[v1alpha1.ObjectReference]bool{}
 	for _, c := range changes {
@@ -205,9 +206,11 @@ func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Chan
 			changed[c.Object] = true
 		}
 	}
+	var changedDefs []*planned
 	var objs []*unstructured.Unstructured
 	for _, o := range defs {
 		if changed[o.entry.ObjectReference] {
+			changedDefs = append(changedDefs, o)
 			objs = append(objs, o.Object.Object)
 		}
 	}
@@ -231,12 +234,6 @@ func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Chan
 	// resources, applied next, met "no matches for kind" (a CI run of
 	// TestConversionFailureIsUnappliable). Wait until the target's RESTMapper serves
 	// every kind of the CRDs just applied.
-	var changedDefs []*planned
-	for _, o := range defs {
-		if changed[o.entry.ObjectReference] {
-			changedDefs = append(changedDefs, o)
-		}
-	}
 	kinds := crdKinds(changedDefs)
 	if len(kinds) == 0 {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -96,7 +97,7 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 	}
 	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
-	if automatic(rel) {
+	if ptr.Deref(rel.Spec.SyncPolicy.Automatic, false) { // unset is manual mode
 		// The status first, so that the controller handles the health data and the
 		// /sync in one reconcile (health/doc.go); a /sync that fails after the write is
 		// sent again: the memory says it was not.
@@ -124,12 +125,6 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		requeue = earliest(requeue, unsyncedRecheck)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
-}
-
-// automatic says whether rel is in automatic mode (spec.syncPolicy.automatic; unset
-// is manual).
-func automatic(rel *v1.Release) bool {
-	return rel.Spec.SyncPolicy.Automatic != nil && *rel.Spec.SyncPolicy.Automatic
 }
 
 // sendSync posts one /sync for the occurrences of sig.Send, if any.
