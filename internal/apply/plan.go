@@ -276,18 +276,17 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 }
 
 // dryRunNew dry-runs the apply of an object that is probably new, without a
-// GET: the server answers a dry-run create without a resourceVersion.
+// GET: the server answers a dry-run create without a resourceVersion. The field
+// validation is the server's default, whose warnings about unknown fields are logged.
 func (a *Applier) dryRunNew(ctx context.Context, o *planned) error {
-	obj := o.Object.Object.DeepCopy()
-	err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
+	dryRun, err := a.send(ctx, o.Object.Object, client.DryRunAll)
 	if err != nil {
 		return err
 	}
-	if obj.GetResourceVersion() == "" {
+	if dryRun.head.ResourceVersion == "" {
 		o.state = created
 	} else {
-		o.state, o.liveVersion = existing, obj.GetResourceVersion()
+		o.state, o.liveVersion = existing, dryRun.head.ResourceVersion
 	}
 	return nil
 }

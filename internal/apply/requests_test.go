@@ -180,8 +180,10 @@ func webDeployment(ns, image string) *unstructured.Unstructured {
 // rendered, rendered the same and written by nobody since costs its dry run only
 // (SP-03's apply at each reconcile, without the read that told a change). An object
 // written since (a drift), or rendered otherwise, is read and compared as before, and
-// the drift is applied away; an object deleted since is created again. (ConfigMaps:
-// no controller writes them, so only the test's writes change them.)
+// the drift is applied away; an object deleted since is created again. The dry runs of
+// objects seen and the applies after a dry run go without field validation (the same
+// object was validated at its first dry run). (ConfigMaps: no controller writes them,
+// so only the test's writes change them.)
 func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
 	e := integration(t)
 	applier, counter := countedApplier(t, schema.GroupKind{Kind: "ConfigMap"})
@@ -209,14 +211,18 @@ func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
 		}
 		return out
 	}
-	step := func(what string, objs []Object, want map[string]Action, wantRequests map[string]int) {
+	step := func(what string, objs []Object, want map[string]Action, wantRequests, wantUnvalidated map[string]int) {
 		t.Helper()
 		counter.Take()
+		counter.TakeUnvalidated()
 		if diff := cmp.Diff(want, applyOnce(objs)); diff != "" {
 			t.Errorf("%s: changes (-want +got):\n%s", what, diff)
 		}
 		if diff := cmp.Diff(wantRequests, counter.Take()); diff != "" {
 			t.Errorf("%s: requests (-want +got):\n%s", what, diff)
+		}
+		if diff := cmp.Diff(wantUnvalidated, counter.TakeUnvalidated()); diff != "" {
+			t.Errorf("%s: requests without field validation (-want +got):\n%s", what, diff)
 		}
 		if len(seen) != len(objs) {
 			t.Errorf("%s: %d objects seen as rendered, want %d", what, len(seen), len(objs))
@@ -224,11 +230,12 @@ func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
 	}
 
 	step("the first apply", render("v"),
-		map[string]Action{"a": Created, "b": Created}, map[string]int{"dry-run": 2, "read": 2, "write": 2})
+		map[string]Action{"a": Created, "b": Created}, map[string]int{"dry-run": 2, "read": 2, "write": 2},
+		map[string]int{"write fieldValidation=Ignore": 2})
 	step("unchanged, seen", render("v"),
-		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2})
+		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2}, seenDryRuns(2))
 	step("unchanged again", render("v"),
-		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2})
+		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2}, seenDryRuns(2))
 
 	// A drift: someone changes a.
 	a := &corev1.ConfigMap{}
@@ -240,7 +247,8 @@ func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("a drifted", render("v"),
-		map[string]Action{"a": Configured, "b": Unchanged}, map[string]int{"dry-run": 2, "read": 1, "write": 1})
+		map[string]Action{"a": Configured, "b": Unchanged}, map[string]int{"dry-run": 2, "read": 1, "write": 1},
+		map[string]int{"dry-run fieldValidation=Ignore": 2, "write fieldValidation=Ignore": 1})
 	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "a"}, a); err != nil {
 		t.Fatal(err)
 	}
@@ -248,16 +256,24 @@ func TestAnObjectSeenAsRenderedCostsOnlyItsDryRun(t *testing.T) {
 		t.Errorf("the drift was not applied away: data %v", a.Data)
 	}
 	step("after the drift, seen again", render("v"),
-		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2})
+		map[string]Action{"a": Unchanged, "b": Unchanged}, map[string]int{"dry-run": 2}, seenDryRuns(2))
 
 	// A new render of b: read and compared, then applied.
 	step("b rendered otherwise", render("w"),
-		map[string]Action{"a": Unchanged, "b": Configured}, map[string]int{"dry-run": 2, "read": 1, "write": 1})
+		map[string]Action{"a": Unchanged, "b": Configured}, map[string]int{"dry-run": 2, "read": 1, "write": 1},
+		map[string]int{"dry-run fieldValidation=Ignore": 1, "write fieldValidation=Ignore": 1})
 
 	// Deleted since: the dry run answers without a resourceVersion; created again.
 	if err := e.client.Delete(e.ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	step("a deleted", render("w"),
-		map[string]Action{"a": Created, "b": Unchanged}, map[string]int{"dry-run": 2, "write": 1})
+		map[string]Action{"a": Created, "b": Unchanged}, map[string]int{"dry-run": 2, "write": 1},
+		map[string]int{"dry-run fieldValidation=Ignore": 2, "write fieldValidation=Ignore": 1})
+}
+
+// seenDryRuns is what n dry runs of objects seen as rendered ask of the server: no field
+// validation (the same object was validated when first seen).
+func seenDryRuns(n int) map[string]int {
+	return map[string]int{"dry-run fieldValidation=Ignore": n}
 }

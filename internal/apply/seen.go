@@ -6,10 +6,10 @@ import (
 	"hash/fnv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/diff"
 )
 
@@ -109,25 +109,30 @@ func (p *Plan) Seen() Seen {
 // diffSeen is the dry run of an object that an earlier apply saw as rendered (s): the
 // dry run alone when it answers with the uid and resourceVersion seen, the object
 // being rendered the same; else a GET, and the comparison of the live object with the
-// dry run's answer, as diffKnown makes.
+// dry run's answer, as diffKnown makes. The dry run goes without the strict field
+// validation: the same rendered object was validated, its warnings logged, when it was
+// first seen.
 func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
-	dryRun := o.Object.Object.DeepCopy()
-	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(dryRun),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager)); err != nil {
+	dryRun, err := a.send(ctx, o.Object.Object, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
+	if err != nil {
 		return err
 	}
-	if dryRun.GetResourceVersion() == "" {
+	if dryRun.head.ResourceVersion == "" {
 		o.state = created
 		return nil
 	}
-	if uid, version := string(dryRun.GetUID()), dryRun.GetResourceVersion(); at(uid, version) == s.at {
+	if uid, version := dryRun.head.UID, dryRun.head.ResourceVersion; at(uid, version) == s.at {
 		o.state = unchanged
-		o.liveUID, o.liveVersion, o.liveGeneration = uid, version, dryRun.GetGeneration()
+		o.liveUID, o.liveVersion, o.liveGeneration = uid, version, dryRun.head.Generation
 		return nil
 	}
+	answer, err := dryRun.object()
+	if err != nil {
+		return err
+	}
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(dryRun.GroupVersionKind())
-	err := a.client.Get(ctx, client.ObjectKeyFromObject(dryRun), live)
+	live.SetGroupVersionKind(answer.GroupVersionKind())
+	err = a.client.Get(ctx, client.ObjectKeyFromObject(answer), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		o.state = created
@@ -135,7 +140,7 @@ func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
 	case err != nil:
 		return err
 	}
-	fields, err := diff.Fields(live, dryRun)
+	fields, err := diff.Fields(live, answer)
 	if err != nil {
 		return err
 	}

@@ -163,21 +163,25 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 			return "", 0, err
 		}
 	}
-	obj := o.Object.Object.DeepCopy()
-	err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-		client.ForceOwnership, client.FieldOwner(v1alpha1.FieldManager))
+	var opts []client.PatchOption
+	if o.state != unchecked {
+		// Its dry run sent the same object and the server's warnings were logged then.
+		opts = append(opts, client.FieldValidation(metav1.FieldValidationIgnore))
+	}
+	applied, err := a.send(ctx, o.Object.Object, opts...)
 	if err != nil {
 		return "", 0, err
 	}
-	o.liveUID, o.liveVersion = string(obj.GetUID()), obj.GetResourceVersion()
+	head := applied.head
+	o.liveUID, o.liveVersion = head.UID, head.ResourceVersion
 	switch {
 	case st == created:
-		return Created, obj.GetGeneration(), nil
-	case st == existing && obj.GetResourceVersion() == liveVersion:
+		return Created, head.Generation, nil
+	case st == existing && head.ResourceVersion == liveVersion:
 		// The server stored nothing: the object was as rendered.
-		return Unchanged, obj.GetGeneration(), nil
+		return Unchanged, head.Generation, nil
 	default:
-		return Configured, obj.GetGeneration(), nil
+		return Configured, head.Generation, nil
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 type RequestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// unvalidated counts, by kind, the requests that asked the server not to validate fields
+	// (fieldValidation=Ignore).
+	unvalidated map[string]int
 	// inFlight and maxInFlight count the requests being served.
 	inFlight, maxInFlight int
 }
@@ -40,6 +43,12 @@ func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 			c.counts = map[string]int{}
 		}
 		c.counts[kind]++
+		if c.unvalidated == nil {
+			c.unvalidated = map[string]int{}
+		}
+		if r.URL.Query().Get("fieldValidation") == "Ignore" {
+			c.unvalidated[kind+" fieldValidation=Ignore"]++
+		}
 		c.inFlight++
 		c.maxInFlight = max(c.maxInFlight, c.inFlight)
 		c.mu.Unlock()
@@ -61,6 +70,19 @@ func (c *RequestCounter) Take() map[string]int {
 		out = map[string]int{}
 	}
 	c.counts = map[string]int{}
+	return out
+}
+
+// TakeUnvalidated returns, since the last call, how many requests of each kind asked for no
+// field validation ("<kind> fieldValidation=Ignore").
+func (c *RequestCounter) TakeUnvalidated() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.unvalidated
+	if out == nil {
+		out = map[string]int{}
+	}
+	c.unvalidated = map[string]int{}
 	return out
 }
 
