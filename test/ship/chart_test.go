@@ -140,6 +140,7 @@ func TestChartValuesSchema(t *testing.T) {
 		"unknown value":            {map[string]any{"controler": map[string]any{}}, "controler"},
 		"shard not a label value":  {map[string]any{"shards": []any{"Blue Team"}}, "shards/0"},
 		"extra flag without --":    {map[string]any{"observer": map[string]any{"extraArgs": []any{"concurrency=2"}}}, "observer/extraArgs/0"},
+		"extra env without a name": {map[string]any{"controller": map[string]any{"extraEnv": []any{map[string]any{"value": "100"}}}}, "controller/extraEnv/0"},
 		"etcd server not a URL":    {map[string]any{"etcd": map[string]any{"enabled": false, "servers": []any{"etcd:2379"}}}, "etcd/servers/0"},
 		"bad pull policy":          {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "image/pullPolicy"},
 		"storage without a unit":   {map[string]any{"etcd": map[string]any{"storage": "8"}}, "etcd/storage"},

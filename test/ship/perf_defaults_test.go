@@ -55,3 +55,34 @@ func TestChartSetsGOMEMLIMITFromTheMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+// The chart's extraEnv reaches each process's container, after GOMEMLIMIT, also for each
+// shard's Deployments: how an operator sets GOGC back to Go's default (the controller and
+// the observer collect at 50 unless GOGC is set: docs/operations.md, "Memory").
+func TestChartPassesExtraEnv(t *testing.T) {
+	gogc := []any{map[string]any{"name": "GOGC", "value": "100"}}
+	objs := render(t, map[string]any{
+		"shards":     []any{"blue"},
+		"apiserver":  map[string]any{"extraEnv": []any{map[string]any{"name": "GODEBUG", "value": "madvdontneed=1"}}},
+		"controller": map[string]any{"extraEnv": gogc},
+		"observer":   map[string]any{"extraEnv": gogc},
+	}, "convoy")
+	for d, want := range map[string]corev1.EnvVar{
+		"convoy-apiserver":       {Name: "GODEBUG", Value: "madvdontneed=1"},
+		"convoy-controller-blue": {Name: "GOGC", Value: "100"},
+		"convoy-observer-blue":   {Name: "GOGC", Value: "100"},
+	} {
+		env := deployment(t, objs, d).Spec.Template.Spec.Containers[0].Env
+		var names []string
+		for _, e := range env {
+			names = append(names, e.Name)
+		}
+		if diff := cmp.Diff([]string{"GOMEMLIMIT", want.Name}, names); diff != "" {
+			t.Errorf("%s: environment variables (-want +got):\n%s", d, diff)
+			continue
+		}
+		if diff := cmp.Diff(want, env[1]); diff != "" {
+			t.Errorf("%s: %s (-want +got):\n%s", d, want.Name, diff)
+		}
+	}
+}
