@@ -21,6 +21,8 @@ type heap struct {
 	// inuse and objects are the heap's spans in use and its objects, garbage included
 	// (go_memstats_heap_inuse_bytes, go_memstats_heap_objects).
 	inuse, objects float64
+	// gogc is the collector's GOGC in force (go_gc_gogc_percent).
+	gogc float64
 }
 
 func readHeap(metrics string) heap {
@@ -30,7 +32,8 @@ func readHeap(metrics string) heap {
 		}
 		return 0
 	}
-	return heap{live: v("go_gc_heap_live_bytes"), inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects")}
+	return heap{live: v("go_gc_heap_live_bytes"), inuse: v("go_memstats_heap_inuse_bytes"), objects: v("go_memstats_heap_objects"),
+		gogc: v("go_gc_gogc_percent")}
 }
 
 // heaps are the Go heaps of every controller and observer in s, by process name.

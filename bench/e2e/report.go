@@ -99,8 +99,8 @@ func (r *result) print(w io.Writer) {
 			h    heap
 		}{{"the start", r.heapStart[p]}, {"all Ready", r.heapReady[p]}, {"the end of the steady window", r.heapEnd[p]}} {
 			if h.h.inuse > 0 {
-				fmt.Fprintf(w, "\n%s Go heap at %s: live %.1f MiB (%.1f KiB per Release more than at the start); in use %.0f MiB, %.0f objects, garbage included",
-					p, h.when, h.h.live/(1<<20), (h.h.live-r.heapStart[p].live)/1024/n, h.h.inuse/(1<<20), h.h.objects)
+				fmt.Fprintf(w, "\n%s Go heap at %s: live %.1f MiB (%.1f KiB per Release more than at the start); in use %.0f MiB, %.0f objects, garbage included; GOGC %.0f",
+					p, h.when, h.h.live/(1<<20), (h.h.live-r.heapStart[p].live)/1024/n, h.h.inuse/(1<<20), h.h.objects, h.h.gogc)
 			}
 		}
 	}

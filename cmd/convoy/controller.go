@@ -66,6 +66,7 @@ when a requeue that the sync policy schedules arrives.`,
 }
 
 func runController(ctx context.Context, f controllerFlags) error {
+	setDefaultGCPercent()
 	if err := f.logs.apply("controller"); err != nil {
 		return err
 	}

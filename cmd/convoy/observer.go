@@ -57,6 +57,7 @@ render, and when a batch of lifecycle hooks completes. It applies nothing.`,
 }
 
 func runObserver(ctx context.Context, f observerFlags) error {
+	setDefaultGCPercent()
 	if err := f.logs.apply("observer"); err != nil {
 		return err
 	}
