@@ -109,9 +109,10 @@ func (p *Plan) Seen() Seen {
 // diffSeen is the dry run of an object that an earlier apply saw as rendered (s): the
 // dry run alone when it answers with the uid and resourceVersion seen, the object
 // being rendered the same; else a GET, and the comparison of the live object with the
-// dry run's answer, as diffKnown makes. The dry run goes without the strict field
-// validation: the same rendered object was validated, its warnings logged, when it was
-// first seen.
+// dry run's answer, as diffKnown makes. The dry run goes without field validation
+// (fieldValidation=Ignore, which drops an unknown field as the default Warn does, but
+// without the strict second parse that finds it): the same rendered object was
+// validated, its warnings logged, when it was first seen.
 func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
 	dryRun, err := a.send(ctx, o.Object.Object, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
 	if err != nil {

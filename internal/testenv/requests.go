@@ -62,27 +62,21 @@ func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 }
 
 // Take returns the counts since the last call, by kind.
-func (c *RequestCounter) Take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.counts
-	if out == nil {
-		out = map[string]int{}
-	}
-	c.counts = map[string]int{}
-	return out
-}
+func (c *RequestCounter) Take() map[string]int { return c.take(&c.counts) }
 
-// TakeUnvalidated returns, since the last call, how many requests of each kind asked for no
-// field validation ("<kind> fieldValidation=Ignore").
-func (c *RequestCounter) TakeUnvalidated() map[string]int {
+// TakeUnvalidated returns, since the last call, how many requests of each kind asked for
+// no field validation ("<kind> fieldValidation=Ignore").
+func (c *RequestCounter) TakeUnvalidated() map[string]int { return c.take(&c.unvalidated) }
+
+// take returns *m, never nil, and empties it.
+func (c *RequestCounter) take(m *map[string]int) map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := c.unvalidated
+	out := *m
 	if out == nil {
 		out = map[string]int{}
 	}
-	c.unvalidated = map[string]int{}
+	*m = map[string]int{}
 	return out
 }
 
