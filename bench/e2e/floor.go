@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -31,11 +32,16 @@ import (
 // observer assesses it (internal/observer/health, kstatus). No convoy process runs
 // but convoy apiserver, idle: no Release, no dry run, no status, no watch of convoy's
 // objects. It is what no Release controller on this machine can go below, for
-// comparison with the run to Ready.
+// comparison with the run to Ready. With -floor-dry-runs each object also gets the dry
+// runs that the seed requires of a first apply: one before its apply, and one in the
+// reconcile that the observer's first health data starts (three requests an object
+// instead of one), the apply and the second dry run without field validation as convoy
+// sends them; still no Release, Render, inventory or status is written.
 
 // floorResult is the figures of one floor run.
 type floorResult struct {
 	n, objects    int
+	dryRuns       bool
 	load          [2]string // at the start, when all were Healthy
 	toHealthy     time.Duration
 	p50, p99, max time.Duration
@@ -106,7 +112,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		}
 	}()
 
-	res := &floorResult{n: n, cpu: map[string]float64{}}
+	res := &floorResult{n: n, dryRuns: cfg.floorDryRuns, cpu: map[string]float64{}}
 	res.load[0] = benchenv.LoadAvg()
 	k0, _ := e.KubeMetrics(ctx)
 	p0 := e.Snapshot()
@@ -114,15 +120,51 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	started := make([]time.Time, n)
 	var failed atomic.Value
 	start := time.Now()
+	// apply sends the server-side apply of u; validated: with the server's default field
+	// validation, else without, as convoy repeats an object it validated (internal/apply).
+	apply := func(u *unstructured.Unstructured, dryRun, validated bool) error {
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			return err
+		}
+		data, err := u.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		force := true
+		opts := metav1.PatchOptions{FieldManager: "bench-floor", Force: &force}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		if !validated {
+			opts.FieldValidation = metav1.FieldValidationIgnore
+		}
+		_, err = dyn.Resource(m.Resource).Namespace(namespace).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+		return err
+	}
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
 		started[i] = time.Now()
 		for _, u := range objects[i] {
-			m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+			var err error
+			if cfg.floorDryRuns {
+				err = apply(u, true, true) // the pre-apply dry run of the first reconcile
+			}
 			if err == nil {
-				_, err = dyn.Resource(m.Resource).Namespace(namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "bench-floor", Force: true})
+				err = apply(u, false, !cfg.floorDryRuns)
 			}
 			if err != nil {
 				failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err))
+				return
+			}
+		}
+		if !cfg.floorDryRuns {
+			return
+		}
+		// The reconcile that the observer's first health data starts applies the render
+		// again (SP-03, SP-29): a dry run of each object, which finds nothing to change.
+		for _, u := range objects[i] {
+			if err := apply(u, true, false); err != nil {
+				failed.CompareAndSwap(nil, fmt.Errorf("second dry run of %s %s: %w", u.GetKind(), u.GetName(), err))
 				return
 			}
 		}
@@ -176,10 +218,14 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 }
 
 func (r *floorResult) print(out io.Writer) {
-	fmt.Fprintf(out, "\n## Floor: the objects of N = %d Releases without convoy\n\n", r.n)
+	what := "one server-side apply each"
+	if r.dryRuns {
+		what = "a dry run, the apply and a second dry run each (-floor-dry-runs)"
+	}
+	fmt.Fprintf(out, "\n## Floor: the objects of N = %d Releases without convoy (%s)\n\n", r.n, what)
 	fmt.Fprintf(out, "load average (1, 5, 15 min): start %s; all Healthy %s\n\n", r.load[0], r.load[1])
 	fmt.Fprintln(out, "| measure | value |\n|---|---|")
-	fmt.Fprintf(out, "| objects applied (one server-side apply each) | %d |\n", r.objects)
+	fmt.Fprintf(out, "| objects applied (%s) | %d |\n", what, r.objects)
 	fmt.Fprintf(out, "| first apply → every Deployment Healthy | **%s** |\n", r.toHealthy.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "| per Release first apply → Healthy, p50 / p99 / max | %s / %s / %s |\n",
 		r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond), r.max.Round(100*time.Millisecond))

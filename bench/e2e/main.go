@@ -52,6 +52,7 @@ type config struct {
 	profileDir        string
 	shards            int
 	floor             bool
+	floorDryRuns      bool
 	memoryLimit       int
 }
 
@@ -70,6 +71,7 @@ func main() {
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap), and CPU profiles of the first minute of the creates and of the steady window (.cpu) of those two, kube-apiserver (started with --profiling) and convoy apiserver, for go tool pprof")
 	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the floor instead: the chart's objects for N Releases applied by plain server-side applies (16 clients) until every Deployment is Healthy, with no convoy controller or observer (bench/e2e/floor.go)")
+	flag.BoolVar(&cfg.floorDryRuns, "floor-dry-runs", false, "with -floor: also the dry runs that the seed requires of a first apply, one before each object's apply and one after (the reconcile that the observer's first health data starts)")
 	flag.IntVar(&cfg.memoryLimit, "memory-limit", 0, "MiB: run the convoy controller and observer with GOMEMLIMIT=<n>MiB, as the chart and deploy/ do for a container whose resources.limits.memory is <n>Mi (GOMEMLIMIT from resourceFieldRef); 0: none, the default (no limit)")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)
