@@ -182,6 +182,11 @@ func TestSP29_TheObserversSyncJoinsTheReconcileOfItsHealthData(t *testing.T) {
 	if waited := time.Since(written); waited >= delay {
 		t.Fatalf("Healthy came %v after the health data: the /sync did not make its reconcile ready", waited)
 	}
+	// The count grows when a reconcile returns, after its status write: wait for it.
+	e.eventually("the reconcile that wrote Healthy to end", func() (bool, string) {
+		n := e.reconciles("web") - before
+		return n >= 1, fmt.Sprintf("%d reconciles", n)
+	})
 	// Past the delay: the health data's reconcile was the /sync's, not one more.
 	e.consistently("one reconcile for the health data and the /sync", delay+time.Second, func() (bool, string) {
 		n := e.reconciles("web") - before
