@@ -120,9 +120,9 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	started := make([]time.Time, n)
 	var failed atomic.Value
 	start := time.Now()
-	// apply sends the server-side apply of u; validated: with the server's default field
+	// apply sends the server-side apply of u; validate: with the server's default field
 	// validation, else without, as convoy repeats an object it validated (internal/apply).
-	apply := func(u *unstructured.Unstructured, dryRun, validated bool) error {
+	apply := func(u *unstructured.Unstructured, dryRun, validate bool) error {
 		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		if dryRun {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
-		if !validated {
+		if !validate {
 			opts.FieldValidation = metav1.FieldValidationIgnore
 		}
 		_, err = dyn.Resource(m.Resource).Namespace(namespace).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)

@@ -50,9 +50,6 @@ func (a *answer) UnmarshalJSON(b []byte) error {
 
 // object decodes the whole answer.
 func (a *answer) object() (*unstructured.Unstructured, error) {
-	if a.raw == nil {
-		return nil, fmt.Errorf("no answer from the server for %s %s", a.GetKind(), a.GetName())
-	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(a.raw); err != nil {
 		return nil, err
@@ -60,10 +57,11 @@ func (a *answer) object() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// send makes the server-side apply of u (convoy's field manager, forced) with opts
-// (a dry run, a field validation) and returns the server's answer.
-func (a *Applier) send(ctx context.Context, u *unstructured.Unstructured, opts ...client.PatchOption) (*answer, error) {
-	data, err := u.MarshalJSON()
+// send makes the server-side apply of o's rendered object (convoy's field manager,
+// forced) with opts (a dry run, a field validation) and returns the server's answer.
+func (a *Applier) send(ctx context.Context, o *planned, opts ...client.PatchOption) (*answer, error) {
+	u := o.Object.Object
+	data, err := o.bodyOf()
 	if err != nil {
 		return nil, err
 	}

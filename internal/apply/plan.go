@@ -47,8 +47,10 @@ type planned struct {
 	liveUID string
 	// liveGeneration is the generation of an unchanged object at the dry run.
 	liveGeneration int64
-	// digest is the rendered object's (digest), computed when first needed; 0: not yet.
+	// digest is the rendered object's (digestOf), computed when first needed; 0: not yet.
 	digest uint64
+	// body is the rendered object's JSON (bodyOf); nil: not made yet.
+	body []byte
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -279,7 +281,7 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 // GET: the server answers a dry-run create without a resourceVersion. The field
 // validation is the server's default, whose warnings about unknown fields are logged.
 func (a *Applier) dryRunNew(ctx context.Context, o *planned) error {
-	dryRun, err := a.send(ctx, o.Object.Object, client.DryRunAll)
+	dryRun, err := a.send(ctx, o, client.DryRunAll)
 	if err != nil {
 		return err
 	}

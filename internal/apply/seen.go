@@ -62,17 +62,6 @@ func (s Seen) index() map[uint64]sighting {
 	return m
 }
 
-// digest is a hash of the rendered object's JSON (encoding/json sorts map keys).
-func digest(u *unstructured.Unstructured) uint64 {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return 0 // never equal to a sighting's: the object is read
-	}
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
-}
-
 // sightingOf is the sighting of o as the apply found or left it as rendered; false
 // when it is not known (not checked, changed by no apply yet, failed).
 func (o *planned) sightingOf() (sighting, bool) {
@@ -82,12 +71,32 @@ func (o *planned) sightingOf() (sighting, bool) {
 	return sighting{id: idOf(identityOf(o.entry.ObjectReference)), at: at(o.liveUID, o.liveVersion), digest: o.digestOf()}, true
 }
 
-// digestOf is the digest of the rendered object, computed once.
+// digestOf is the digest of the rendered object: a hash of its JSON (bodyOf; encoding/json
+// sorts map keys), computed once.
 func (o *planned) digestOf() uint64 {
 	if o.digest == 0 {
-		o.digest = digest(o.Object.Object)
+		b, err := o.bodyOf()
+		if err != nil {
+			return 0 // never equal to a sighting's: the object is read
+		}
+		h := fnv.New64a()
+		_, _ = h.Write(b)
+		o.digest = h.Sum64()
 	}
 	return o.digest
+}
+
+// bodyOf is the rendered object's JSON, made once: the body of its dry runs and apply
+// (send) and what its digest hashes.
+func (o *planned) bodyOf() ([]byte, error) {
+	if o.body == nil {
+		b, err := json.Marshal(o.Object.Object.Object)
+		if err != nil {
+			return nil, err
+		}
+		o.body = b
+	}
+	return o.body, nil
 }
 
 // Seen returns what the plan's dry run and apply saw of its objects as rendered: those
@@ -114,7 +123,7 @@ func (p *Plan) Seen() Seen {
 // without the strict second parse that finds it): the same rendered object was
 // validated, its warnings logged, when it was first seen.
 func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
-	dryRun, err := a.send(ctx, o.Object.Object, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
+	dryRun, err := a.send(ctx, o, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 		// Its dry run sent the same object and the server's warnings were logged then.
 		opts = append(opts, client.FieldValidation(metav1.FieldValidationIgnore))
 	}
-	applied, err := a.send(ctx, o.Object.Object, opts...)
+	applied, err := a.send(ctx, o, opts...)
 	if err != nil {
 		return "", 0, err
 	}
