@@ -41,6 +41,7 @@ import (
 // floorResult is the figures of one floor run.
 type floorResult struct {
 	n, objects    int
+	namespaces    int
 	dryRuns       bool
 	load          [2]string // at the start, when all were Healthy
 	toHealthy     time.Duration
@@ -64,7 +65,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	fmt.Fprintf(os.Stderr, "Rendering the chart for %d Releases...\n", n)
 	objects := make([][]*unstructured.Unstructured, n)
 	for i := range n {
-		res, err := r.Render(ctx, render.Request{Release: benchenv.PodinfoRelease(namespace, releaseName(i), e.Charts.URL)})
+		res, err := r.Render(ctx, render.Request{Release: benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)})
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", releaseName(i), err)
 		}
@@ -87,11 +88,11 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	mapper := restmapper.NewDiscoveryRESTMapper(groups)
 
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	list, err := dyn.Resource(deployments).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	list, err := dyn.Resource(deployments).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	w, err := dyn.Resource(deployments).Namespace(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	w, err := dyn.Resource(deployments).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		}
 	}()
 
-	res := &floorResult{n: n, dryRuns: cfg.floorDryRuns, cpu: map[string]float64{}}
+	res := &floorResult{n: n, namespaces: len(cfg.namespaces(n)), dryRuns: cfg.floorDryRuns, cpu: map[string]float64{}}
 	res.load[0] = benchenv.LoadAvg()
 	k0, _ := e.KubeMetrics(ctx)
 	p0 := e.Snapshot()
@@ -122,7 +123,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	start := time.Now()
 	// apply sends the server-side apply of u; validate: with the server's default field
 	// validation, else without, as convoy repeats an object it validated (internal/apply).
-	apply := func(u *unstructured.Unstructured, dryRun, validate bool) error {
+	apply := func(ns string, u *unstructured.Unstructured, dryRun, validate bool) error {
 		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
 		if err != nil {
 			return err
@@ -139,18 +140,19 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		if !validate {
 			opts.FieldValidation = metav1.FieldValidationIgnore
 		}
-		_, err = dyn.Resource(m.Resource).Namespace(namespace).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+		_, err = dyn.Resource(m.Resource).Namespace(ns).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
 		return err
 	}
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+		ns := cfg.namespaceOf(i)
 		started[i] = time.Now()
 		for _, u := range objects[i] {
 			var err error
 			if cfg.floorDryRuns {
-				err = apply(u, true, true) // the pre-apply dry run of the first reconcile
+				err = apply(ns, u, true, true) // the pre-apply dry run of the first reconcile
 			}
 			if err == nil {
-				err = apply(u, false, !cfg.floorDryRuns)
+				err = apply(ns, u, false, !cfg.floorDryRuns)
 			}
 			if err != nil {
 				failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err))
@@ -163,7 +165,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		// The reconcile that the observer's first health data starts applies the render
 		// again (SP-03, SP-29): a dry run of each object, which finds nothing to change.
 		for _, u := range objects[i] {
-			if err := apply(u, true, false); err != nil {
+			if err := apply(ns, u, true, false); err != nil {
 				failed.CompareAndSwap(nil, fmt.Errorf("second dry run of %s %s: %w", u.GetKind(), u.GetName(), err))
 				return
 			}
@@ -226,6 +228,7 @@ func (r *floorResult) print(out io.Writer) {
 	fmt.Fprintf(out, "load average (1, 5, 15 min): start %s; all Healthy %s\n\n", r.load[0], r.load[1])
 	fmt.Fprintln(out, "| measure | value |\n|---|---|")
 	fmt.Fprintf(out, "| objects applied (%s) | %d |\n", what, r.objects)
+	fmt.Fprintf(out, "| namespaces (-per-namespace) | %d |\n", r.namespaces)
 	fmt.Fprintf(out, "| first apply → every Deployment Healthy | **%s** |\n", r.toHealthy.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "| per Release first apply → Healthy, p50 / p99 / max | %s / %s / %s |\n",
 		r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond), r.max.Round(100*time.Millisecond))

@@ -4,7 +4,7 @@
 // and the rights dev grants it (internal/dev) — and N Releases of the podinfo-shaped
 // chart of bench/controller (a Deployment at 0 replicas, a ServiceAccount, a Service
 // and an Ingress; automatic mode) are created by a user who may only create and read
-// Releases in the namespace. For each N it reports:
+// Releases in their namespace (-per-namespace of them share one). For each N it reports:
 //
 //   - first create → every Release Ready (the Ready condition True, i.e. Applied and
 //     Healthy), and p50/p99/max of each Release's create → Ready;
@@ -54,6 +54,8 @@ type config struct {
 	floor             bool
 	floorDryRuns      bool
 	memoryLimit       int
+	// perNamespace is how many Releases share a namespace (-per-namespace).
+	perNamespace int
 }
 
 func main() {
@@ -72,6 +74,7 @@ func main() {
 	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the floor instead: the chart's objects for N Releases applied by plain server-side applies (16 clients) until every Deployment is Healthy, with no convoy controller or observer (bench/e2e/floor.go)")
 	flag.BoolVar(&cfg.floorDryRuns, "floor-dry-runs", false, "with -floor: also the dry runs that the seed requires of a first apply, one before each object's apply and one after (the reconcile that the observer's first health data starts)")
+	flag.IntVar(&cfg.perNamespace, "per-namespace", 1000, "Releases per namespace: the i-th Release goes to bench-e2e when i < this, else to bench-e2e-<i / this>; the default keeps each namespace's Deployments, Pods and Services within Kubernetes' per-namespace scalability thresholds (2,000, 3,000 and 5,000), beyond which kube-controller-manager's cost per object grows with the namespace; 0: all in bench-e2e")
 	flag.IntVar(&cfg.memoryLimit, "memory-limit", 0, "MiB: run the convoy controller and observer with GOMEMLIMIT=<n>MiB, as the chart and deploy/ do for a container whose resources.limits.memory is <n>Mi (GOMEMLIMIT from resourceFieldRef); 0: none, the default (no limit)")
 	flag.Parse()
 	cfg.ns = benchenv.PositiveInts("n", n)

@@ -50,6 +50,7 @@ func (r *result) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "load average (1, 5, 15 min): start %s; all Ready %s; end %s\n\n", r.loadStart, r.loadReady, r.loadEnd)
 	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
+	fmt.Fprintf(w, "| namespaces of the Releases (-per-namespace) | %d |\n", r.namespaces)
 	fmt.Fprintf(w, "| creates of the %d Releases (author, %s) | %s (%.0f /s; %d failed tries) |\n", r.n, fmt.Sprintf("%d clients", r.clients),
 		r.createElapsed.Round(time.Millisecond), n/r.createElapsed.Seconds(), r.createFailures)
 	fmt.Fprintf(w, "| Ready=True | %d / %d |\n", r.ready, r.n)

@@ -171,26 +171,13 @@ func (e *env) startConvoy(ctx context.Context, bin string, profile bool, shards 
 	return nil
 }
 
-// grantAuthor lets the author create and read Releases in the namespace, and returns
-// its client.
-func (e *env) grantAuthor(ctx context.Context) error {
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: author},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases}, Verbs: []string{"create", "get", "list", "watch"}},
-			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync}, Verbs: []string{"create"}},
-		},
-	}
-	if _, err := e.Kube.RbacV1().Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the Role of %s: %w", author, err)
-	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: author},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: author},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: author}},
-	}
-	if _, err := e.Kube.RbacV1().RoleBindings(namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("binding %s: %w", author, err)
+// grantAuthor lets the author create and read Releases in each of the namespaces, and
+// sets its client.
+func (e *env) grantAuthor(ctx context.Context, namespaces []string) error {
+	for _, ns := range namespaces {
+		if err := e.grantAuthorIn(ctx, ns); err != nil {
+			return err
+		}
 	}
 	cfg, err := e.Cluster.UserConfig(author)
 	if err != nil {
@@ -203,6 +190,29 @@ func (e *env) grantAuthor(ctx context.Context) error {
 	cfg.ContentType = runtime.ContentTypeJSON
 	e.author, err = rest.RESTClientFor(cfg)
 	return err
+}
+
+// grantAuthorIn gives the author its Role in namespace ns.
+func (e *env) grantAuthorIn(ctx context.Context, ns string) error {
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: author},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases}, Verbs: []string{"create", "get", "list", "watch"}},
+			{APIGroups: []string{convoyv1alpha1.GroupName}, Resources: []string{convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceSync}, Verbs: []string{"create"}},
+		},
+	}
+	if _, err := e.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the Role of %s in %s: %w", author, ns, err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: author},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: author},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: author}},
+	}
+	if _, err := e.Kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("binding %s in %s: %w", author, ns, err)
+	}
+	return nil
 }
 
 // readyLog records, per Release, when the bench's watch first saw it Ready, and every
@@ -233,11 +243,11 @@ func (w *readyLog) eventsSince(t time.Time) int {
 	return n
 }
 
-// watch follows the resource in the namespace from rv until ctx ends, reopening a
+// watch follows the resource in every namespace from rv until ctx ends, reopening a
 // closed watch from the last resourceVersion seen (at most 1,000 times).
 func (e *env) watch(ctx context.Context, w *readyLog, rv string) {
 	for i := 0; i < 1000 && ctx.Err() == nil; i++ {
-		wi, err := e.Convoy.Get().Namespace(namespace).Resource(w.resource).
+		wi, err := e.Convoy.Get().Resource(w.resource).
 			Param("watch", "true").Param("resourceVersion", rv).Timeout(30 * time.Minute).Watch(ctx)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "watch %s: %v\n", w.resource, err)
@@ -275,6 +285,7 @@ type result struct {
 	n              int
 	shards         int // controller and observer pairs with --shard; 0: one pair without
 	clients        int
+	namespaces     int // of the Releases
 	loadStart      string
 	loadReady      string
 	loadEnd        string
@@ -321,9 +332,12 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	defer be.Stop()
 	e := &env{Env: be}
+	namespaces := cfg.namespaces(n)
 	if cfg.floor {
-		if err := e.EnsureNamespace(ctx, namespace); err != nil {
-			return nil, err
+		for _, ns := range namespaces {
+			if err := e.EnsureNamespace(ctx, ns); err != nil {
+				return nil, err
+			}
 		}
 		fr, err := cfg.measureFloor(ctx, e, n)
 		if fr != nil {
@@ -340,10 +354,12 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	if err := e.startConvoy(ctx, bin, cfg.profileDir != "", cfg.shards); err != nil {
 		return nil, err
 	}
-	if err := e.EnsureNamespace(ctx, namespace); err != nil {
-		return nil, err
+	for _, ns := range namespaces {
+		if err := e.EnsureNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
 	}
-	if err := e.grantAuthor(ctx); err != nil {
+	if err := e.grantAuthor(ctx, namespaces); err != nil {
 		return nil, err
 	}
 	var sr *syncResult
@@ -366,12 +382,12 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 }
 
 func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) {
-	res := &result{n: n, shards: cfg.shards, clients: cfg.createConcurrency, loadStart: benchenv.LoadAvg(), steadyEvents: map[string]int{}}
+	res := &result{n: n, shards: cfg.shards, clients: cfg.createConcurrency, namespaces: len(cfg.namespaces(n)), loadStart: benchenv.LoadAvg(), steadyEvents: map[string]int{}}
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	logs := map[string]*readyLog{}
 	for _, resource := range []string{"releases", "releaseinventories"} {
-		rv, err := e.ListResourceVersion(ctx, namespace, resource)
+		rv, err := e.ListResourceVersion(ctx, metav1.NamespaceAll, resource)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", resource, err)
 		}
@@ -391,11 +407,12 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 		for try := 0; try < 5 && ctx.Err() == nil; try++ {
 			rctx, cancel := context.WithTimeout(ctx, time.Minute)
 			created[i] = time.Now()
-			rel := benchenv.PodinfoRelease(namespace, name(i), e.Charts.URL)
+			ns := cfg.namespaceOf(i)
+			rel := benchenv.PodinfoRelease(ns, name(i), e.Charts.URL)
 			if cfg.shards > 0 {
 				rel.Labels = map[string]string{convoyv1alpha1.LabelShard: strconv.Itoa(i % cfg.shards)}
 			}
-			err := e.author.Post().Namespace(namespace).Resource("releases").Body(rel).Do(rctx).Error()
+			err := e.author.Post().Namespace(ns).Resource("releases").Body(rel).Do(rctx).Error()
 			cancel()
 			if err == nil || strings.Contains(err.Error(), "already exists") {
 				break
@@ -517,6 +534,26 @@ func forEach(ctx context.Context, n, clients int, do func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// namespaceOf is the namespace of the i-th Release of a run: namespace for the first
+// -per-namespace, then namespace-1, namespace-2, ...
+func (cfg *config) namespaceOf(i int) string {
+	if cfg.perNamespace <= 0 || i < cfg.perNamespace {
+		return namespace
+	}
+	return fmt.Sprintf("%s-%d", namespace, i/cfg.perNamespace)
+}
+
+// namespaces are the namespaces of the n Releases of a run, in order.
+func (cfg *config) namespaces(n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		if ns := cfg.namespaceOf(i); len(out) == 0 || out[len(out)-1] != ns {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // releaseName is the name of the i-th Release of a run.
