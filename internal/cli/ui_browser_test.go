@@ -56,6 +56,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// chromium's own temporary files (org.chromium.Chromium.*, in /tmp with
+		// disable-dev-shm-usage) go where the test's cleanup removes them.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)

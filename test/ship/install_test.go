@@ -58,6 +58,9 @@ var (
 	installOnce sync.Once
 	installed   *installation
 	installErr  error
+	// tempDirs are the folders made for the installation (the binary, chart caches),
+	// removed by removeTempDirs.
+	tempDirs []string
 )
 
 // install installs the chart once per package, as README.md's helm command says
@@ -78,6 +81,13 @@ func install(t *testing.T) *installation {
 		t.Fatalf("installing the chart: %v (logs in %s)", installErr, env.cluster.LogDir())
 	}
 	return installed
+}
+
+// removeTempDirs removes the installation's temporary folders.
+func removeTempDirs() {
+	for _, d := range tempDirs {
+		os.RemoveAll(d)
+	}
 }
 
 func stopInstall() {
@@ -170,6 +180,7 @@ func buildConvoy(ctx context.Context, root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	tempDirs = append(tempDirs, dir)
 	bin := filepath.Join(dir, "convoy")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/convoy")
 	cmd.Dir = root
@@ -238,6 +249,7 @@ func runProcess(ctx context.Context, kube kubernetes.Interface, in *installation
 			if err != nil {
 				return 0, err
 			}
+			tempDirs = append(tempDirs, dir)
 			set("--chart-cache-dir", dir)
 		}
 		ready = fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)

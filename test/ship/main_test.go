@@ -35,6 +35,7 @@ var env *struct {
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, func(s *testenv.Setup) error {
+		s.Cleanup(removeTempDirs) // last: after the cluster has stopped the processes using them
 		c, err := s.Cluster("the local control plane", localcluster.Options{Progress: os.Stderr, Workloads: true, Nodes: 1})
 		if err != nil {
 			return err
