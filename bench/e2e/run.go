@@ -123,7 +123,9 @@ type env struct {
 
 // startConvoy starts convoy controller and observer from bin as `convoy dev` does
 // (internal/dev): each with its own identity and the rights dev grants it, the flags
-// dev gives (plus a metrics address on loopback), every other flag at its default.
+// dev gives (plus a metrics address on loopback), every other flag at its default. The
+// identity is a ServiceAccount's token, as in an installation (identity.go), where dev
+// gives a user's client certificate.
 // With shards > 0 it starts that many controller and observer pairs, the i-th with
 // --shard=<i> (as the chart's shards do).
 func (e *env) startConvoy(ctx context.Context, bin string, profile bool, shards int) error {
@@ -154,11 +156,11 @@ func (e *env) startConvoy(ctx context.Context, bin string, profile bool, shards 
 			p.pprof = fmt.Sprintf("http://127.0.0.1:%d", port)
 			c.extra = append(c.extra, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", port))
 		}
-		if err := c.grant(ctx, host, c.name); err != nil {
+		kubeconfig, identity, err := e.serviceAccountKubeconfig(ctx, c.name)
+		if err != nil {
 			return err
 		}
-		kubeconfig, err := e.Cluster.UserKubeconfig(c.name)
-		if err != nil {
+		if err := c.grant(ctx, host, identity); err != nil {
 			return err
 		}
 		url, err := e.StartComponent(ctx, c.name, bin, c.command, append([]string{"--kubeconfig=" + kubeconfig}, c.extra...))
