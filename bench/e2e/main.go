@@ -1,7 +1,8 @@
 // Command e2e benchmarks convoy as a user gets it (issue 15): the processes run
 // exactly as `convoy dev` runs them — convoy apiserver, convoy controller and convoy
 // observer as separate processes with their default flags, each with its own identity
-// and the rights dev grants it (internal/dev) — and N Releases of the podinfo-shaped
+// (a ServiceAccount's token, as in an installation: identity.go) and the rights dev
+// grants it (internal/dev) — and N Releases of the podinfo-shaped
 // chart of bench/controller (a Deployment at 0 replicas, a ServiceAccount, a Service
 // and an Ingress; automatic mode) are created by a user who may only create and read
 // Releases in their namespace (-per-namespace of them share one). For each N it reports:
