@@ -4,6 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Process describes a program to run beside the control plane, such as one of
@@ -54,4 +59,24 @@ func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) 
 	kp := &keyPair{certPEM: cfg.CertData, keyPEM: cfg.KeyData}
 	path := filepath.Join(c.dir, "kubeconfig-"+user)
 	return path, writeKubeconfigFile(path, c.restConfig.Host, c.pki.ca.certPEM, kp)
+}
+
+// ServiceAccountKubeconfig writes a kubeconfig with a token of the ServiceAccount
+// namespace/name (which must exist; TokenRequest, valid 24 hours: longer than any test
+// or benchmark) to <Dir>/kubeconfig-sa-<namespace>-<name> and returns its path: the
+// identity of a process that runs beside the cluster as an installation's Pod would,
+// authenticated by a bearer token rather than a client certificate.
+func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (string, error) {
+	kube, err := kubernetes.NewForConfig(c.restConfig)
+	if err != nil {
+		return "", err
+	}
+	expiry := int64(24 * 3600)
+	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("a token of ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	path := filepath.Join(c.dir, "kubeconfig-sa-"+namespace+"-"+name)
+	return path, writeKubeconfig(path, c.restConfig.Host, c.pki.ca.certPEM, &clientcmdapi.AuthInfo{Token: tr.Status.Token})
 }

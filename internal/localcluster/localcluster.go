@@ -352,10 +352,16 @@ func (c *Cluster) writeKubeconfig(admin *keyPair) error {
 }
 
 func writeKubeconfigFile(path, host string, caPEM []byte, user *keyPair) error {
+	return writeKubeconfig(path, host, caPEM, &clientcmdapi.AuthInfo{ClientCertificateData: user.certPEM, ClientKeyData: user.keyPEM})
+}
+
+// writeKubeconfig writes a kubeconfig of host (served with a certificate of caPEM) as
+// user to path.
+func writeKubeconfig(path, host string, caPEM []byte, user *clientcmdapi.AuthInfo) error {
 	const name = "convoy-local"
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: user.certPEM, ClientKeyData: user.keyPEM}
+	cfg.AuthInfos[name] = user
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = name
 	return clientcmd.WriteToFile(*cfg, path)

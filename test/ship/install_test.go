@@ -22,7 +22,6 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,8 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
@@ -124,7 +121,7 @@ func doInstall(ctx context.Context, t *testing.T) (*installation, error) {
 		return nil, err
 	}
 	// The apiserver first: the controller and the observer need the API.
-	port, err := runProcess(ctx, kube, in, bin, deploymentOf(objs, "convoy-apiserver"))
+	port, err := runProcess(ctx, in, bin, deploymentOf(objs, "convoy-apiserver"))
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +129,7 @@ func doInstall(ctx context.Context, t *testing.T) (*installation, error) {
 		return nil, err
 	}
 	for _, name := range []string{"convoy-controller", "convoy-observer"} {
-		if _, err := runProcess(ctx, kube, in, bin, deploymentOf(objs, name)); err != nil {
+		if _, err := runProcess(ctx, in, bin, deploymentOf(objs, name)); err != nil {
 			return nil, err
 		}
 	}
@@ -206,12 +203,13 @@ func deploymentOf(objs []*unstructured.Unstructured, name string) *appsv1.Deploy
 // container's args, as d's ServiceAccount (a token from the TokenRequest API),
 // with the addresses moved to free loopback ports, and waits until it is ready. It
 // returns the serving port (apiserver) or the metrics port.
-func runProcess(ctx context.Context, kube kubernetes.Interface, in *installation, bin string, d *appsv1.Deployment) (int, error) {
+func runProcess(ctx context.Context, in *installation, bin string, d *appsv1.Deployment) (int, error) {
 	if d == nil {
 		return 0, errors.New("the chart installed no such Deployment")
 	}
 	pod := d.Spec.Template.Spec
-	kubeconfig, err := serviceAccountKubeconfig(ctx, kube, d.Namespace, pod.ServiceAccountName)
+	// The process then has exactly the chart's RBAC.
+	kubeconfig, err := env.cluster.ServiceAccountKubeconfig(ctx, d.Namespace, pod.ServiceAccountName)
 	if err != nil {
 		return 0, err
 	}
@@ -271,24 +269,6 @@ func runProcess(ctx context.Context, kube kubernetes.Interface, in *installation
 		return 0, fmt.Errorf("%s (%s): %w", d.Name, strings.Join(args, " "), err)
 	}
 	return port, nil
-}
-
-// serviceAccountKubeconfig writes a kubeconfig with a token of the ServiceAccount
-// namespace/name: the process then has exactly the chart's RBAC.
-func serviceAccountKubeconfig(ctx context.Context, kube kubernetes.Interface, namespace, name string) (string, error) {
-	expiry := int64(3600)
-	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("a token of ServiceAccount %s/%s: %w", namespace, name, err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: env.admin.Host, CertificateAuthorityData: env.admin.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["default"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
-	cfg.CurrentContext = "default"
-	path := filepath.Join(env.cluster.Dir(), "kubeconfig-sa-"+name)
-	return path, clientcmd.WriteToFile(*cfg, path)
 }
 
 // routeAPIServiceToHost makes the aggregator reach the apiserver process on the
