@@ -21,8 +21,11 @@ type hostFlags struct {
 	kubeconfig   string
 	kubeAPIQPS   float32
 	kubeAPIBurst int
-	manager      hostmanager.Options
-	logs         logFlags
+	// kubeAPICompression asks the host API servers to gzip their answers
+	// (defaultKubeAPICompression).
+	kubeAPICompression bool
+	manager            hostmanager.Options
+	logs               logFlags
 }
 
 // Defaults of the flags that size the work of convoy controller and convoy observer
@@ -39,6 +42,16 @@ const (
 	defaultKubeAPIQPS = -1
 	// defaultKubeAPIBurst only matters with a positive --kube-api-qps.
 	defaultKubeAPIBurst = 300
+	// defaultKubeAPICompression is no gzip of the host API servers' answers. client-go
+	// asks for it unless told not to, and kube-apiserver and convoy apiserver then gzip
+	// every watch stream that began as a streaming list (client-go's informers, 1.37)
+	// at each event it sends: 4 % of the controller's CPU and 5 % of the observer's to
+	// unzip, 4 % of convoy apiserver's to zip, in the first minute of 1,000 creates
+	// (docs/performance.md, ninth round), to save bandwidth between a Pod and its own
+	// cluster's API server, which is not what is scarce there (kubeconfig's
+	// disable-compression exists for the same reason). Targets reached through a
+	// Cluster's kubeconfig keep what that kubeconfig says.
+	defaultKubeAPICompression = false
 	// defaultControllerConcurrency is the controller's workers. A reconcile is a chain
 	// of serial round trips (render, dry run, apply, inventory, status: ~0.3 s under
 	// load, 37 ms for a resync that changes nothing), so the throughput is workers /
@@ -56,8 +69,9 @@ const (
 // client-side rate limit (defaultKubeAPIQPS).
 func newHostFlags(resync time.Duration, metricsAddr, probeAddr string) hostFlags {
 	return hostFlags{
-		kubeAPIQPS:   defaultKubeAPIQPS,
-		kubeAPIBurst: defaultKubeAPIBurst,
+		kubeAPIQPS:         defaultKubeAPIQPS,
+		kubeAPIBurst:       defaultKubeAPIBurst,
+		kubeAPICompression: defaultKubeAPICompression,
 		manager: hostmanager.Options{
 			Resync:                  resync,
 			MetricsBindAddress:      metricsAddr,
@@ -92,16 +106,22 @@ func (f *hostFlags) bind(fs *pflag.FlagSet, help hostFlagHelp) {
 			"API server's priority and fairness protects it and --concurrency bounds the requests in flight; 0: client-go's 5")
 	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", f.kubeAPIBurst,
 		"burst of requests to the host API servers above a positive --kube-api-qps")
+	fs.BoolVar(&f.kubeAPICompression, "kube-api-compression", f.kubeAPICompression,
+		"ask the host API servers to gzip their answers, watch events included; off: between a Pod and its own "+
+			"cluster's API server the gzip costs CPU on both sides and saves bandwidth that is not scarce "+
+			"(a kubeconfig's disable-compression: true still turns it off)")
 	fs.StringVar(&f.manager.Shard, "shard", f.manager.Shard, help.shard)
 }
 
-// restConfig is the host cluster's configuration with the flags' rate limit.
+// restConfig is the host cluster's configuration with the flags' rate limit and
+// compression.
 func (f *hostFlags) restConfig() (*rest.Config, error) {
 	cfg, err := hostConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
+	cfg.DisableCompression = cfg.DisableCompression || !f.kubeAPICompression
 	return cfg, nil
 }
 

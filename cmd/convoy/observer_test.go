@@ -20,6 +20,7 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"concurrency":               "4",
 		"kube-api-qps":              "-1",
 		"kube-api-burst":            "300",
+		"kube-api-compression":      "false",
 		"pprof-bind-address":        "",
 	}
 	got := map[string]string{}
