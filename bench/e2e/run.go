@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -311,6 +312,17 @@ type result struct {
 	loadSync       *syncResult     // while the controller works through the N Releases; nil with -load-syncs=0
 }
 
+// printCalibration prints how long benchenv.Calibrate's fixed workload takes now.
+func printCalibration(out io.Writer, when string) error {
+	d, err := benchenv.Calibrate(5)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "machine speed %s: %.1f ms for benchenv.Calibrate's fixed JSON workload (fastest of 5; lower is faster)\n",
+		when, float64(d.Microseconds())/1000)
+	return nil
+}
+
 // runOne measures n Releases on a fresh environment, stopped before it returns.
 func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, err error) {
 	dir := ""
@@ -328,6 +340,16 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 		return nil, err
 	}
 	defer os.RemoveAll(charts)
+	// The machine's speed at this moment, before the environment starts and after it
+	// stops: runs of other hours and days compare by it (benchenv.Calibrate).
+	if err := printCalibration(os.Stdout, "before the environment starts"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := printCalibration(os.Stdout, "after it stopped"); err == nil {
+			err = cerr
+		}
+	}()
 	be, err := benchenv.Start(ctx, bin, benchenv.Options{Dir: dir, Workloads: true, Nodes: cfg.nodes, Charts: charts, Profiling: cfg.profileDir != ""})
 	if err != nil {
 		return nil, err

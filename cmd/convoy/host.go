@@ -43,14 +43,13 @@ const (
 	// defaultKubeAPIBurst only matters with a positive --kube-api-qps.
 	defaultKubeAPIBurst = 300
 	// defaultKubeAPICompression is no gzip of the host API servers' answers. client-go
-	// asks for it unless told not to, and kube-apiserver and convoy apiserver then gzip
-	// every watch stream that began as a streaming list (client-go's informers, 1.37)
-	// at each event it sends: 4 % of the controller's CPU and 5 % of the observer's to
-	// unzip, 4 % of convoy apiserver's to zip, in the first minute of 1,000 creates
-	// (docs/performance.md, ninth round), to save bandwidth between a Pod and its own
-	// cluster's API server, which is not what is scarce there (kubeconfig's
-	// disable-compression exists for the same reason). Targets reached through a
-	// Cluster's kubeconfig keep what that kubeconfig says.
+	// asks for it unless told not to, and the API servers then gzip every watch that
+	// began as a streaming list (client-go's informers, since 1.35) at each event they
+	// send: 5 % of the observer's CPU and ~1 % of the controller's went to unzipping
+	// them in the first minute of 1,000 creates (docs/performance.md, ninth round), to
+	// save bandwidth between a Pod and its own cluster's API server, which is not what
+	// is scarce there (kubeconfig's disable-compression exists for the same case).
+	// Targets reached through a Cluster's kubeconfig keep what that kubeconfig says.
 	defaultKubeAPICompression = false
 	// defaultControllerConcurrency is the controller's workers. A reconcile is a chain
 	// of serial round trips (render, dry run, apply, inventory, status: ~0.3 s under
