@@ -62,6 +62,8 @@ type observerOptions struct {
 	namespaces []string
 	// idleWatchTimeout is Options.IdleWatchTimeout; 0: the default.
 	idleWatchTimeout time.Duration
+	// settle is Options.Settle; 0: the default.
+	settle time.Duration
 }
 
 // running is an observer started by a test.
@@ -109,7 +111,7 @@ func (e *env) startObserver(o observerOptions) *running {
 	}
 	obs, err := Setup(mgr, Options{
 		Drift: o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
-		IdleWatchTimeout: o.idleWatchTimeout,
+		IdleWatchTimeout: o.idleWatchTimeout, Settle: o.settle,
 	})
 	if err != nil {
 		e.t.Fatal(err)

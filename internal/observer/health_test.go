@@ -2,9 +2,12 @@ package observer
 
 import (
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -86,4 +89,80 @@ func TestHealthMissingWhenDeletedByHand(t *testing.T) {
 	e.create(testRelease(e.ns, "other"))
 	e.create(testInventory(e.ns, "other", ref, entry("Deployment", e.ns, "never-created", 0)))
 	e.waitHealth("other", ref, v1.HealthMissing)
+}
+
+// The first health data of a render whose objects are still progressing waits for the
+// settle (health.SettleWait): a render that turns Healthy within it is reported once,
+// Healthy, and never as Progressing — one status write and so one reconcile of the
+// Release instead of two of each.
+func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
+	e := newEnv(t)
+	ref := renderRef("5e")
+	e.create(testRelease(e.ns, "web"))
+	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
+	e.create(testInventory(e.ns, "web", ref, entry("Deployment", e.ns, "web", 0)))
+
+	seen := map[v1.HealthStatus]bool{}
+	var mu sync.Mutex
+	w, err := e.client.Watch(e.ctx, &v1.ReleaseInventoryList{}, client.InNamespace(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	go func() {
+		for ev := range w.ResultChan() {
+			if inv, ok := ev.Object.(*v1.ReleaseInventory); ok && inv.Status.RenderRef == ref {
+				mu.Lock()
+				seen[inv.Status.Health] = true
+				mu.Unlock()
+			}
+		}
+	}()
+
+	// A settle long enough for the rollout below on a loaded machine.
+	r := e.startObserver(observerOptions{settle: time.Minute})
+	key := types.NamespacedName{Namespace: e.ns, Name: "web"}
+	e.eventually("the observer assessed the render and held its data back", func() (bool, string) {
+		r.obs.sightings.mu.Lock()
+		defer r.obs.sightings.mu.Unlock()
+		s, ok := r.obs.sightings.byKey[key]
+		return ok && s.renderRef == ref, fmt.Sprintf("sighting %+v", s)
+	})
+	if got := e.inventory("web").Status; got.RenderRef != "" || r.writes() != 0 {
+		t.Fatalf("within the settle the status was written: renderRef %q, health %q, %d writes", got.RenderRef, got.Health, r.writes())
+	}
+
+	// The rollout completes: a new template without the node selector.
+	d := &appsv1.Deployment{}
+	if err := e.client.Get(e.ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.NodeSelector = nil
+	if err := e.client.Update(e.ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHealth("web", ref, v1.HealthHealthy)
+	if got := r.writes(); got != 1 {
+		t.Errorf("status writes = %d, want 1 (Healthy only)", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen[v1.HealthProgressing] {
+		t.Errorf("the render was reported Progressing within the settle: %v", seen)
+	}
+}
+
+// A render that keeps progressing is reported Progressing once the settle has passed.
+func TestARenderThatKeepsProgressingIsReportedAfterTheSettle(t *testing.T) {
+	e := newEnv(t)
+	ref := renderRef("5f")
+	e.create(testRelease(e.ns, "web"))
+	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
+	e.create(testInventory(e.ns, "web", ref, entry("Deployment", e.ns, "web", 0)))
+	start := time.Now()
+	e.startObserver(observerOptions{settle: 3 * time.Second})
+	e.waitHealth("web", ref, v1.HealthProgressing)
+	if took := time.Since(start); took < 3*time.Second {
+		t.Errorf("Progressing was reported after %s, within the settle of 3s", took)
+	}
 }

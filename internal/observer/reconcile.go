@@ -96,6 +96,14 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 			wavesRecheck = unsyncedRecheck
 		}
 	}
+	// The first health data of a render that is still progressing waits a moment: a
+	// render healthy within it is reported, and its Release reconciled, once.
+	if inv.Status.RenderRef == inv.RenderRef {
+		o.sightings.forget(key)
+	} else if wait := health.SettleWait(inv.Status, a.Status, o.sightings.firstSeen(key, inv.UID, inv.RenderRef, now), now, o.settle); wait > 0 {
+		log.V(1).Info("Holding back the first health data of a progressing render", "for", wait)
+		return reconcile.Result{RequeueAfter: earliest(earliest(earliest(hookRecheck, driftRecheck), wavesRecheck), wait)}, nil
+	}
 	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
 	if ptr.Deref(rel.Spec.SyncPolicy.Automatic, false) { // unset is manual mode
 		// The status first, so that the controller handles the health data and the
@@ -208,6 +216,7 @@ func (o *Observer) forget(w *watches, key types.NamespacedName) {
 	o.memory.Forget(key)
 	o.renderWaves.forget(key)
 	o.driftTimes.forget(key)
+	o.sightings.forget(key)
 }
 
 // onCluster is rel as targeting cluster: the inventory's objects live where the

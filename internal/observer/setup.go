@@ -95,6 +95,10 @@ type Options struct {
 	// running once no inventory lists that kind (default DefaultIdleWatchTimeout;
 	// negative: stop at once).
 	IdleWatchTimeout time.Duration
+	// Settle is how long the first health data of a render whose objects are still
+	// progressing is held back (health.SettleWait; default health.DefaultSettle;
+	// negative: none).
+	Settle time.Duration
 }
 
 // Observer assesses ReleaseInventories. Setup makes one and registers it.
@@ -109,6 +113,10 @@ type Observer struct {
 
 	memory     health.Memory
 	driftTimes driftTimes
+	// settle and sightings hold back the first health data of a progressing render
+	// (health.SettleWait).
+	settle    time.Duration
+	sightings renderSightings
 	// renderWaves are the sync waves of the render each Release applies wave by wave.
 	renderWaves renderWaves
 	// watches is set when the controller starts (it needs the queue).
@@ -130,6 +138,12 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 		o.IdleWatchTimeout = DefaultIdleWatchTimeout
 	case o.IdleWatchTimeout < 0:
 		o.IdleWatchTimeout = 0
+	}
+	switch {
+	case o.Settle == 0:
+		o.Settle = health.DefaultSettle
+	case o.Settle < 0:
+		o.Settle = 0
 	}
 	if o.Metrics == nil {
 		o.Metrics = ctrlmetrics.Registry
@@ -162,6 +176,7 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 		syncer:    o.Syncer,
 		drift:     o.Drift,
 		clock:     o.Clock,
+		settle:    o.Settle,
 	}
 	m, err := newMetrics(o.Metrics, obs.watchedKinds)
 	if err != nil {
