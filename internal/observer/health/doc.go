@@ -15,6 +15,9 @@
 //     batch completes. Each is sent once per occurrence; Memory is the observer's
 //     per-Release memory of what it already signalled, and after a restart the stored
 //     status stands in for it, so a restarted observer sends at most one more;
+//   - whether the first complete assessment of a render that is still progressing
+//     waits a moment before it is written (SettleWait), so that a render healthy
+//     within it is written, and its Release reconciled, once;
 //   - drift: the drift status with its since (Drift; the field paths come from
 //     internal/diff), and when the next check is due
 //     (NextDriftCheck).
