@@ -74,3 +74,33 @@ func TestWaitForAPIGivesUpWithAClearError(t *testing.T) {
 		}
 	}
 }
+
+// A run of successes counts once it has lasted stableFor without a failure; a failure
+// starts it again.
+func TestStreakNeedsSuccessesForStableForWithoutAFailure(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type obs struct {
+		ok   bool
+		ms   int
+		want bool
+	}
+	for _, tc := range []struct {
+		name string
+		obs  []obs
+	}{
+		{name: "served from the start", obs: []obs{{true, 0, false}, {true, 1000, false}, {true, 2000, true}}},
+		{name: "a failure within the run starts it again", obs: []obs{{true, 0, false}, {true, 1500, false}, {false, 1750, false}, {true, 2000, false}, {true, 3750, false}, {true, 4000, true}}},
+		{name: "never served", obs: []obs{{false, 0, false}, {false, 5000, false}}},
+		{name: "served late", obs: []obs{{false, 0, false}, {true, 250, false}, {true, 2250, true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s streak
+			for _, o := range tc.obs {
+				if got := s.observe(o.ok, at(o.ms), 2*time.Second); got != o.want {
+					t.Errorf("observe(%v) at %d ms = %v, want %v", o.ok, o.ms, got, o.want)
+				}
+			}
+		})
+	}
+}
