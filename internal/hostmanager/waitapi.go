@@ -15,8 +15,8 @@ import (
 // WaitForAPI returns: just after an APIService is registered, kube-apiserver's
 // availability checks can still fail once or twice (an aggregated API server whose
 // authentication configuration is still loading answers them 403), and while the
-// APIService is marked unavailable the group is not served, so a single success could
-// fall in a window between two failures (test/chaos, seed 11: the controller exited
+// APIService is marked unavailable the group can be missing from discovery, so a single
+// success could fall in a window between two failures (test/chaos, seed 11: the controller exited
 // with "no matches for convoy.kumodo.io/v1alpha1" a moment after its wait returned).
 const apiStableFor = 2 * time.Second
 
