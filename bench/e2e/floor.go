@@ -50,8 +50,6 @@ type floorResult struct {
 	cpu           map[string]float64
 }
 
-// measureFloor measures the floor for n Releases on e (started without convoy's controller
-// and observer).
 // floorObject is one object of the floor: its resource and its apply body, made once.
 type floorObject struct {
 	kind, name string
@@ -59,6 +57,8 @@ type floorObject struct {
 	body       []byte
 }
 
+// measureFloor measures the floor for n Releases on e (started without convoy's controller
+// and observer).
 func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResult, error) {
 	cacheDir, err := os.MkdirTemp("", "convoy-bench-floor-")
 	if err != nil {
@@ -156,16 +156,16 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
 		ns := cfg.namespaceOf(i)
 		started[i] = time.Now()
-		for _, u := range objects[i] {
+		for _, o := range objects[i] {
 			var err error
 			if cfg.floorDryRuns {
-				err = apply(ns, u, true, true) // the pre-apply dry run of the first reconcile
+				err = apply(ns, o, true, true) // the pre-apply dry run of the first reconcile
 			}
 			if err == nil {
-				err = apply(ns, u, false, !cfg.floorDryRuns)
+				err = apply(ns, o, false, !cfg.floorDryRuns)
 			}
 			if err != nil {
-				failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", u.kind, u.name, err))
+				failed.CompareAndSwap(nil, fmt.Errorf("apply %s %s: %w", o.kind, o.name, err))
 				return
 			}
 		}
@@ -174,9 +174,9 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		}
 		// The reconcile that the observer's first health data starts applies the render
 		// again (SP-03, SP-29): a dry run of each object, which finds nothing to change.
-		for _, u := range objects[i] {
-			if err := apply(ns, u, true, false); err != nil {
-				failed.CompareAndSwap(nil, fmt.Errorf("second dry run of %s %s: %w", u.kind, u.name, err))
+		for _, o := range objects[i] {
+			if err := apply(ns, o, true, false); err != nil {
+				failed.CompareAndSwap(nil, fmt.Errorf("second dry run of %s %s: %w", o.kind, o.name, err))
 				return
 			}
 		}
