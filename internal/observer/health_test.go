@@ -19,9 +19,7 @@ import (
 func TestHealthProgressingToHealthy(t *testing.T) {
 	e := newEnv(t)
 	ref := renderRef("a")
-	e.create(testRelease(e.ns, "web"))
-	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
-	e.create(testInventory(e.ns, "web", ref, entry("Deployment", e.ns, "web", 0)))
+	e.createUnschedulableRender("web", ref)
 	e.startObserver(observerOptions{})
 
 	inv := e.waitHealth("web", ref, v1.HealthProgressing)
@@ -30,14 +28,7 @@ func TestHealthProgressingToHealthy(t *testing.T) {
 	}
 
 	// Let the pods run: a new rollout without the node selector becomes Available.
-	d := &appsv1.Deployment{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Template.Spec.NodeSelector = nil
-	if err := e.client.Update(e.ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	e.letPodsRun("web")
 	inv = e.waitHealth("web", ref, v1.HealthHealthy)
 	if got := inv.Status.Objects; len(got) != 1 || got[0].Health != v1.HealthHealthy || got[0].Name != "web" {
 		t.Errorf("objects = %v, want Deployment web Healthy", got)
@@ -98,9 +89,7 @@ func TestHealthMissingWhenDeletedByHand(t *testing.T) {
 func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 	e := newEnv(t)
 	ref := renderRef("5e")
-	e.create(testRelease(e.ns, "web"))
-	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
-	e.create(testInventory(e.ns, "web", ref, entry("Deployment", e.ns, "web", 0)))
+	e.createUnschedulableRender("web", ref)
 
 	seen := map[v1.HealthStatus]bool{}
 	var mu sync.Mutex
@@ -133,14 +122,7 @@ func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 	}
 
 	// The rollout completes: a new template without the node selector.
-	d := &appsv1.Deployment{}
-	if err := e.client.Get(e.ctx, key, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Template.Spec.NodeSelector = nil
-	if err := e.client.Update(e.ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	e.letPodsRun("web")
 	e.waitHealth("web", ref, v1.HealthHealthy)
 	if got := r.writes(); got != 1 {
 		t.Errorf("status writes = %d, want 1 (Healthy only)", got)
@@ -156,13 +138,35 @@ func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 func TestARenderThatKeepsProgressingIsReportedAfterTheSettle(t *testing.T) {
 	e := newEnv(t)
 	ref := renderRef("5f")
-	e.create(testRelease(e.ns, "web"))
-	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
-	e.create(testInventory(e.ns, "web", ref, entry("Deployment", e.ns, "web", 0)))
+	e.createUnschedulableRender("web", ref)
 	start := time.Now()
 	e.startObserver(observerOptions{settle: 3 * time.Second})
 	e.waitHealth("web", ref, v1.HealthProgressing)
 	if took := time.Since(start); took < 3*time.Second {
 		t.Errorf("Progressing was reported after %s, within the settle of 3s", took)
+	}
+}
+
+// createUnschedulableRender creates the Release name, its Deployment name whose pods
+// cannot be scheduled (Progressing until letPodsRun), and its inventory of render ref
+// listing that Deployment.
+func (e *env) createUnschedulableRender(name, ref string) {
+	e.t.Helper()
+	e.create(testRelease(e.ns, name))
+	e.create(testDeployment(e.ns, name, name, unschedulable()))
+	e.create(testInventory(e.ns, name, ref, entry("Deployment", e.ns, name, 0)))
+}
+
+// letPodsRun removes the node selector of Deployment name: a new rollout whose pods run
+// on kwok's nodes, so that it becomes Available.
+func (e *env) letPodsRun(name string) {
+	e.t.Helper()
+	d := &appsv1.Deployment{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
+		e.t.Fatal(err)
+	}
+	d.Spec.Template.Spec.NodeSelector = nil
+	if err := e.client.Update(e.ctx, d); err != nil {
+		e.t.Fatal(err)
 	}
 }
