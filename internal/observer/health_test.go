@@ -91,22 +91,7 @@ func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 	ref := renderRef("5e")
 	e.createUnschedulableRender("web", ref)
 
-	seen := map[v1.HealthStatus]bool{}
-	var mu sync.Mutex
-	w, err := e.client.Watch(e.ctx, &v1.ReleaseInventoryList{}, client.InNamespace(e.ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	go func() {
-		for ev := range w.ResultChan() {
-			if inv, ok := ev.Object.(*v1.ReleaseInventory); ok && inv.Status.RenderRef == ref {
-				mu.Lock()
-				seen[inv.Status.Health] = true
-				mu.Unlock()
-			}
-		}
-	}()
+	reported := e.watchHealthOf(ref)
 
 	// A settle long enough for the rollout below on a loaded machine.
 	r := e.startObserver(observerOptions{settle: time.Minute})
@@ -127,10 +112,52 @@ func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 	if got := r.writes(); got != 1 {
 		t.Errorf("status writes = %d, want 1 (Healthy only)", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if seen[v1.HealthProgressing] {
-		t.Errorf("the render was reported Progressing within the settle: %v", seen)
+	if reported(v1.HealthProgressing) {
+		t.Error("the render was reported Progressing within the settle")
+	}
+}
+
+// On an upgrade the settle applies to the new render: while it progresses, the status
+// keeps naming the old render, Healthy; once the new one is Available its data is
+// written once, Healthy, never Progressing.
+func TestAnUpgradesProgressingRenderWaitsForTheSettle(t *testing.T) {
+	e := newEnv(t)
+	oldRef, newRef := renderRef("7"), renderRef("8")
+	e.create(testRelease(e.ns, "web"))
+	e.create(testConfigMap(e.ns, "web", "config"))
+	e.create(testInventory(e.ns, "web", oldRef, entry("ConfigMap", e.ns, "config", 0)))
+	r := e.startObserver(observerOptions{settle: time.Minute})
+	e.waitHealth("web", oldRef, v1.HealthHealthy)
+	before := r.writes()
+
+	reported := e.watchHealthOf(newRef)
+
+	// The upgrade: the new render adds a Deployment whose pods cannot run yet.
+	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
+	inv := e.inventory("web")
+	inv.RenderRef = newRef
+	inv.Objects = append(inv.Objects, entry("Deployment", e.ns, "web", 0))
+	if err := e.client.Update(e.ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: e.ns, Name: "web"}
+	e.eventually("the observer assessed the new render and held its data back", func() (bool, string) {
+		r.obs.sightings.mu.Lock()
+		defer r.obs.sightings.mu.Unlock()
+		s, ok := r.obs.sightings.byKey[key]
+		return ok && s.renderRef == newRef, fmt.Sprintf("sighting %+v", s)
+	})
+	if got := e.inventory("web").Status; got.RenderRef != oldRef || got.Health != v1.HealthHealthy || r.writes() != before {
+		t.Fatalf("within the settle the status changed: renderRef %q, health %q, %d writes after %d", got.RenderRef, got.Health, r.writes(), before)
+	}
+
+	e.letPodsRun("web")
+	e.waitHealth("web", newRef, v1.HealthHealthy)
+	if got := r.writes() - before; got != 1 {
+		t.Errorf("status writes for the new render = %d, want 1 (Healthy only)", got)
+	}
+	if reported(v1.HealthProgressing) {
+		t.Error("the new render was reported Progressing within the settle")
 	}
 }
 
@@ -168,5 +195,32 @@ func (e *env) letPodsRun(name string) {
 	d.Spec.Template.Spec.NodeSelector = nil
 	if err := e.client.Update(e.ctx, d); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// watchHealthOf watches the test's ReleaseInventories from now on and returns whether
+// a status naming render ref with a health has been seen so far.
+func (e *env) watchHealthOf(ref string) func(v1.HealthStatus) bool {
+	e.t.Helper()
+	var mu sync.Mutex
+	seen := map[v1.HealthStatus]bool{}
+	w, err := e.client.Watch(e.ctx, &v1.ReleaseInventoryList{}, client.InNamespace(e.ns))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	go func() {
+		for ev := range w.ResultChan() {
+			if inv, ok := ev.Object.(*v1.ReleaseInventory); ok && inv.Status.RenderRef == ref {
+				mu.Lock()
+				seen[inv.Status.Health] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	return func(h v1.HealthStatus) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[h]
 	}
 }
