@@ -135,9 +135,10 @@ func TestAnUpgradesProgressingRenderWaitsForTheSettle(t *testing.T) {
 	// The upgrade: the new render adds a Deployment whose pods cannot run yet.
 	e.create(testDeployment(e.ns, "web", "web", unschedulable()))
 	inv := e.inventory("web")
-	inv.RenderRef = newRef
-	inv.Objects = append(inv.Objects, entry("Deployment", e.ns, "web", 0))
-	if err := e.client.Update(e.ctx, inv); err != nil {
+	upgraded := inv.DeepCopy()
+	upgraded.RenderRef = newRef
+	upgraded.Objects = append(upgraded.Objects, entry("Deployment", e.ns, "web", 0))
+	if err := e.client.Patch(e.ctx, upgraded, client.MergeFrom(inv)); err != nil {
 		t.Fatal(err)
 	}
 	key := types.NamespacedName{Namespace: e.ns, Name: "web"}
@@ -192,8 +193,11 @@ func (e *env) letPodsRun(name string) {
 	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
 		e.t.Fatal(err)
 	}
+	// A merge patch without a resourceVersion: kube-controller-manager writes the
+	// Deployment's status at any moment, and an update would conflict with it.
+	base := d.DeepCopy()
 	d.Spec.Template.Spec.NodeSelector = nil
-	if err := e.client.Update(e.ctx, d); err != nil {
+	if err := e.client.Patch(e.ctx, d, client.MergeFrom(base)); err != nil {
 		e.t.Fatal(err)
 	}
 }

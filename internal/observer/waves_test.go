@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -337,12 +338,17 @@ func TestSP36_DriftAutomaticModePutsItBack(t *testing.T) {
 // scale sets a Deployment's replicas by hand (an update by another field manager).
 func (e *env) scale(name string, replicas int32) {
 	e.t.Helper()
-	d := &appsv1.Deployment{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
-		e.t.Fatal(err)
-	}
-	d.Spec.Replicas = ptr.To(replicas)
-	if err := e.client.Update(e.ctx, d, client.FieldOwner("kubectl-edit")); err != nil {
+	// kube-controller-manager writes the Deployment's status at any moment: an
+	// update that conflicts with it is retried on the latest version, as kubectl does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
+			return err
+		}
+		d.Spec.Replicas = ptr.To(replicas)
+		return e.client.Update(e.ctx, d, client.FieldOwner("kubectl-edit"))
+	})
+	if err != nil {
 		e.t.Fatal(err)
 	}
 }
