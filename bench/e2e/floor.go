@@ -36,17 +36,21 @@ import (
 // runs that the seed requires of a first apply: one before its apply, and one in the
 // reconcile that the observer's first health data starts (three requests an object
 // instead of one), the apply and the second dry run without field validation as convoy
-// sends them; still no Release, Render, inventory or status is written.
+// sends them; still no Release, Render, inventory or status is written. With
+// -floor-design they are too: every request of convoy's API that the design requires
+// (designfloor.go).
 
 // floorResult is the figures of one floor run.
 type floorResult struct {
 	n, objects    int
 	namespaces    int
 	dryRuns       bool
+	design        bool      // -floor-design: with convoy's API requests (designfloor.go)
 	load          [2]string // at the start, when all were Healthy
 	toHealthy     time.Duration
 	p50, p99, max time.Duration
 	reqs          map[string]float64
+	convoyReqs    map[string]float64
 	cpu           map[string]float64
 }
 
@@ -59,7 +63,7 @@ type floorObject struct {
 
 // measureFloor measures the floor for n Releases on e (started without convoy's controller
 // and observer).
-func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResult, error) {
+func (cfg *config) measureFloor(ctx context.Context, e *env, n int, design *designFloor) (*floorResult, error) {
 	cacheDir, err := os.MkdirTemp("", "convoy-bench-floor-")
 	if err != nil {
 		return nil, err
@@ -87,9 +91,15 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	fmt.Fprintf(os.Stderr, "Rendering the chart for %d Releases...\n", n)
 	objects := make([][]floorObject, n)
 	for i := range n {
-		res, err := r.Render(ctx, render.Request{Release: benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)})
+		rel := benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)
+		res, err := r.Render(ctx, render.Request{Release: rel})
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", releaseName(i), err)
+		}
+		if design != nil {
+			if err := design.prepare(rel, res); err != nil {
+				return nil, err
+			}
 		}
 		for _, o := range res.Objects {
 			u := o.Unstructured
@@ -131,9 +141,10 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		}
 	}()
 
-	res := &floorResult{n: n, namespaces: len(cfg.namespaces(n)), dryRuns: cfg.floorDryRuns, cpu: map[string]float64{}}
+	res := &floorResult{n: n, namespaces: len(cfg.namespaces(n)), dryRuns: cfg.floorDryRuns, design: design != nil, cpu: map[string]float64{}}
 	res.load[0] = benchenv.LoadAvg()
 	k0, _ := e.KubeMetrics(ctx)
+	c0 := e.ConvoyMetrics(ctx)
 	p0 := e.Snapshot()
 	fmt.Fprintf(os.Stderr, "Applying the objects of %d Releases from %d clients...\n", n, cfg.createConcurrency)
 	started := make([]time.Time, n)
@@ -153,9 +164,23 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 		_, err := dyn.Resource(o.resource).Namespace(ns).Patch(ctx, o.name, types.ApplyPatchType, o.body, opts)
 		return err
 	}
+	// step sends the design floor's requests of Release i at one step (-floor-design).
+	step := func(i int, send func(*designFloor, context.Context, int) error) bool {
+		if design == nil {
+			return true
+		}
+		if err := send(design, ctx, i); err != nil {
+			failed.CompareAndSwap(nil, err)
+			return false
+		}
+		return true
+	}
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
 		ns := cfg.namespaceOf(i)
 		started[i] = time.Now()
+		if !step(i, (*designFloor).beforeApply) {
+			return
+		}
 		for _, o := range objects[i] {
 			var err error
 			if cfg.floorDryRuns {
@@ -169,7 +194,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 				return
 			}
 		}
-		if !cfg.floorDryRuns {
+		if !cfg.floorDryRuns || !step(i, (*designFloor).afterApply) {
 			return
 		}
 		// The reconcile that the observer's first health data starts applies the render
@@ -180,6 +205,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 				return
 			}
 		}
+		step(i, (*designFloor).afterSecondDryRuns)
 	})
 	if err, _ := failed.Load().(error); err != nil {
 		return nil, err
@@ -207,8 +233,10 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 	k1, _ := e.KubeMetrics(ctx)
 	res.cpu = benchenv.CPUDelta(p0, e.Snapshot())
 	res.load[1] = benchenv.LoadAvg()
-	res.reqs = benchenv.Delta(benchenv.Counts(k0, "apiserver_request_total", "verb", "dry_run", "group", "resource", "subresource", "code"),
-		benchenv.Counts(k1, "apiserver_request_total", "verb", "dry_run", "group", "resource", "subresource", "code"))
+	kk := []string{"verb", "dry_run", "group", "resource", "subresource", "code"}
+	res.reqs = benchenv.Delta(benchenv.Counts(k0, "apiserver_request_total", kk...), benchenv.Counts(k1, "apiserver_request_total", kk...))
+	res.convoyReqs = benchenv.Delta(benchenv.Counts(c0, "apiserver_request_total", kk...),
+		benchenv.Counts(e.ConvoyMetrics(ctx), "apiserver_request_total", kk...))
 	mu.Lock()
 	var last time.Time
 	var lats []time.Duration
@@ -231,7 +259,10 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int) (*floorResul
 
 func (r *floorResult) print(out io.Writer) {
 	what := "one server-side apply each"
-	if r.dryRuns {
+	switch {
+	case r.design:
+		what = "a dry run, the apply and a second dry run each, and convoy's API requests of the design (-floor-design)"
+	case r.dryRuns:
 		what = "a dry run, the apply and a second dry run each (-floor-dry-runs)"
 	}
 	fmt.Fprintf(out, "\n## Floor: the objects of N = %d Releases without convoy (%s)\n\n", r.n, what)
@@ -242,16 +273,22 @@ func (r *floorResult) print(out io.Writer) {
 	fmt.Fprintf(out, "| first apply → every Deployment Healthy | **%s** |\n", r.toHealthy.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "| per Release first apply → Healthy, p50 / p99 / max | %s / %s / %s |\n",
 		r.p50.Round(100*time.Millisecond), r.p99.Round(100*time.Millisecond), r.max.Round(100*time.Millisecond))
-	fmt.Fprintf(out, "| kube-apiserver requests per Release | %.1f |\n", benchenv.Total(r.reqs)/float64(r.n))
+	fmt.Fprintf(out, "| requests per Release: kube-apiserver / convoy apiserver | %.1f / %.1f |\n",
+		benchenv.Total(r.reqs)/float64(r.n), benchenv.Total(r.convoyReqs)/float64(r.n))
 	fmt.Fprintf(out, "| CPU s (all processes) | %.1f |\n\n", benchenv.Total(r.cpu))
 	fmt.Fprintln(out, "| process | CPU s |\n|---|---:|")
 	for _, kv := range benchenv.Top(r.cpu, len(r.cpu)) {
 		fmt.Fprintf(out, "| %s | %.1f |\n", kv.K, kv.V)
 	}
-	fmt.Fprintf(out, "\nkube-apiserver requests (per Release ≥ 0.05):\n\n")
-	for _, kv := range benchenv.Top(r.reqs, 30) {
-		if per := kv.V / float64(r.n); per >= 0.05 {
-			fmt.Fprintf(out, "    %-66s %8.0f %7.2f\n", kv.K, kv.V, per)
+	for _, server := range []struct {
+		name string
+		reqs map[string]float64
+	}{{"kube-apiserver", r.reqs}, {"convoy apiserver", r.convoyReqs}} {
+		fmt.Fprintf(out, "\n%s requests (per Release ≥ 0.05):\n\n", server.name)
+		for _, kv := range benchenv.Top(server.reqs, 30) {
+			if per := kv.V / float64(r.n); per >= 0.05 {
+				fmt.Fprintf(out, "    %-66s %8.0f %7.2f\n", kv.K, kv.V, per)
+			}
 		}
 	}
 }

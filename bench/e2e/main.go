@@ -54,6 +54,8 @@ type config struct {
 	shards            int
 	floor             bool
 	floorDryRuns      bool
+	floorDesign       bool
+	floorDirect       bool
 	memoryLimit       int
 	// perNamespace is how many Releases share a namespace (-per-namespace).
 	perNamespace int
@@ -74,10 +76,13 @@ func main() {
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "serve the controller's and the observer's /debug/pprof/ on loopback (--pprof-bind-address) and write their heap profiles to this folder when all are Ready and after the steady window (n<N>-<process>-<phase>.heap), and CPU profiles of the first minute of the creates and of the steady window (.cpu) of those two, kube-apiserver (started with --profiling) and convoy apiserver, for go tool pprof")
 	flag.IntVar(&cfg.shards, "shards", 0, "run this many controller and observer pairs, the i-th with --shard=<i> (i from 0), and label the Releases with the shards round robin; 0: one pair without --shard, every Release unlabelled")
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the floor instead: the chart's objects for N Releases applied by plain server-side applies (16 clients) until every Deployment is Healthy, with no convoy controller or observer (bench/e2e/floor.go)")
+	flag.BoolVar(&cfg.floorDesign, "floor-design", false, "with -floor: also every request of convoy's API that the design requires of a first apply (the Release's create, its Render and inventory, their writes, the status, an event, the observer's health data and /sync), sent as the author and as convoy controller's and observer's ServiceAccounts, without their processes; implies -floor-dry-runs (bench/e2e/designfloor.go)")
+	flag.BoolVar(&cfg.floorDirect, "floor-design-direct", false, "with -floor-design: convoy controller's and observer's requests of convoy's API straight to convoy apiserver's port, not through kube-apiserver's aggregator")
 	flag.BoolVar(&cfg.floorDryRuns, "floor-dry-runs", false, "with -floor: also the dry runs that the seed requires of a first apply, one before each object's apply and one after (the reconcile that the observer's first health data starts)")
 	flag.IntVar(&cfg.perNamespace, "per-namespace", 1000, "Releases per namespace: the i-th Release goes to bench-e2e when i < this, else to bench-e2e-<i / this>; the default keeps each namespace's Deployments, Pods and Services within Kubernetes' per-namespace scalability thresholds (2,000, 3,000 and 5,000), beyond which kube-controller-manager's cost per object grows with the namespace; 0: all in bench-e2e")
 	flag.IntVar(&cfg.memoryLimit, "memory-limit", 0, "MiB: run the convoy controller and observer with GOMEMLIMIT=<n>MiB, as the chart and deploy/ do for a container whose resources.limits.memory is <n>Mi (GOMEMLIMIT from resourceFieldRef); 0: none, the default (no limit)")
 	flag.Parse()
+	cfg.floorDryRuns = cfg.floorDryRuns || cfg.floorDesign
 	cfg.ns = benchenv.PositiveInts("n", n)
 	bound := time.Duration(len(cfg.ns))*(cfg.timeout+cfg.steady+10*time.Minute) + 5*time.Minute
 	benchenv.Exit("e2e", bound, cfg.run)

@@ -363,7 +363,13 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 				return nil, err
 			}
 		}
-		fr, err := cfg.measureFloor(ctx, e, n)
+		var design *designFloor
+		if cfg.floorDesign {
+			if design, err = e.newDesignFloor(ctx, namespaces, cfg.floorDirect); err != nil {
+				return nil, err
+			}
+		}
+		fr, err := cfg.measureFloor(ctx, e, n, design)
 		if fr != nil {
 			fr.print(os.Stdout)
 		}

@@ -82,6 +82,7 @@ type Env struct {
 	apiMetrics    *http.Client
 	apiMetricsURL string
 	apiBase       string // convoy apiserver's URL, straight to its port
+	apiCA         []byte // the CA of its serving certificate
 	// convoy controller's /metrics (plain HTTP on loopback), once StartController ran.
 	ctlMetricsURL string
 
@@ -215,6 +216,7 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	}
 	e.apiMetricsURL = mc.Host + "/metrics"
 	e.apiBase = mc.Host
+	e.apiCA = reg.CABundle
 
 	if o.Charts == "" {
 		return e, nil
@@ -375,4 +377,13 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Direct is cfg (its credentials) pointed at convoy apiserver's port itself rather than
+// at kube-apiserver's aggregator.
+func (e *Env) Direct(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Host = e.apiBase
+	c.CAData, c.CAFile, c.ServerName = e.apiCA, "", ""
+	return c
 }
