@@ -62,7 +62,7 @@ type floorObject struct {
 }
 
 // measureFloor measures the floor for n Releases on e (started without convoy's controller
-// and observer).
+// and observer); with design (-floor-design), each Release's requests of convoy's API too.
 func (cfg *config) measureFloor(ctx context.Context, e *env, n int, design *designFloor) (*floorResult, error) {
 	cacheDir, err := os.MkdirTemp("", "convoy-bench-floor-")
 	if err != nil {
