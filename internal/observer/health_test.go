@@ -95,13 +95,7 @@ func TestFirstHealthDataOfAProgressingRenderWaitsForTheSettle(t *testing.T) {
 
 	// A settle long enough for the rollout below on a loaded machine.
 	r := e.startObserver(observerOptions{settle: time.Minute})
-	key := types.NamespacedName{Namespace: e.ns, Name: "web"}
-	e.eventually("the observer assessed the render and held its data back", func() (bool, string) {
-		r.obs.sightings.mu.Lock()
-		defer r.obs.sightings.mu.Unlock()
-		s, ok := r.obs.sightings.byKey[key]
-		return ok && s.renderRef == ref, fmt.Sprintf("sighting %+v", s)
-	})
+	e.waitSighting(r, "web", ref)
 	if got := e.inventory("web").Status; got.RenderRef != "" || r.writes() != 0 {
 		t.Fatalf("within the settle the status was written: renderRef %q, health %q, %d writes", got.RenderRef, got.Health, r.writes())
 	}
@@ -141,13 +135,7 @@ func TestAnUpgradesProgressingRenderWaitsForTheSettle(t *testing.T) {
 	if err := e.client.Patch(e.ctx, upgraded, client.MergeFrom(inv)); err != nil {
 		t.Fatal(err)
 	}
-	key := types.NamespacedName{Namespace: e.ns, Name: "web"}
-	e.eventually("the observer assessed the new render and held its data back", func() (bool, string) {
-		r.obs.sightings.mu.Lock()
-		defer r.obs.sightings.mu.Unlock()
-		s, ok := r.obs.sightings.byKey[key]
-		return ok && s.renderRef == newRef, fmt.Sprintf("sighting %+v", s)
-	})
+	e.waitSighting(r, "web", newRef)
 	if got := e.inventory("web").Status; got.RenderRef != oldRef || got.Health != v1.HealthHealthy || r.writes() != before {
 		t.Fatalf("within the settle the status changed: renderRef %q, health %q, %d writes after %d", got.RenderRef, got.Health, r.writes(), before)
 	}
@@ -173,6 +161,19 @@ func TestARenderThatKeepsProgressingIsReportedAfterTheSettle(t *testing.T) {
 	if took := time.Since(start); took < 3*time.Second {
 		t.Errorf("Progressing was reported after %s, within the settle of 3s", took)
 	}
+}
+
+// waitSighting waits until observer r has assessed render ref of the Release name, and
+// so holds its first data back for the settle.
+func (e *env) waitSighting(r *running, name, ref string) {
+	e.t.Helper()
+	key := types.NamespacedName{Namespace: e.ns, Name: name}
+	e.eventually("the observer assessed render "+ref+" and held its data back", func() (bool, string) {
+		r.obs.sightings.mu.Lock()
+		defer r.obs.sightings.mu.Unlock()
+		s, ok := r.obs.sightings.byKey[key]
+		return ok && s.renderRef == ref, fmt.Sprintf("sighting %+v", s)
+	})
 }
 
 // createUnschedulableRender creates the Release name, its Deployment name whose pods
