@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -132,8 +132,7 @@ func (d *designFloor) beforeApply(ctx context.Context, i int) error {
 		return fmt.Errorf("create Release %s: %w", dr.rel.Name, err)
 	}
 	dr.rel = created
-	owner := metav1.OwnerReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Release", Name: created.Name, UID: created.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	owner := *metav1.NewControllerRef(created, v1.SchemeGroupVersion.WithKind("Release"))
 	dr.render.OwnerReferences = []metav1.OwnerReference{owner}
 	if err := d.controller.Create(ctx, dr.render); err != nil {
 		return fmt.Errorf("store Render %s: %w", dr.render.Name, err)
@@ -181,11 +180,15 @@ func (d *designFloor) afterApply(ctx context.Context, i int) error {
 		return fmt.Errorf("write the status of Release %s: %w", rel.Name, err)
 	}
 	dr.rel = applied
+	regarding, err := reference.GetReference(benchenv.Scheme, rel)
+	if err != nil {
+		return err
+	}
 	ev := &eventsv1.Event{
 		// Named as client-go's events recorder names it.
 		ObjectMeta:          metav1.ObjectMeta{Namespace: rel.Namespace, Name: fmt.Sprintf("%s.%x", rel.Name, now.UnixNano())},
 		EventTime:           metav1.NewMicroTime(now.Time),
-		Regarding:           *refOf(rel),
+		Regarding:           *regarding,
 		Reason:              v1.ReasonApplied,
 		Action:              "Reconcile",
 		Note:                message,
@@ -228,10 +231,4 @@ func (d *designFloor) afterSecondDryRuns(ctx context.Context, i int) error {
 		return fmt.Errorf("write the Ready status of Release %s: %w", rel.Name, err)
 	}
 	return nil
-}
-
-// refOf is the event's reference to the Release.
-func refOf(rel *v1.Release) *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: v1.SchemeGroupVersion.String(), Kind: "Release", Namespace: rel.Namespace,
-		Name: rel.Name, UID: rel.UID, ResourceVersion: rel.ResourceVersion}
 }
