@@ -1,3 +1,8 @@
 package localcluster
 
 var PortBound = portBound
+
+var (
+	EnsureNode    = ensureNode
+	SimulatedNode = simulatedNode
+)

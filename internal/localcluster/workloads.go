@@ -2,19 +2,17 @@ package localcluster
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
 // startWorkloads starts kube-controller-manager, kube-scheduler and kwok, and
-// creates n simulated nodes. It returns once every node is Ready and the
-// controllers have created the default ServiceAccount.
+// creates n simulated nodes (nodes.go) and the default StorageClass, whose claims
+// kwok's volume stages bind (storage.go). It returns once every node is Ready and
+// the controllers have created the default ServiceAccount.
 func (c *Cluster) startWorkloads(ctx context.Context, n int) error {
 	kc := "--kubeconfig=" + c.kubeconfig
 	c.step("Starting kube-controller-manager")
@@ -52,10 +50,15 @@ func (c *Cluster) startWorkloads(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	volumeStages, err := c.writeVolumeStages()
+	if err != nil {
+		return err
+	}
 	c.step("Starting kwok with %d simulated node(s)", n)
 	kwok, err := c.start("kwok", []string{
 		kc,
 		"--config=" + filepath.Join(c.binDir, "kwok-stages.yaml"),
+		"--config=" + volumeStages,
 		"--manage-all-nodes=true",
 		"--cidr=10.0.0.0/16", // fake pod IPs, room for thousands of pods
 		"--node-port=0",      // no kubelet-like server: no port to bind
@@ -68,9 +71,12 @@ func (c *Cluster) startWorkloads(ctx context.Context, n int) error {
 		return err
 	}
 	for i := range n {
-		if err := createNode(ctx, cs, fmt.Sprintf("kwok-node-%d", i)); err != nil {
+		if err := ensureNode(ctx, cs, i); err != nil {
 			return err
 		}
+	}
+	if err := ensureStorageClass(ctx, cs); err != nil {
+		return err
 	}
 	watched := []*process{kcm, sched, kwok}
 	if err := waitFor(ctx, "nodes Ready", watched, func(ctx context.Context) bool {
@@ -82,33 +88,6 @@ func (c *Cluster) startWorkloads(ctx context.Context, n int) error {
 		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
-}
-
-func createNode(ctx context.Context, cs kubernetes.Interface, name string) error {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("1000"),
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
-			Labels: map[string]string{
-				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-				"type": "kwok",
-			},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create node %s: %w", name, err)
-	}
-	return nil
 }
 
 func readyNodes(ctx context.Context, cs kubernetes.Interface) int {
