@@ -3,11 +3,13 @@ package localcluster_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -46,7 +48,7 @@ func TestSimulatedNodes(t *testing.T) {
 			}
 			for what, got := range map[string]corev1.ResourceList{"capacity": n.Status.Capacity, "allocatable": n.Status.Allocatable} {
 				if !sameResources(got, wantResources) {
-					t.Errorf("node %s %s = %v, want %v", name, what, got, wantResources)
+					t.Errorf("node %s %s = %s, want %s", name, what, resourcesString(got), resourcesString(wantResources))
 				}
 			}
 			wantLabels := map[string]string{
@@ -159,6 +161,45 @@ func TestSimulatedNodes(t *testing.T) {
 				t.Errorf("volume %s of claim %s: phase %s, claimRef %v; want Bound to the claim", pv.Name, name, pv.Status.Phase, pv.Spec.ClaimRef)
 			}
 		}
+	})
+
+	t.Run("a claim of the default class is Bound, and its volume goes with it", func(t *testing.T) {
+		t.Parallel()
+		ctx, ns := t.Context(), namespace(t, cs, "claim")
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				},
+			},
+		}
+		if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var volume string
+		testenv.Eventually(t, ctx, "the claim Bound", time.Minute, func() (bool, string) {
+			got, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			volume = got.Spec.VolumeName
+			return got.Status.Phase == corev1.ClaimBound, "phase " + string(got.Status.Phase)
+		})
+		if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, ctx, "the claim's volume "+volume+" deleted", time.Minute, func() (bool, string) {
+			pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, ""
+			}
+			if err != nil {
+				return false, err.Error()
+			}
+			return false, "phase " + string(pv.Status.Phase)
+		})
 	})
 
 	t.Run("a DaemonSet becomes Ready on every node", func(t *testing.T) {
@@ -310,4 +351,14 @@ func sameResources(a, b corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// resourcesString is a resource list as name=quantity pairs, sorted.
+func resourcesString(rl corev1.ResourceList) string {
+	pairs := make([]string, 0, len(rl))
+	for name, q := range rl {
+		pairs = append(pairs, string(name)+"="+q.String())
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, " ")
 }
