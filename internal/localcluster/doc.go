@@ -2,7 +2,9 @@
 // this machine: etcd and kube-apiserver (with the front-proxy flags that an
 // aggregated API server needs) and, on request, the parts that make
 // workloads real: kube-controller-manager, kube-scheduler and kwok with
-// simulated nodes, so Deployments become Available and Jobs complete.
+// simulated nodes that advertise a cloud node's resources and labels, and a
+// default StorageClass whose claims kwok binds, so Deployments, StatefulSets
+// and DaemonSets become ready and Jobs complete.
 //
 // The binaries are built from the Go module proxy by hack/kube/build.sh into
 // bin/k8s/<version>/ (see EnsureBinaries). Every port is picked free, every
