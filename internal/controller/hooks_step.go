@@ -130,9 +130,6 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 			step.Status[i].Forced = true
 		}
 	}
-	if step.Stop != nil || step.Completed {
-		h.status = changeTo(step.Status)
-	}
 	if len(step.Create) > 0 || len(step.Apply) > 0 {
 		if err := h.r.ensureInventory(ctx, h.st); err != nil {
 			return nil, err
@@ -150,6 +147,12 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 		if err := h.apply(ctx, hook.Object); err != nil {
 			return nil, err
 		}
+	}
+	// Recorded only once its objects and Jobs are applied: status.hooks that says
+	// "applied" of an object the server refused would let a later render's run of a
+	// hook of the same name skip it.
+	if step.Stop != nil || step.Completed {
+		h.status = changeTo(step.Status)
 	}
 	switch {
 	case step.Completed:
