@@ -98,17 +98,20 @@ const (
 
 // Labels.
 const (
-	// LabelRelease names the Release a Render belongs to.
+	// LabelRelease names the Release a Render belongs to (LabelValue of its name; the
+	// Render's release field holds the name).
 	LabelRelease = "convoy.kumodo.io/release"
 	// LabelInputs on a Render is the first 32 hex digits of its AnnotationInputs, to find the Render of some inputs.
 	LabelInputs = "convoy.kumodo.io/inputs"
 	// LabelRevision on a Render is its revision, the .Release.Revision its templates saw.
 	LabelRevision = "convoy.kumodo.io/revision"
-	// LabelReleaseName names the Release that applied an object on a target cluster.
+	// LabelReleaseName names the Release that applied an object on a target cluster
+	// (LabelValue of its name; when that is a digest, the annotation of the same key holds the name).
 	LabelReleaseName = "convoy.kumodo.io/release-name"
-	// LabelReleaseNamespace names the namespace of the Release that applied an object.
+	// LabelReleaseNamespace names the namespace of the Release that applied an object (LabelValue, as LabelReleaseName).
 	LabelReleaseNamespace = "convoy.kumodo.io/release-namespace"
-	// LabelHook names the lifecycle hook a hook Job runs (the hook's name, cut to 63 characters).
+	// LabelHook names the hook of a hook Job or of a chart's hook object (LabelValue of the hook's
+	// name; when that is a digest, the annotation of the same key holds the name).
 	LabelHook = "convoy.kumodo.io/hook"
 	// LabelShard assigns a Release to the controller and observer of one shard; the
 	// controller copies it to the Release's ReleaseInventory, which the shard caches.

@@ -57,8 +57,7 @@ func (a *Applier) deleteOne(ctx context.Context, owner Owner, ref v1alpha1.Objec
 	if live.GetAnnotations()[v1alpha1.AnnotationPrune] == v1alpha1.PruneDisabled {
 		return skipped, nil
 	}
-	labels := live.GetLabels()
-	if labels[v1alpha1.LabelReleaseName] != owner.Name || labels[v1alpha1.LabelReleaseNamespace] != owner.Namespace {
+	if !v1alpha1.HasReleaseLabels(live.GetLabels(), live.GetAnnotations(), owner.Name, owner.Namespace) {
 		return skipped, nil
 	}
 	if keep[identityOf(ref)] || saysKeep(live) {

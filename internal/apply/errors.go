@@ -102,6 +102,39 @@ func IsRejection(err error) bool {
 	return false
 }
 
+// IsRefused reports whether err, from an apply, means the server refuses the object
+// as rendered, so that every retry of the same render fails the same way: 422 Invalid
+// (a field value its validation refuses, such as a label value that is no label value
+// or a changed immutable field), 400 BadRequest, or a value it cannot convert
+// (IsConversionFailure). What may change between two attempts is left out, unlike
+// IsRejection of a dry run: a missing namespace (the render's own may be on its way),
+// an admission denial (a policy can change), authorization, conflicts, 5xx, timeouts.
+func IsRefused(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	return IsConversionFailure(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+}
+
+// ApplyFailure is the *Error of the failed apply of one object outside the sync waves
+// (a hook object or hook Job, which the controller's hook step applies): Reason
+// ReasonUnappliable when the server refused the object (IsRefused), else
+// ReasonDeployFailed; the message names the object and the server's message, as the
+// failures of ApplyWave do.
+func ApplyFailure(ref v1alpha1.ObjectReference, err error) error {
+	f := applyFailure(ref, err)
+	return newError(applyReason([]objectError{f}), []objectError{f})
+}
+
+// applyFailure is the failure of the apply of ref with err, explained.
+func applyFailure(ref v1alpha1.ObjectReference, err error) objectError {
+	return objectError{ref: ref, err: fmt.Errorf("apply of %s failed: %w", Describe(ref), explain(err))}
+}
+
 // IsAuthorizationFailure reports whether err, or one of the failures it
 // joins, is a refusal by the target's authorization (403 Forbidden that no
 // admission webhook or policy gave): the identity the request was made as
@@ -166,10 +199,25 @@ func (e *conversionError) Error() string {
 
 func (e *conversionError) Unwrap() error { return e.err }
 
+// refusedError is a 422 Invalid or 400 BadRequest of the server, with what to do.
+// It wraps the server's error.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string {
+	return e.err.Error() + "; the API server refuses the object as rendered, so no retry of this render can succeed: " +
+		"change it in the chart's template, values or mutations"
+}
+
+func (e *refusedError) Unwrap() error { return e.err }
+
 // explain returns err with a message that names the fields and says what to
-// do when it is a conversion failure, and err itself otherwise.
+// do when it is a conversion failure or a refusal (422, 400), and err itself
+// otherwise.
 func explain(err error) error {
 	if !IsConversionFailure(err) {
+		if IsRefused(err) {
+			return &refusedError{err: err}
+		}
 		return err
 	}
 	var status apierrors.APIStatus

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,5 +97,64 @@ func TestErrorReasonAndMessage(t *testing.T) {
 	}
 	if Reason(errors.New("other")) != "" || newError(v1alpha1.ReasonDeployFailed, nil) != nil {
 		t.Error("an error without *Error has a reason, or no failures made an error")
+	}
+}
+
+// An apply's failure is Unappliable when the server refuses the object as rendered
+// (every retry fails the same way), DeployFailed when a retry may succeed.
+func TestApplyFailureReason(t *testing.T) {
+	gr := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "roles"}
+	gk := schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}
+	labelValue := field.Invalid(field.NewPath("metadata", "labels"), "web:create-cert",
+		"a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'")
+	invalid := apierrors.NewInvalid(gk, "web:create-cert", field.ErrorList{labelValue})
+	conversion := apierrors.NewInternalError(errors.New(typedPatchFailure + " (app/web; /v1, Kind=ConfigMap): .data.n: expected string, got &value.valueUnstructured{Value:3}"))
+	ref := v1alpha1.ObjectReference{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Namespace: "app", Name: "web:create-cert"}
+	cases := map[string]struct {
+		err        error
+		wantReason string
+		wantMsg    []string
+	}{
+		"422 Invalid: a label value": {invalid, v1alpha1.ReasonUnappliable, []string{
+			"apply of Role.rbac.authorization.k8s.io app/web:create-cert failed: ",
+			`metadata.labels: Invalid value: "web:create-cert"`, "no retry of this render can succeed",
+		}},
+		"422 Invalid, wrapped": {fmt.Errorf("patch: %w", invalid), v1alpha1.ReasonUnappliable, []string{"is invalid"}},
+		"400 BadRequest":       {apierrors.NewBadRequest("strict decoding error: unknown field \"spec.x\""), v1alpha1.ReasonUnappliable, []string{"unknown field", "change it in the chart"}},
+		"500 conversion":       {conversion, v1alpha1.ReasonUnappliable, []string{".data.n: expected string, got 3", "quote the value"}},
+		"404 missing namespace": {apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "app"), v1alpha1.ReasonDeployFailed,
+			[]string{`namespaces "app" not found`}},
+		"403 RBAC":              {apierrors.NewForbidden(gr, "web", errors.New("cannot patch")), v1alpha1.ReasonDeployFailed, []string{"cannot patch"}},
+		"403 admission webhook": {apierrors.NewForbidden(gr, "web", errors.New(`admission webhook "p" denied the request: no`)), v1alpha1.ReasonDeployFailed, nil},
+		"409 conflict":          {apierrors.NewConflict(gr, "web", errors.New("modified")), v1alpha1.ReasonDeployFailed, nil},
+		"500 internal":          {apierrors.NewInternalError(errors.New("etcdserver: leader changed")), v1alpha1.ReasonDeployFailed, nil},
+		"503":                   {apierrors.NewServiceUnavailable("try later"), v1alpha1.ReasonDeployFailed, nil},
+		"429":                   {apierrors.NewTooManyRequests("slow down", 1), v1alpha1.ReasonDeployFailed, nil},
+		"timeout":               {apierrors.NewServerTimeout(gr, "patch", 1), v1alpha1.ReasonDeployFailed, nil},
+		"deadline":              {fmt.Errorf("patch: %w", context.DeadlineExceeded), v1alpha1.ReasonDeployFailed, nil},
+		"connection refused":    {&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, v1alpha1.ReasonDeployFailed, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := ApplyFailure(ref, tc.err)
+			if got := Reason(err); got != tc.wantReason {
+				t.Errorf("Reason = %q, want %q (error %v)", got, tc.wantReason, err)
+			}
+			if got := IsRefused(tc.err); got != (tc.wantReason == v1alpha1.ReasonUnappliable) {
+				t.Errorf("IsRefused = %v", got)
+			}
+			for _, want := range append(tc.wantMsg, Describe(ref)) {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("message %q does not contain %q", err, want)
+				}
+			}
+			if !errors.Is(err, tc.err) && !errors.As(err, new(apierrors.APIStatus)) {
+				t.Error("the server's error is not reachable from the failure")
+			}
+			ae, _ := errors.AsType[*Error](err)
+			if ae == nil || len(ae.Objects) != 1 || ae.Objects[0] != ref {
+				t.Errorf("failed objects %v, want [%v]", ae, ref)
+			}
+		})
 	}
 }

@@ -71,10 +71,11 @@ func (r *WaveResult) Changed() bool {
 //
 // Which waves to apply, and whether the previous waves are healthy enough to
 // go on, is the caller's decision. An error is an *Error with
-// ReasonDeployFailed, or ReasonUnappliable when the server could not convert
-// an object to the schema of its kind (IsConversionFailure): the dry run
-// catches that too, but a forced sync skips it, and the custom resources of a
-// CRD the render installs are first checked here.
+// ReasonDeployFailed, or ReasonUnappliable when the server refused an object as
+// rendered (IsRefused: 422 Invalid, 400 BadRequest, a value it cannot convert to
+// the schema of its kind): the dry run catches that too, but a forced sync skips
+// it, and the custom resources of a CRD the render installs and the objects of a
+// Namespace it creates are first checked here.
 func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveResult, error) {
 	res := &WaveResult{Wave: wave, Entries: plan.Entries(&wave)}
 	var defs, rest []*planned
@@ -103,12 +104,11 @@ func (a *Applier) ApplyWave(ctx context.Context, plan *Plan, wave int32) (*WaveR
 }
 
 // applyReason is the reason of an apply's failures: DeployFailed, as the next
-// attempt may succeed, unless the server could not convert an object to the
-// schema of its kind (IsConversionFailure), which only a new render fixes:
-// then Unappliable.
+// attempt may succeed, unless the server refused an object as rendered
+// (IsRefused), which only a new render fixes: then Unappliable.
 func applyReason(failures []objectError) string {
 	for _, f := range failures {
-		if IsConversionFailure(f.err) {
+		if IsRefused(f.err) {
 			return v1alpha1.ReasonUnappliable
 		}
 	}
@@ -119,14 +119,15 @@ func applyReason(failures []objectError) string {
 // objects' order and the failures.
 func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, []objectError) {
 	changes := make([]*Change, len(objects))
-	errs := make([]error, len(objects))
+	errs := make([]*objectError, len(objects))
 	var g errgroup.Group
 	g.SetLimit(a.opts.Concurrency)
 	for i, o := range objects {
 		g.Go(func() error {
 			action, generation, err := a.applyOne(ctx, o)
 			if err != nil {
-				errs[i] = fmt.Errorf("apply of %s failed: %w", Describe(o.entry.ObjectReference), explain(err))
+				f := applyFailure(o.entry.ObjectReference, err)
+				errs[i] = &f
 				return nil
 			}
 			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action, Generation: generation}
@@ -141,7 +142,7 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 			out = append(out, *changes[i])
 		}
 		if errs[i] != nil {
-			failures = append(failures, objectError{ref: objects[i].entry.ObjectReference, err: errs[i]})
+			failures = append(failures, *errs[i])
 		}
 	}
 	return out, failures

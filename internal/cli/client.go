@@ -152,7 +152,7 @@ func (c *Client) MergePatch(ctx context.Context, ns, name, subresource string, p
 func (c *Client) ListRenders(ctx context.Context, ns, release string) ([]v1.Render, error) {
 	out := &v1.RenderList{}
 	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).
-		VersionedParams(&metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelRelease: release}).String()}, parameterCodec).
+		VersionedParams(&metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelRelease: v1.LabelValue(release)}).String()}, parameterCodec).
 		Do(ctx).Into(out)
 	if err != nil {
 		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceRenders, namespace: ns}, err)

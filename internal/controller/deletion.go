@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 
 	logger.Info("Deleting the Renders and the ReleaseInventory, then removing the finalizer")
 	if err := r.client.DeleteAllOf(ctx, &v1.Render{}, client.InNamespace(rel.Namespace),
-		client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil && !apierrors.IsNotFound(err) {
+		client.MatchingLabels{v1.LabelRelease: v1.LabelValue(rel.Name)}); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	if err := r.deleteInventory(ctx, client.ObjectKeyFromObject(rel)); err != nil {

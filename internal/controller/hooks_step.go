@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
@@ -129,9 +130,6 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 			step.Status[i].Forced = true
 		}
 	}
-	if step.Stop != nil || step.Completed {
-		h.status = changeTo(step.Status)
-	}
 	if len(step.Create) > 0 || len(step.Apply) > 0 {
 		if err := h.r.ensureInventory(ctx, h.st); err != nil {
 			return nil, err
@@ -149,6 +147,12 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 		if err := h.apply(ctx, hook.Object); err != nil {
 			return nil, err
 		}
+	}
+	// Recorded only once its objects and Jobs are applied: status.hooks that says
+	// "applied" of an object the server refused would let a later render's run of a
+	// hook of the same name skip it.
+	if step.Stop != nil || step.Completed {
+		h.status = changeTo(step.Status)
 	}
 	switch {
 	case step.Completed:
@@ -231,12 +235,16 @@ func (h *hookRun) succeededBefore(hook hooks.Hook) bool {
 }
 
 // apply applies a hook object or Job by server-side apply with field manager convoy.
+// A failure is an apply.Error: Unappliable when the server refuses the object as
+// rendered (a 422 or 400: every retry would fail the same way), else DeployFailed.
 func (h *hookRun) apply(ctx context.Context, obj *unstructured.Unstructured) error {
 	u := obj.DeepCopy()
 	unstructured.RemoveNestedField(u.Object, "status")
 	if err := h.st.target.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.ForceOwnership, client.FieldOwner(v1.FieldManager)); err != nil {
-		return fmt.Errorf("apply hook %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		gvk := u.GroupVersionKind()
+		return apply.ApplyFailure(v1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+			Namespace: u.GetNamespace(), Name: u.GetName()}, err)
 	}
 	return nil
 }
@@ -280,12 +288,16 @@ func (h *hookRun) cleanup(ctx context.Context) error {
 // the target cluster c: by the convoy labels that name rel and the hook label.
 func listHookJobs(ctx context.Context, c client.Client, rel *v1.Release, ns string) (*batchv1.JobList, error) {
 	list := &batchv1.JobList{}
-	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{
-		v1.LabelReleaseName: rel.Name, v1.LabelReleaseNamespace: rel.Namespace,
-	}, client.HasLabels{v1.LabelHook})
+	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(v1.ReleaseSelector(rel.Name, rel.Namespace)),
+		client.HasLabels{v1.LabelHook})
 	if err != nil {
 		return nil, fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
+	// A digest in the labels (a long Release name) may be another name's: the
+	// annotation tells.
+	list.Items = slices.DeleteFunc(list.Items, func(j batchv1.Job) bool {
+		return !v1.HasReleaseLabels(j.Labels, j.Annotations, rel.Name, rel.Namespace)
+	})
 	return list, nil
 }
 

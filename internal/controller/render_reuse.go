@@ -160,7 +160,7 @@ type renderHistory struct {
 }
 
 // indexRenderRelease indexes the cached Render metadata by the Release its label
-// names (convoy.kumodo.io/release), so that a reconcile reads its Release's Renders
+// names (convoy.kumodo.io/release: v1.LabelValue of the Release's name), so that a reconcile reads its Release's Renders
 // without going over every Render of the namespace: a label selector in a cache List
 // is a filter over the namespace, O(N) per reconcile and O(N²) per round at N
 // Releases in one namespace.
@@ -185,7 +185,7 @@ func renderMetadata() *metav1.PartialObjectMetadata {
 func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHistory, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("RenderList"))
-	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingFields{indexRenderRelease: rel.Name}); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingFields{indexRenderRelease: v1.LabelValue(rel.Name)}); err != nil {
 		return nil, fmt.Errorf("list the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	h := &renderHistory{remembered: r.renders.get(releaseKey(rel), rel.UID)}

@@ -221,7 +221,7 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 	logger := logr.FromContextOrDiscard(ctx)
 	var list v1.RenderList
 	if err := r.apiReader.List(ctx, &list, client.InNamespace(rel.Namespace),
-		client.MatchingLabels{v1.LabelRelease: rel.Name}); err != nil {
+		client.MatchingLabels{v1.LabelRelease: v1.LabelValue(rel.Name)}); err != nil {
 		logger.Error(err, "Cannot list the Renders to prune the history")
 		return
 	}

@@ -233,12 +233,7 @@ func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart [
 			h := Hook{Name: name, Phase: phase, Batch: c.Weight, DeletePolicies: c.DeletePolicies}
 			if !IsJob(c.Object) {
 				obj := c.Object.DeepCopy()
-				labels := obj.GetLabels()
-				if labels == nil {
-					labels = map[string]string{}
-				}
-				labels[v1.LabelHook] = LabelValue(name)
-				obj.SetLabels(labels)
+				v1.SetNameLabel(obj, v1.LabelHook, name)
 				h.Object = obj
 			} else {
 				h.Job = JobName(owner.Name, name, renderRef)
@@ -303,9 +298,8 @@ func buildJob(owner Owner, h Hook, spec batchv1.JobSpec, labels, annotations map
 	for k, v := range labels {
 		job.Labels[k] = v
 	}
-	job.Labels[v1.LabelReleaseName] = owner.Name
-	job.Labels[v1.LabelReleaseNamespace] = owner.Namespace
-	job.Labels[v1.LabelHook] = LabelValue(h.Name)
+	v1.SetReleaseLabels(job, owner.Name, owner.Namespace)
+	v1.SetNameLabel(job, v1.LabelHook, h.Name)
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
 	if err != nil {
 		return nil, fmt.Errorf("hook Job %s/%s: %w", job.Namespace, job.Name, err)
@@ -360,15 +354,6 @@ func dnsLabel(s string) string {
 		return '-'
 	}, s)
 	return strings.Trim(s, "-")
-}
-
-// LabelValue is the value of the convoy.kumodo.io/hook label of a hook's Job: the
-// hook's name, cut to the 63 characters a label value may have.
-func LabelValue(hook string) string {
-	if len(hook) > maxJobName {
-		hook = strings.TrimRight(hook[:maxJobName], "-_.")
-	}
-	return hook
 }
 
 // OldJob is a hook Job of the Release found on the target.

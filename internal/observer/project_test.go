@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
+	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/observer/health"
 )
@@ -206,6 +208,18 @@ func jobPhase(t *testing.T, u *unstructured.Unstructured, now time.Time) hooks.J
 func TestReleaseOfReadsTheProjectedKeyOrTheLabels(t *testing.T) {
 	const convoyLabels = `"labels":{"convoy.kumodo.io/release-name":"web","convoy.kumodo.io/release-namespace":"team-a","app":"web"}`
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	longRelease := types.NamespacedName{Namespace: "team-a", Name: strings.Repeat("web", 30)}
+	labelled := &unstructured.Unstructured{}
+	labelled.SetAPIVersion("v1")
+	labelled.SetKind("Service")
+	labelled.SetName("web")
+	labelled.SetNamespace("team-a")
+	v1.SetReleaseLabels(labelled, longRelease.Name, longRelease.Namespace)
+	longJSON, err := labelled.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := string(longJSON)
 	for name, tc := range map[string]struct {
 		object    string
 		project   bool
@@ -227,6 +241,12 @@ func TestReleaseOfReadsTheProjectedKeyOrTheLabels(t *testing.T) {
 		"not projected": {
 			object: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"team-a",` + convoyLabels + `}}`,
 			want:   web, wantFound: true,
+		},
+		"projected, a long Release name (a digest in the label, the name in the annotation)": {
+			object: long, project: true, want: longRelease, wantFound: true,
+		},
+		"not projected, a long Release name": {
+			object: long, want: longRelease, wantFound: true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -302,8 +302,9 @@ func releaseOf(o metav1.Object) (types.NamespacedName, bool) {
 			return types.NamespacedName{Namespace: ns, Name: name}, found && ns != "" && name != ""
 		}
 	}
-	labels := o.GetLabels()
-	name, ns := labels[v1.LabelReleaseName], labels[v1.LabelReleaseNamespace]
+	labels, annotations := o.GetLabels(), o.GetAnnotations()
+	name := v1.NameOfLabel(labels, annotations, v1.LabelReleaseName)
+	ns := v1.NameOfLabel(labels, annotations, v1.LabelReleaseNamespace)
 	return types.NamespacedName{Namespace: ns, Name: name}, name != "" && ns != ""
 }
 
@@ -412,7 +413,8 @@ func unpack(cached *unstructured.Unstructured) (*unstructured.Unstructured, erro
 // projectMetadata is what projectObject keeps of an object's metadata: kept, what the
 // informer reads (name, namespace, resourceVersion); in packed["metadata"] the uid,
 // generation, timestamps and convoy's own labels; and release, "<namespace>/<name>" of
-// the Release those labels name ("" when they name none).
+// the Release those labels name ("" when they name none; a label whose value is a
+// digest names it with the annotation of the same key, v1.NameOfLabel).
 func projectMetadata(obj map[string]any) (kept, packed map[string]any, release string) {
 	kept, packed = make(map[string]any, 3), map[string]any{}
 	m, ok := obj["metadata"].(map[string]any)
@@ -440,8 +442,9 @@ func projectMetadata(obj map[string]any) (kept, packed map[string]any, release s
 		if len(convoy) > 0 {
 			rest["labels"] = convoy
 		}
-		name, _ := convoy[v1.LabelReleaseName].(string)
-		ns, _ := convoy[v1.LabelReleaseNamespace].(string)
+		annotations, _ := m["annotations"].(map[string]any)
+		name := nameOfLabel(convoy, annotations, v1.LabelReleaseName)
+		ns := nameOfLabel(convoy, annotations, v1.LabelReleaseNamespace)
 		if name != "" && ns != "" {
 			release = ns + "/" + name
 		}
@@ -450,6 +453,15 @@ func projectMetadata(obj map[string]any) (kept, packed map[string]any, release s
 		packed["metadata"] = rest
 	}
 	return kept, packed, release
+}
+
+// nameOfLabel is v1.NameOfLabel of an unstructured object's labels and annotations:
+// the name of a label whose value is a digest (a Release name longer than 63
+// characters) is in the annotation of the same key.
+func nameOfLabel(labels, annotations map[string]any, key string) string {
+	value, _ := labels[key].(string)
+	name, _ := annotations[key].(string)
+	return v1.NameOfLabel(map[string]string{key: value}, map[string]string{key: name}, key)
 }
 
 // projectSpec is what projectObject keeps of spec: its scalar fields and

@@ -135,15 +135,9 @@ func (s scopes) setNamespace(u *unstructured.Unstructured, target string) {
 	}
 }
 
-// setLabels sets the convoy labels that name the Release.
+// setLabels sets the convoy labels that name the Release (v1alpha1.SetReleaseLabels).
 func setLabels(u *unstructured.Unstructured, rel *v1alpha1.Release) {
-	l := u.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[v1alpha1.LabelReleaseName] = rel.Name
-	l[v1alpha1.LabelReleaseNamespace] = rel.Namespace
-	u.SetLabels(l)
+	v1alpha1.SetReleaseLabels(u, rel.Name, rel.Namespace)
 }
 
 // checkIdentity rejects an object that cannot be applied for lack of a name.

@@ -59,7 +59,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		return nil, fmt.Errorf("render %s of Release %s/%s: %w", res.Ref, rel.Namespace, rel.Name, err)
 	}
 	controller := true
-	labels := map[string]string{v1alpha1.LabelRelease: rel.Name}
+	labels := map[string]string{v1alpha1.LabelRelease: v1alpha1.LabelValue(rel.Name)}
 	var annotations map[string]string
 	if res.Inputs != "" {
 		labels[v1alpha1.LabelInputs] = InputsLabel(res.Inputs)
