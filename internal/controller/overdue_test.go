@@ -91,7 +91,11 @@ func TestObserverAssessmentOverdue(t *testing.T) {
 		t.Errorf("the status changed in a reconcile that found nothing new:\n%s", cmp.Diff(before.Status, after.Status))
 	}
 	if evs := e.overdueEvents(); len(evs) != 1 || evs[0].Series != nil || evs[0].Type != "Warning" {
-		t.Errorf("events %+v, want exactly one Warning %s", evs, v1.EventObserverAssessmentOverdue)
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%s (series %v): %s", ev.Type, ev.Series, ev.Note))
+		}
+		t.Errorf("events %q, want exactly one Warning %s", got, v1.EventObserverAssessmentOverdue)
 	} else if !strings.Contains(evs[0].Note, "since "+since.UTC().Format(time.RFC3339)) {
 		t.Errorf("event note %q, want it to say since when", evs[0].Note)
 	}
