@@ -49,7 +49,8 @@ const overdueNote = "the observer has not assessed the ReleaseInventory since "
 // its Healthy condition is not True (the health of a new render, which a rollout and
 // the Releases of higher cluster waves wait for). While the assessment is due but not
 // overdue, the next reconcile comes at the bound at the latest, so that the overdue
-// state is reported without any other event. Once it is overdue, each waiting
+// state is reported without any other event (a transient failure keeps its retry
+// schedule). Once it is overdue, each waiting
 // condition's message says since when and what to do, Ready follows, and
 // out.Overdue is set (for the Warning event and the metrics); the assessment's
 // arrival reconciles the Release (the inventory's status watch), so no requeue is
@@ -65,7 +66,9 @@ func CheckAssessment(in Input, a Assessment, out Outcome) Outcome {
 		return out
 	}
 	if left := a.DueSince.Add(a.OverdueAfter).Sub(in.Now); left > 0 {
-		if !out.Requeue.ReturnError && (out.Requeue.After == 0 || left < out.Requeue.After) {
+		// A transient failure keeps its retry schedule (the work queue's, or
+		// retryBackoff's): the retry comes first or reports the wait late.
+		if out.Kind != KindTransient && (out.Requeue.After == 0 || left < out.Requeue.After) {
 			out.Requeue.After = left
 		}
 		return out

@@ -27,6 +27,8 @@ func TestCheckAssessment(t *testing.T) {
 	_, inSync := reconcile(input(automatic(), lastSuccessful(refNew), health(Health{RenderRef: refNew, State: v1.HealthHealthy})), Succeeded())
 	_, waitingForSync := reconcile(input(), Result{})
 	_, transient := reconcile(input(syncRequest(t1)), Stopped(v1.ReasonDeployFailed, "The apply failed."))
+	_, backedOff := reconcile(input(automatic(), lastSuccessful(refOld), backoff(10*time.Minute)),
+		Stopped(v1.ReasonDeployFailed, "The apply failed."))
 
 	cases := map[string]struct {
 		out         Outcome
@@ -85,6 +87,11 @@ func TestCheckAssessment(t *testing.T) {
 		"manual mode waiting for /sync, nothing applied: nothing waits on the observer": {
 			out: waitingForSync, a: due(3 * time.Minute),
 			wantApplied: msgManualNoneApplied, wantHealthy: "No render has been applied yet.", wantReady: msgManualNoneApplied,
+		},
+		"a transient failure while a render's health is due: the retryBackoff schedule stays": {
+			out: backedOff, a: due(30 * time.Second),
+			wantApplied: "The apply failed.", wantHealthy: msgNotAssessed, wantReady: "The apply failed.",
+			wantRequeue: Requeue{After: 10 * time.Minute},
 		},
 		"a transient failure: not a wait, the retry keeps its error": {
 			out: transient, a: due(30 * time.Second),
