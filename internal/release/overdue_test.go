@@ -21,17 +21,20 @@ func TestCheckAssessment(t *testing.T) {
 		"check that convoy observer runs and can reach the Cluster."
 	due := func(ago time.Duration) Assessment { return Assessment{DueSince: now.Add(-ago), OverdueAfter: bound} }
 
-	// The outcomes of the waits, as Finish gives them.
-	_, waveHeld := reconcile(input(syncRequest(t1)), heldAtWave())
-	_, newRender := reconcile(input(automatic(), interval(5*time.Minute)), Succeeded())
-	_, inSync := reconcile(input(automatic(), lastSuccessful(refNew), health(Health{RenderRef: refNew, State: v1.HealthHealthy})), Succeeded())
-	_, waitingForSync := reconcile(input(), Result{})
-	_, transient := reconcile(input(syncRequest(t1)), Stopped(v1.ReasonDeployFailed, "The apply failed."))
-	_, backedOff := reconcile(input(automatic(), lastSuccessful(refOld), backoff(10*time.Minute)),
-		Stopped(v1.ReasonDeployFailed, "The apply failed."))
+	// The reconciles whose outcomes CheckAssessment looks at.
+	type reconciled struct {
+		in      Input
+		attempt Result
+	}
+	waveHeld := reconciled{input(syncRequest(t1)), heldAtWave()}
+	newRender := reconciled{input(automatic(), interval(5*time.Minute)), Succeeded()}
+	inSync := reconciled{input(automatic(), lastSuccessful(refNew), health(Health{RenderRef: refNew, State: v1.HealthHealthy})), Succeeded()}
+	waitingForSync := reconciled{input(), Result{}}
+	transient := reconciled{input(syncRequest(t1)), Stopped(v1.ReasonDeployFailed, "The apply failed.")}
+	backedOff := reconciled{input(automatic(), lastSuccessful(refOld), backoff(10*time.Minute)), Stopped(v1.ReasonDeployFailed, "The apply failed.")}
 
 	cases := map[string]struct {
-		out         Outcome
+		of          reconciled // the reconcile whose outcome is checked
 		a           Assessment
 		wantApplied string
 		wantHealthy string
@@ -40,34 +43,34 @@ func TestCheckAssessment(t *testing.T) {
 		wantOverdue *Overdue
 	}{
 		"a sync wave waits, the assessment overdue: the Applied message says since when": {
-			out: waveHeld, a: due(3 * time.Minute),
+			of: waveHeld, a: due(3 * time.Minute),
 			wantApplied: "Sync waves up to 0 are applied; wave 1 waits until they are Healthy" + note,
 			wantHealthy: "No render has been applied yet.",
 			wantReady:   "Sync waves up to 0 are applied; wave 1 waits until they are Healthy" + note,
 			wantOverdue: &Overdue{Since: since, Message: "Sync waves up to 0 are applied; wave 1 waits until they are Healthy" + note},
 		},
 		"a sync wave waits, the assessment due for less than the bound: back at the bound": {
-			out: waveHeld, a: due(30 * time.Second),
+			of: waveHeld, a: due(30 * time.Second),
 			wantApplied: msgWave, wantHealthy: "No render has been applied yet.", wantReady: msgWave,
 			wantRequeue: Requeue{After: 90 * time.Second},
 		},
 		"a sync wave waits, the assessment due exactly the bound: overdue": {
-			out: waveHeld, a: due(bound),
+			of: waveHeld, a: due(bound),
 			wantApplied: msgWave[:len(msgWave)-1] + "; the observer has not assessed the ReleaseInventory since 2026-12-02T10:02:05Z: check that convoy observer runs and can reach the Cluster.",
 			wantHealthy: "No render has been applied yet.",
 			wantReady:   msgWave[:len(msgWave)-1] + "; the observer has not assessed the ReleaseInventory since 2026-12-02T10:02:05Z: check that convoy observer runs and can reach the Cluster.",
 			wantOverdue: &Overdue{Since: now.Add(-bound), Message: msgWave[:len(msgWave)-1] + "; the observer has not assessed the ReleaseInventory since 2026-12-02T10:02:05Z: check that convoy observer runs and can reach the Cluster."},
 		},
 		"a sync wave waits, the assessment current: nothing to say": {
-			out: waveHeld, a: Assessment{OverdueAfter: bound},
+			of: waveHeld, a: Assessment{OverdueAfter: bound},
 			wantApplied: msgWave, wantHealthy: "No render has been applied yet.", wantReady: msgWave,
 		},
 		"the check is off": {
-			out: waveHeld, a: Assessment{DueSince: since},
+			of: waveHeld, a: Assessment{DueSince: since},
 			wantApplied: msgWave, wantHealthy: "No render has been applied yet.", wantReady: msgWave,
 		},
 		"a new render applied, its health overdue: the Healthy message says since when": {
-			out: newRender, a: due(3 * time.Minute),
+			of: newRender, a: due(3 * time.Minute),
 			wantApplied: msgAutomaticApplied,
 			wantHealthy: "The observer has not assessed the last applied render yet" + note,
 			wantReady:   "The observer has not assessed the last applied render yet" + note,
@@ -75,33 +78,34 @@ func TestCheckAssessment(t *testing.T) {
 			wantOverdue: &Overdue{Since: since, Message: "The observer has not assessed the last applied render yet" + note},
 		},
 		"a new render applied, its health due: back at the bound, before the interval": {
-			out: newRender, a: due(time.Minute),
+			of: newRender, a: due(time.Minute),
 			wantApplied: msgAutomaticApplied, wantHealthy: msgNotAssessed, wantReady: msgNotAssessed,
 			wantRequeue: Requeue{After: time.Minute},
 		},
 		"Healthy from the last assessment: nothing waits": {
-			out: inSync, a: due(3 * time.Minute),
+			of: inSync, a: due(3 * time.Minute),
 			wantApplied: msgAutomaticApplied, wantHealthy: "Every object of the last applied render is healthy.",
 			wantReady: "The render is applied and healthy.",
 		},
 		"manual mode waiting for /sync, nothing applied: nothing waits on the observer": {
-			out: waitingForSync, a: due(3 * time.Minute),
+			of: waitingForSync, a: due(3 * time.Minute),
 			wantApplied: msgManualNoneApplied, wantHealthy: "No render has been applied yet.", wantReady: msgManualNoneApplied,
 		},
 		"a transient failure while a render's health is due: the retryBackoff schedule stays": {
-			out: backedOff, a: due(30 * time.Second),
+			of: backedOff, a: due(30 * time.Second),
 			wantApplied: "The apply failed.", wantHealthy: msgNotAssessed, wantReady: "The apply failed.",
 			wantRequeue: Requeue{After: 10 * time.Minute},
 		},
 		"a transient failure: not a wait, the retry keeps its error": {
-			out: transient, a: due(30 * time.Second),
+			of: transient, a: due(30 * time.Second),
 			wantApplied: "The apply failed.", wantHealthy: "No render has been applied yet.", wantReady: "The apply failed.",
 			wantRequeue: Requeue{ReturnError: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := CheckAssessment(input(), tc.a, tc.out)
+			_, out := reconcile(tc.of.in, tc.of.attempt)
+			got := CheckAssessment(tc.of.in, tc.a, out)
 			if diff := cmp.Diff(tc.wantApplied, got.Applied.Message); diff != "" {
 				t.Errorf("Applied message (-want +got):\n%s", diff)
 			}
@@ -117,9 +121,9 @@ func TestCheckAssessment(t *testing.T) {
 			if diff := cmp.Diff(tc.wantOverdue, got.Overdue); diff != "" {
 				t.Errorf("Overdue (-want +got):\n%s", diff)
 			}
-			if got.Applied.Reason != tc.out.Applied.Reason || got.Applied.Status != tc.out.Applied.Status ||
-				got.Healthy.Reason != tc.out.Healthy.Reason || got.Healthy.Status != tc.out.Healthy.Status {
-				t.Errorf("conditions %+v %+v, want the reasons and statuses of %+v %+v kept", got.Applied, got.Healthy, tc.out.Applied, tc.out.Healthy)
+			if got.Applied.Reason != out.Applied.Reason || got.Applied.Status != out.Applied.Status ||
+				got.Healthy.Reason != out.Healthy.Reason || got.Healthy.Status != out.Healthy.Status {
+				t.Errorf("conditions %+v %+v, want the reasons and statuses of %+v %+v kept", got.Applied, got.Healthy, out.Applied, out.Healthy)
 			}
 		})
 	}
