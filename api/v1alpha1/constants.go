@@ -72,6 +72,12 @@ const (
 	ReasonKubeconfigNotReady = "KubeconfigNotReady"
 )
 
+// Reasons of events about a Release, besides the reasons of its conditions.
+const (
+	// EventObserverAssessmentOverdue: a Warning, once per wait, when the Release has waited on the observer's assessment of its ReleaseInventory for longer than the controller's bound.
+	EventObserverAssessmentOverdue = "ObserverAssessmentOverdue"
+)
+
 // Annotations.
 const (
 	// AnnotationSyncRequestedAt holds the time of the latest /sync request (RFC 3339).

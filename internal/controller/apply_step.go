@@ -148,6 +148,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
+	done.inventory = inv
 	// The renders that applied what this one may prune: the one the inventory names
 	// until this apply is done, and the last successful one (a failed prune leaves
 	// the inventory naming this render).
@@ -180,6 +181,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if inv, err = r.writeInventory(ctx, st.rel, inv, plan.RenderRef, progress, apply.Applied(inv.Objects, changes)); err != nil {
 		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
 	}
+	done.inventory = inv
 	if waves.Hold != nil {
 		done.syncWave = changeTo(progress)
 		hold := *waves.Hold
@@ -203,8 +205,12 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if pruned != nil {
 		r.reportKept(ctx, st.rel, "Prune", pruned.Kept)
 		done.changes.pruned += len(pruned.Deleted)
-		if _, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, nil, pruned.Inventory); werr != nil && err == nil {
+		written, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, nil, pruned.Inventory)
+		if werr != nil && err == nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
+		}
+		if werr == nil {
+			done.inventory = written
 		}
 	}
 	if err != nil {

@@ -50,6 +50,10 @@ type envOptions struct {
 	middleware func(reconcile.Reconciler) reconcile.Reconciler
 	// healthDataDelay is Options.HealthDataDelay (default: Setup's).
 	healthDataDelay time.Duration
+	// assessmentOverdueAfter is Options.AssessmentOverdueAfter. Default: off, since no
+	// observer runs in these tests and every applied render's assessment would
+	// become overdue (the tests of overdue_test.go set it).
+	assessmentOverdueAfter time.Duration
 }
 
 // requestCounter counts HTTP requests by method and path.
@@ -85,6 +89,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	testenv.Integration(t)
 	if o.resync == 0 {
 		o.resync = 10 * time.Minute
+	}
+	if o.assessmentOverdueAfter == 0 {
+		o.assessmentOverdueAfter = -1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -130,12 +137,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 		middleware = func(r reconcile.Reconciler) reconcile.Reconciler { return o.middleware(e.calls.wrap(r)) }
 	}
 	e.reconciler, err = Setup(ctx, mgr, Options{
-		Renderer:           renderer,
-		Metrics:            prometheus.NewRegistry(),
-		SkipNameValidation: true,
-		Middleware:         middleware,
-		Concurrency:        o.concurrency,
-		HealthDataDelay:    o.healthDataDelay,
+		Renderer:               renderer,
+		Metrics:                prometheus.NewRegistry(),
+		SkipNameValidation:     true,
+		Middleware:             middleware,
+		Concurrency:            o.concurrency,
+		HealthDataDelay:        o.healthDataDelay,
+		AssessmentOverdueAfter: o.assessmentOverdueAfter,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,10 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 		changes = fmt.Sprintf(" Objects: %d created, %d changed, %d pruned.", c.created, c.configured, c.pruned)
 	}
 
+	if o := out.Overdue; o != nil && overdueIsNew(rel, o) {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventObserverAssessmentOverdue, "Reconcile", "%s", o.Message)
+	}
+
 	if ro := out.Status.Rollout; ro != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+string(v1.RolloutProgressing), "Rollout",
 			"Rollout of render %s started; it has until %s to become Healthy.", ro.RenderRef, ro.Deadline.UTC().Format(time.RFC3339))

@@ -65,6 +65,9 @@ type applied struct {
 	hooks change[[]v1.HookStatus]
 	// changes counts what the apply changed on the target.
 	changes changeCounts
+	// inventory is the ReleaseInventory as the apply last wrote it; nil when it wrote
+	// none.
+	inventory *v1.ReleaseInventory
 }
 
 // change is a new value of a status field; the zero change keeps the field as it is.

@@ -17,12 +17,18 @@ type metrics struct {
 	objects  *prometheus.CounterVec
 	pending  prometheus.Gauge
 	ready    *prometheus.GaugeVec
+	// overdue and overdueOldest report the waits on the observer's assessment that
+	// are overdue (release.Overdue).
+	overdue       prometheus.Gauge
+	overdueOldest prometheus.Gauge
 
 	mu         sync.Mutex
 	pendingSet map[release.Key]bool
 	// readyReason is the reason label of each Release's convoy_release_ready series,
 	// so that a new reason replaces the series rather than adding one.
 	readyReason map[release.Key]string
+	// overdueSince is the start of each overdue wait on the observer's assessment.
+	overdueSince map[release.Key]time.Time
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -44,14 +50,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "convoy_release_ready",
 			Help: "1 when the Release's Ready condition is True, else 0; reason is the Ready condition's reason. One series per Release this controller (shard) reconciles.",
 		}, []string{"namespace", "name", "reason"}),
-		pendingSet:  map[release.Key]bool{},
-		readyReason: map[release.Key]string{},
+		overdue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "convoy_release_assessment_overdue",
+			Help: "Releases whose wait on the observer's assessment of their ReleaseInventory (a sync wave, the health of a new render) has lasted longer than the bound: a dead or stuck observer.",
+		}),
+		overdueOldest: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "convoy_release_assessment_overdue_oldest_timestamp_seconds",
+			Help: "Unix time at which the oldest of the overdue waits on the observer's assessment began; 0 when none is overdue.",
+		}),
+		pendingSet:   map[release.Key]bool{},
+		readyReason:  map[release.Key]string{},
+		overdueSince: map[release.Key]time.Time{},
 	}
 	if reg != nil {
 		m.duration = register(reg, m.duration)
 		m.objects = register(reg, m.objects)
 		m.pending = register(reg, m.pending)
 		m.ready = register(reg, m.ready)
+		m.overdue = register(reg, m.overdue)
+		m.overdueOldest = register(reg, m.overdueOldest)
 	}
 	return m
 }
@@ -87,6 +104,28 @@ func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcom
 	}
 	m.pending.Set(float64(len(m.pendingSet)))
 	m.setReady(key, out.Ready)
+	if out.Overdue != nil {
+		m.overdueSince[key] = out.Overdue.Since
+	} else {
+		delete(m.overdueSince, key)
+	}
+	m.setOverdue()
+}
+
+// setOverdue sets the overdue gauges from overdueSince. m.mu is held.
+func (m *metrics) setOverdue() {
+	var oldest time.Time
+	for _, since := range m.overdueSince {
+		if oldest.IsZero() || since.Before(oldest) {
+			oldest = since
+		}
+	}
+	m.overdue.Set(float64(len(m.overdueSince)))
+	if oldest.IsZero() {
+		m.overdueOldest.Set(0)
+		return
+	}
+	m.overdueOldest.Set(float64(oldest.Unix()))
 }
 
 // setReady sets the convoy_release_ready series of key from its Ready condition.
@@ -116,4 +155,6 @@ func (m *metrics) forget(key release.Key) {
 		m.ready.DeleteLabelValues(key.Namespace, key.Name, reason)
 		delete(m.readyReason, key)
 	}
+	delete(m.overdueSince, key)
+	m.setOverdue()
 }

@@ -64,6 +64,11 @@ type Reconciler struct {
 	// deletionWarnAfter is how long a deletion may wait for the objects to go before
 	// each retry also warns.
 	deletionWarnAfter time.Duration
+	// overdueAfter is the bound of a wait on the observer's assessment (0: none).
+	overdueAfter time.Duration
+	// dueSince is when each Release's ReleaseInventory fell behind the observer's
+	// assessment, while it stays behind (assessment).
+	dueSince *releaseMemory[time.Time]
 }
 
 // Reconcile carries out one reconcile of one Release (design/sync-policy.md).
@@ -131,6 +136,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		}
 	}
 	out := release.Finish(in, plan, ap.result)
+	out = release.CheckAssessment(in, r.assessment(key, st, ap), out)
 	r.failures.Update(key, out.Counter)
 	if out.Counter == release.CounterKeep {
 		// A non-transient failure returns no error; the work queue's count stays too.
@@ -211,5 +217,6 @@ func (r *Reconciler) forget(key release.Key) {
 	r.renders.forget(key)
 	r.seen.forget(key)
 	r.inventories.forget(key)
+	r.dueSince.forget(key)
 	r.metrics.forget(key)
 }

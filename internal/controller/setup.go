@@ -79,6 +79,10 @@ type Options struct {
 	// HealthDataDelay is how long a reconcile for new health data waits in the work
 	// queue (DefaultHealthDataDelay when 0; none when negative).
 	HealthDataDelay time.Duration
+	// AssessmentOverdueAfter is how long a Release may wait on the observer's
+	// assessment of its ReleaseInventory before it reports the assessment as overdue
+	// (release.DefaultAssessmentOverdueAfter when 0; never when negative).
+	AssessmentOverdueAfter time.Duration
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
@@ -112,6 +116,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		o.HealthDataDelay = DefaultHealthDataDelay
 	case o.HealthDataDelay < 0:
 		o.HealthDataDelay = 0
+	}
+	switch {
+	case o.AssessmentOverdueAfter == 0:
+		o.AssessmentOverdueAfter = release.DefaultAssessmentOverdueAfter
+	case o.AssessmentOverdueAfter < 0:
+		o.AssessmentOverdueAfter = 0
 	}
 	if o.Clusters == nil {
 		c, err := clusters.New(clusters.Options{
@@ -151,6 +161,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		applyOpts:         o.Apply,
 		metrics:           newMetrics(o.Metrics),
 		deletionWarnAfter: o.DeletionWarnAfter,
+		overdueAfter:      o.AssessmentOverdueAfter,
+		dueSince:          &releaseMemory[time.Time]{},
 	}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {

@@ -14,7 +14,9 @@
 //   - from how the attempt ended: the Applied, Healthy and Ready conditions, the status
 //     fields to write (lastSuccessful, lastHandledSyncAt, lastHandledForceSyncAt, a new
 //     rollout), how the in-memory failure count changes, and when to reconcile again
-//     (Finish).
+//     (Finish);
+//   - whether a wait on the observer's assessment of the ReleaseInventory is overdue,
+//     what the waiting condition then says, and when to look again (CheckAssessment).
 //
 // It must not do I/O of any kind: no API server or cluster client, no Helm, no clock
 // reads (the time arrives as Input.Now), no goroutines, no logging and no events (it
@@ -32,6 +34,7 @@
 //		attempt = r.apply(ctx, plan.Apply) // hooks, dry run (plan.Apply.DryRun), waves, prune
 //	}
 //	out := release.Finish(in, plan, attempt)
+//	out = release.CheckAssessment(in, release.Assessment{DueSince: ..., OverdueAfter: ...}, out)
 //	counter.Update(key, out.Counter)
 //	// write out.Applied, out.Healthy, out.Ready and out.Status in one status patch,
 //	// then return out.Requeue.

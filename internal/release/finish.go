@@ -28,6 +28,9 @@ type Outcome struct {
 	Counter CounterUpdate
 	// Requeue is when to reconcile again.
 	Requeue Requeue
+	// Overdue, when set, is a wait on the observer's assessment that has lasted longer
+	// than the bound (CheckAssessment); Finish leaves it nil.
+	Overdue *Overdue
 }
 
 // StatusUpdate lists the status fields a reconcile changes besides the conditions. A

@@ -11,7 +11,8 @@ import (
 type Result struct {
 	// Reason is one of the Applied reasons in api/v1alpha1.
 	Reason string
-	// Message says what happened and what to do; no timestamps, no changing numbers.
+	// Message says what happened and what to do; no changing timestamps or numbers (the
+	// start of an overdue wait, fixed while it lasts, is the one time it may name).
 	Message string
 	// AfterApply: the render was applied before the step that stopped (the PostApply
 	// hook batches). Finish then counts the apply as done (lastSuccessful, a new

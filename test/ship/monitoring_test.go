@@ -210,3 +210,25 @@ func scrape(t *testing.T, client *http.Client, url string) map[string]bool {
 	}
 	return names
 }
+
+// Issue 32: a dead or stuck observer shows before the users see it: an alert and a
+// dashboard panel on the Releases whose wait on the observer's assessment is overdue
+// (needs no control plane).
+func TestObserverAssessmentOverdueAlertAndPanel(t *testing.T) {
+	const metric = "convoy_release_assessment_overdue"
+	found := map[string]bool{}
+	for _, q := range append(alertExprs(t), dashboardExprs(t)...) {
+		names, err := metricNames(q.expr)
+		if err != nil {
+			continue // TestAlertsAndDashboardParse reports it
+		}
+		if slices.Contains(names, metric) {
+			found[q.where] = true
+		}
+	}
+	for _, want := range []string{"alert ConvoyObserverAssessmentOverdue", "panel Releases whose observer assessment is overdue"} {
+		if !found[want] {
+			t.Errorf("no %s on %s (found %v)", want, metric, found)
+		}
+	}
+}
