@@ -238,6 +238,8 @@ func TestResultFromObject(t *testing.T) {
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "hooks")
 	res := renderOK(t, r, Request{Release: rel, Revision: 7, IsUpgrade: true})
+	// As a chart whose templates read the capabilities records them.
+	res.Capabilities = CapabilityReads{APIVersions: map[string]bool{"policy/v1": true}, KubeVersion: map[string]string{"Minor": "37"}}
 	obj, err := NewRenderObject(rel, res)
 	if err != nil {
 		t.Fatal(err)
