@@ -22,7 +22,9 @@ func TestCapabilityReadsChanged(t *testing.T) {
 		f(&c)
 		return c
 	}
-	gained := with(func(c *Capabilities) { c.APIVersions = append(c.APIVersions, "example.com/v1", "example.com/v1/Widget") })
+	gained := with(func(c *Capabilities) {
+		c.APIVersions = append(c.APIVersions, "example.com/v1", "example.com/v1/Widget")
+	})
 	lost := with(func(c *Capabilities) { c.APIVersions = c.APIVersions[:1] })
 	patch := with(func(c *Capabilities) { c.KubeVersion = "v1.37.3" })
 	minor := with(func(c *Capabilities) { c.KubeVersion = "v1.38.0" })
@@ -77,7 +79,7 @@ func TestChartAPIVersions(t *testing.T) {
 		"crds/widgets.yaml": crdYAML("example.com", "Widget", "v1", "v2beta1") + "---\n" + crdYAML("example.com", "Sprocket", "v1"),
 		"crds/old.yaml": "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.old.example.com}\n" +
 			"spec: {group: old.example.com, version: v1, names: {kind: Old, plural: olds}}\n",
-		"crds/unserved.yaml": strings.Replace(crdYAML("unserved.example.com", "Gone", "v1"), "served: true", "served: false", 1),
+		"crds/unserved.yaml":  strings.Replace(crdYAML("unserved.example.com", "Gone", "v1"), "served: true", "served: false", 1),
 		"crds/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n",
 		"README.md":           "crds/ is not here",
 	}, sub)
@@ -156,7 +158,7 @@ func TestTemplatesCapabilityReads(t *testing.T) {
 		"questions the target answers": {
 			template: `{{ .Capabilities.APIVersions.Has "apps/v1" }} {{ .Capabilities.APIVersions.Has "policy/v1" }} {{ .Capabilities.APIVersions.Has "example.com/v1/Widget" }}`,
 			crds:     widgets, want: "true false true",
-			reads:    CapabilityReads{APIVersions: map[string]bool{"apps/v1": true, "policy/v1": false}},
+			reads: CapabilityReads{APIVersions: map[string]bool{"apps/v1": true, "policy/v1": false}},
 		},
 		"the list in a variable": {
 			template: `{{ $apis := .Capabilities.APIVersions }}{{ $apis.Has "apps/v1" }} {{ len $apis }}`,
