@@ -84,7 +84,9 @@ func TestChooseLegacy(t *testing.T) {
 	upgrade := render.ReuseKey{Inputs: "sha256:upgrade-x", InstallInputs: "sha256:install-x"}
 	legacyInstall := render.ReuseKey{Inputs: "sha256:v1-install-x"}
 	legacyUpgrade := render.ReuseKey{Inputs: "sha256:v1-upgrade-x", InstallInputs: "sha256:v1-install-x"}
-	cand := func(name, inputs string) renderCandidate { return renderCandidate{name: name, inputs: inputs, revision: 1} }
+	cand := func(name, inputs string) renderCandidate {
+		return renderCandidate{name: name, inputs: inputs, revision: 1}
+	}
 	cases := map[string]struct {
 		current     string
 		key, legacy render.ReuseKey
