@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render"
 )
 
 // Issue 31, point 5: a chart that ships CRDs is rendered once at its install. Its
@@ -129,4 +132,83 @@ func (e *env) waitDiscovered(name, apiVersion string) {
 	})
 	// The reconciles after the next one render with that discovery.
 	e.waitReconciled(name, e.reconciles(name)+3)
+}
+
+// A Render made by a convoy whose inputs held the target's whole list of API versions
+// (inputs format 1) stays the Release's render after convoy's upgrade while the target
+// is the same: no new render, its random values kept; the Render records the inputs of
+// today's convoy, with the whole list as what it depends on.
+func TestARenderOfAnEarlierConvoyIsKept(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("db", chartName("generated"), automatic())
+	rel := e.waitApplied("db", "True", v1.ReasonApplied)
+	first := rel.Status.Render.Ref
+	secret := e.secret("db-generated")
+	e.settle("db")
+
+	// What the earlier convoy recorded on the install render: the legacy digest.
+	target, err := e.reconciler.clusters.Resolve(e.ctx, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := target.Discovery()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key render.ReuseKey
+	if _, err := e.reconciler.renderer.Render(e.ctx, render.Request{
+		Release: rel, Capabilities: e.reconciler.capabilities.of(target.Name, disc), IsUpgrade: true,
+		Reuse: func(_ context.Context, k render.ReuseKey) (*render.Result, error) { key = k; return nil, nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	legacy, _, err := key.Legacy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &v1.Render{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: render.RenderName("db", first)}, obj); err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.Annotations[v1.AnnotationInputs]; got != key.InstallInputs {
+		t.Fatalf("the install Render records inputs %s, want %s", got, key.InstallInputs)
+	}
+	old := obj.DeepCopy()
+	obj.Annotations[v1.AnnotationInputs] = legacy.InstallInputs
+	obj.Labels[v1.LabelInputs] = render.InputsLabel(legacy.InstallInputs)
+	delete(obj.Annotations, v1.AnnotationCapabilities)
+	if err := e.client.Patch(e.ctx, obj, client.MergeFrom(old)); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the controller's cache to see the legacy inputs", func() (bool, string) {
+		meta := renderMetadata()
+		if err := e.reconciler.client.Get(e.ctx, client.ObjectKeyFromObject(obj), meta); err != nil {
+			return false, err.Error()
+		}
+		return meta.Annotations[v1.AnnotationInputs] == legacy.InstallInputs, "inputs " + meta.Annotations[v1.AnnotationInputs]
+	})
+	e.reconciler.renders.forget(releaseKey(rel)) // a new controller process
+
+	n := e.reconciles("db")
+	e.sync("db", false)
+	e.waitReconciled("db", n)
+	e.settle("db")
+	if got := e.release("db").Status.Render.Ref; got != first {
+		t.Errorf("render %s after the upgrade of convoy, want %s still", got, first)
+	}
+	if names := e.renderNames("db"); len(names) != 1 {
+		t.Errorf("Renders %v, want one", names)
+	}
+	if got := e.secret("db-generated"); got == nil || !maps.EqualFunc(got.Data, secret.Data, slices.Equal) {
+		t.Error("the generated Secret changed")
+	}
+	if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.Annotations[v1.AnnotationInputs]; got != key.InstallInputs {
+		t.Errorf("the Render records inputs %s, want today's %s", got, key.InstallInputs)
+	}
+	if got := obj.Annotations[v1.AnnotationCapabilities]; !strings.Contains(got, `"allAPIVersions"`) {
+		t.Errorf("the Render records capabilities %q, want the whole list of API versions", got)
+	}
 }
