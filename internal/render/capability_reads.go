@@ -52,12 +52,12 @@ func (r CapabilityReads) IsZero() bool {
 // recorded.
 func (r CapabilityReads) Changed(caps Capabilities) (bool, error) {
 	if len(r.KubeVersion) > 0 {
-		hc, err := caps.helmCapabilities()
+		kv, err := caps.kubeVersion()
 		if err != nil {
 			return false, err
 		}
 		for part, was := range r.KubeVersion {
-			now, ok := kubeVersionPart(&hc.KubeVersion, part)
+			now, ok := kubeVersionPart(kv, part)
 			if !ok || now != was {
 				return true, nil
 			}
@@ -79,12 +79,12 @@ func (r CapabilityReads) Changed(caps Capabilities) (bool, error) {
 // whose inputs held the target's whole list of API versions and its Kubernetes
 // version: it stays reusable while both do.
 func legacyCapabilityReads(caps Capabilities) (CapabilityReads, error) {
-	hc, err := caps.helmCapabilities()
+	kv, err := caps.kubeVersion()
 	if err != nil {
 		return CapabilityReads{}, err
 	}
 	return CapabilityReads{
-		KubeVersion:    map[string]string{"Version": hc.KubeVersion.Version},
+		KubeVersion:    map[string]string{"Version": kv.Version},
 		AllAPIVersions: apiVersionsDigest(caps.targetAPIVersions(), nil),
 	}, nil
 }
