@@ -97,6 +97,9 @@ const (
 	AnnotationInputs = "convoy.kumodo.io/inputs"
 	// AnnotationLookups on a Render lists, as JSON, the objects the templates' lookup read and a digest of each.
 	AnnotationLookups = "convoy.kumodo.io/lookups"
+	// AnnotationCapabilities on a Render holds, as JSON, what its templates read of the target's capabilities
+	// (.Capabilities.APIVersions.Has questions and answers, parts of .Capabilities.KubeVersion).
+	AnnotationCapabilities = "convoy.kumodo.io/capabilities"
 	// AnnotationRedactedData on a Secret in a Render served to a user who may not read the namespace's Secrets
 	// maps each data key to the sha256 of its value ({"key":"sha256:<hex>"}), in place of data and stringData.
 	AnnotationRedactedData = "convoy.kumodo.io/redacted-data"

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -151,6 +152,43 @@ func chooseReuse(current string, key render.ReuseKey, cands []renderCandidate) i
 	return best
 }
 
+// chooseLegacy picks the current render (the Render named current) when convoy made
+// it before it recorded what templates read of the capabilities, and its inputs are
+// legacy's (render.ReuseKey.Legacy): the same inputs, Kubernetes version and list of
+// API versions. It returns the candidate's index and the inputs digest to record on
+// it now (key's digest of the form it matched, install or upgrade), or -1.
+func chooseLegacy(current string, key, legacy render.ReuseKey, cands []renderCandidate) (int, string) {
+	for i, c := range cands {
+		if c.name != current || c.inputs == "" {
+			continue
+		}
+		switch c.inputs {
+		case legacy.Inputs:
+			return i, key.Inputs
+		case legacy.InstallInputs:
+			return i, key.InstallInputs
+		}
+	}
+	return -1, ""
+}
+
+// legacyCandidate is chooseLegacy for the reconcile's request, and the reads the
+// Render is then recorded with; -1 when the current render matches key, is not a
+// legacy one or none is. The legacy digests (of the whole list of API versions) are
+// made only when the current render's inputs are not key's.
+func legacyCandidate(current string, key render.ReuseKey, cands []renderCandidate) (int, string, render.CapabilityReads, error) {
+	i := slices.IndexFunc(cands, func(c renderCandidate) bool { return c.name == current })
+	if i < 0 || cands[i].inputs == "" || cands[i].inputs == key.Inputs || cands[i].inputs == key.InstallInputs {
+		return -1, "", render.CapabilityReads{}, nil
+	}
+	legacy, reads, err := key.Legacy()
+	if err != nil {
+		return -1, "", render.CapabilityReads{}, err
+	}
+	i, inputs := chooseLegacy(current, key, legacy, cands)
+	return i, inputs, reads, nil
+}
+
 // renderHistory is what the reconcile knows of the Release's earlier renders: the
 // candidates for a reuse and their revisions.
 type renderHistory struct {
@@ -226,14 +264,21 @@ func (h *renderHistory) candidate(name string) (renderCandidate, bool) {
 	return renderCandidate{}, false
 }
 
-// reuse is render.Request.Reuse: the earlier render chooseReuse picks, from memory or
-// read from the API server (only when the inputs match a Render other than the one in
-// memory). A Render that is gone or cannot be read back is not reused.
+// reuse is render.Request.Reuse: the earlier render chooseReuse picks, or else the
+// current render made by an earlier convoy of the same inputs (chooseLegacy), from
+// memory or read from the API server (only when the inputs match a Render other than
+// the one in memory). A Render that is gone or cannot be read back is not reused.
 func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key render.ReuseKey) (*render.Result, error) {
 	rel := st.rel
-	i := chooseReuse(currentRenderName(rel), key, h.cands)
+	current := currentRenderName(rel)
+	i := chooseReuse(current, key, h.cands)
+	var inputs string // the inputs of a legacy Render, to record on it
+	var reads render.CapabilityReads
 	if i < 0 {
-		return nil, nil
+		var err error
+		if i, inputs, reads, err = legacyCandidate(current, key, h.cands); err != nil || i < 0 {
+			return nil, nil // a version that does not parse: templating reports it
+		}
 	}
 	c := h.cands[i]
 	var obj *v1.Render
@@ -253,7 +298,12 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 		return nil, nil
 	}
 	res.Inputs = c.inputs
-	res.IsUpgrade = key.InstallInputs != "" && c.inputs == key.Inputs
+	if inputs != "" {
+		logr.FromContextOrDiscard(ctx).Info("Reusing a Render of an earlier convoy: the target's API versions and Kubernetes version are the same",
+			"render", obj.Name)
+		res.Inputs, res.Capabilities = inputs, reads
+	}
+	res.IsUpgrade = key.InstallInputs != "" && res.Inputs == key.Inputs
 	st.renderObj = obj
 	return res, nil
 }

@@ -76,6 +76,63 @@ func TestChooseReuse(t *testing.T) {
 	}
 }
 
+// The current render made by a convoy whose inputs held the target's capabilities
+// (inputs format 1) is reused while they are the same, and records the inputs of
+// today's key of the form it matched; no other Render is.
+func TestChooseLegacy(t *testing.T) {
+	install := render.ReuseKey{Inputs: "sha256:install-x"}
+	upgrade := render.ReuseKey{Inputs: "sha256:upgrade-x", InstallInputs: "sha256:install-x"}
+	legacyInstall := render.ReuseKey{Inputs: "sha256:v1-install-x"}
+	legacyUpgrade := render.ReuseKey{Inputs: "sha256:v1-upgrade-x", InstallInputs: "sha256:v1-install-x"}
+	cand := func(name, inputs string) renderCandidate {
+		return renderCandidate{name: name, inputs: inputs, revision: 1}
+	}
+	cases := map[string]struct {
+		current     string
+		key, legacy render.ReuseKey
+		cands       []renderCandidate
+		want        string // the name chosen; "" for none
+		inputs      string
+	}{
+		"the current render of the same inputs and capabilities": {
+			current: "web-1", key: install, legacy: legacyInstall, cands: []renderCandidate{cand("web-1", "sha256:v1-install-x")},
+			want: "web-1", inputs: "sha256:install-x",
+		},
+		"the install render of an applied Release": {
+			current: "web-1", key: upgrade, legacy: legacyUpgrade, cands: []renderCandidate{cand("web-1", "sha256:v1-install-x")},
+			want: "web-1", inputs: "sha256:install-x",
+		},
+		"an upgrade render": {
+			current: "web-2", key: upgrade, legacy: legacyUpgrade, cands: []renderCandidate{cand("web-1", "sha256:v1-install-x"), cand("web-2", "sha256:v1-upgrade-x")},
+			want: "web-2", inputs: "sha256:upgrade-x",
+		},
+		"an older render of the same inputs is not reused": {
+			current: "web-2", key: install, legacy: legacyInstall, cands: []renderCandidate{cand("web-1", "sha256:v1-install-x"), cand("web-2", "sha256:v1-install-y")},
+		},
+		"other capabilities or inputs": {
+			current: "web-1", key: install, legacy: legacyInstall, cands: []renderCandidate{cand("web-1", "sha256:v1-install-y")},
+		},
+		"no recorded inputs": {
+			current: "web-1", key: install, legacy: render.ReuseKey{}, cands: []renderCandidate{cand("web-1", "")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			i, inputs := chooseLegacy(tc.current, tc.key, tc.legacy, tc.cands)
+			if i >= 0 {
+				got = tc.cands[i].name
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("chosen (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.inputs, inputs); diff != "" {
+				t.Errorf("inputs to record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // A render templated anew that differs from the current one is reported when no input
 // is known to have changed: after reuse, only when the current Render was lost or
 // made before inputs were recorded.

@@ -138,12 +138,20 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("read Render %s/%s: %w", rel.Namespace, name, err)
 	}
-	if exists {
-		if err := r.recordInputs(ctx, res, meta); err != nil {
+	// A Render reused as it is has its inputs; one of an earlier convoy gets them now.
+	reusedAsIs := res.Reused && st.renderObj != nil && st.renderObj.Annotations[v1.AnnotationInputs] == res.Inputs
+	var recorded *metav1.PartialObjectMetadata
+	if exists && !reusedAsIs {
+		if recorded, err = r.recordInputs(ctx, res, meta); err != nil {
 			return err
 		}
 	}
 	obj := st.renderObj
+	if obj != nil && recorded != nil {
+		// A reused Render whose inputs were recorded anew: remembered as it is now.
+		obj = obj.DeepCopy()
+		obj.Labels, obj.Annotations = recorded.Labels, recorded.Annotations
+	}
 	if obj == nil || (!exists && obj.Manifests == nil) {
 		// A render templated anew, or one remembered without its manifests whose
 		// Render is gone: made again from the result.
@@ -167,20 +175,26 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	return r.renders.put(releaseKey(rel), created, res)
 }
 
-// recordInputs writes the inputs of a render templated anew on its existing Render
-// (meta) when they are not the ones it records. The Render keeps its revision, which
-// the result then reports.
-func (r *Reconciler) recordInputs(ctx context.Context, res *render.Result, meta *metav1.PartialObjectMetadata) error {
+// recordInputs writes the inputs of a render on its existing Render (meta) when they
+// are not the ones it records: a render templated anew that gave the same objects,
+// or a Render of an earlier convoy reused (render.ReuseKey.Legacy). The Render keeps
+// its revision, which the result then reports. It returns the Render's metadata as
+// patched; nil when it wrote nothing.
+func (r *Reconciler) recordInputs(ctx context.Context, res *render.Result, meta *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
 	if rev, ok := render.RevisionOf(meta.Labels); ok {
 		res.Revision = rev
 	}
 	lookups, err := render.LookupsAnnotation(res.Lookups)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if res.Reused || res.Inputs == "" ||
-		(meta.Annotations[v1.AnnotationInputs] == res.Inputs && meta.Annotations[v1.AnnotationLookups] == lookups) {
-		return nil
+	caps, err := render.CapabilitiesAnnotation(res.Capabilities)
+	if err != nil {
+		return nil, err
+	}
+	if res.Inputs == "" || (meta.Annotations[v1.AnnotationInputs] == res.Inputs &&
+		meta.Annotations[v1.AnnotationLookups] == lookups && meta.Annotations[v1.AnnotationCapabilities] == caps) {
+		return nil, nil
 	}
 	patched := meta.DeepCopy()
 	if patched.Labels == nil {
@@ -192,16 +206,18 @@ func (r *Reconciler) recordInputs(ctx context.Context, res *render.Result, meta 
 	patched.Labels[v1.LabelInputs] = render.InputsLabel(res.Inputs)
 	patched.Labels[v1.LabelRevision] = strconv.FormatInt(res.Revision, 10)
 	patched.Annotations[v1.AnnotationInputs] = res.Inputs
-	if lookups != "" {
-		patched.Annotations[v1.AnnotationLookups] = lookups
-	} else {
-		delete(patched.Annotations, v1.AnnotationLookups)
+	for key, value := range map[string]string{v1.AnnotationLookups: lookups, v1.AnnotationCapabilities: caps} {
+		if value != "" {
+			patched.Annotations[key] = value
+		} else {
+			delete(patched.Annotations, key)
+		}
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("Recording new inputs on an existing Render", "render", meta.Name)
 	if err := r.client.Patch(ctx, patched, client.MergeFrom(meta)); err != nil {
-		return fmt.Errorf("record the inputs of Render %s/%s: %w", meta.Namespace, meta.Name, err)
+		return nil, fmt.Errorf("record the inputs of Render %s/%s: %w", meta.Namespace, meta.Name, err)
 	}
-	return nil
+	return patched, nil
 }
 
 // newRenderCopy is obj without what the API server set, to create it (again).

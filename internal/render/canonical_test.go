@@ -91,7 +91,7 @@ func TestRefIgnoresOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			rel := testRelease(chartName, "", chartName)
-			files, err := template(context.Background(), c, map[string]any{}, renderOptions{releaseName: rel.Name, namespace: "apps", caps: defaultCaps}, chartName)
+			files, _, err := template(context.Background(), c, map[string]any{}, renderOptions{releaseName: rel.Name, namespace: "apps", caps: defaultCaps}, chartName)
 			if err != nil {
 				t.Fatal(err)
 			}

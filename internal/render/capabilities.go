@@ -69,18 +69,29 @@ func containsSlash(s string) bool {
 
 // helmCapabilities turns Capabilities into Helm's.
 func (c Capabilities) helmCapabilities() (*common.Capabilities, error) {
-	caps := common.DefaultCapabilities.Copy()
-	if c.KubeVersion != "" {
-		kv, err := common.ParseKubeVersion(c.KubeVersion)
-		if err != nil {
-			return nil, fmt.Errorf("kubernetes version %q: %w", c.KubeVersion, err)
-		}
-		caps.KubeVersion = *kv
+	kv, err := c.kubeVersion()
+	if err != nil {
+		return nil, err
 	}
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
 	if c.APIVersions != nil {
 		caps.APIVersions = append(common.VersionSet(nil), c.APIVersions...)
 	}
 	return caps, nil
+}
+
+// kubeVersion is Helm's KubeVersion of c.
+func (c Capabilities) kubeVersion() (*common.KubeVersion, error) {
+	if c.KubeVersion == "" {
+		kv := common.DefaultCapabilities.KubeVersion
+		return &kv, nil
+	}
+	kv, err := common.ParseKubeVersion(c.KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes version %q: %w", c.KubeVersion, err)
+	}
+	return kv, nil
 }
 
 // builtinClusterScoped are the built-in kinds that are not namespaced, for when the

@@ -127,21 +127,33 @@ type renderOptions struct {
 
 // template renders the chart with Helm's engine, as `helm install` does in client
 // only mode: dependencies enabled by their conditions and tags, values coalesced
-// with the chart's and checked against its schema, kubeVersion checked. It returns
-// the non-empty manifest files, the crds/ files first. Every error is Unappliable.
-func template(ctx context.Context, c *chart.Chart, values map[string]any, o renderOptions, what string) ([]renderedFile, error) {
+// with the chart's and checked against its schema, kubeVersion checked. As `helm
+// install` against a cluster, which installs crds/ before it reads the cluster's
+// capabilities, the templates see the API versions of the chart's CRDs as served. It
+// returns the non-empty manifest files, the crds/ files first, and what the templates
+// read of the capabilities. Every error is Unappliable.
+func template(ctx context.Context, c *chart.Chart, values map[string]any, o renderOptions, what string) ([]renderedFile, CapabilityReads, error) {
+	var none CapabilityReads
 	caps, err := o.caps.helmCapabilities()
 	if err != nil {
-		return nil, unappliable("chart %s: %w", what, err)
+		return nil, none, unappliable("chart %s: %w", what, err)
 	}
 	if kv := c.Metadata.KubeVersion; kv != "" && !v2util.IsCompatibleRange(kv, caps.KubeVersion.String()) {
-		return nil, unappliable("chart %s requires kubeVersion %s, which the target's Kubernetes %s does not meet", what, kv, caps.KubeVersion.Version)
+		return nil, none, unappliable("chart %s requires kubeVersion %s, which the target's Kubernetes %s does not meet", what, kv, caps.KubeVersion.Version)
 	}
 	if err := v2util.ProcessDependencies(c, values); err != nil {
-		return nil, unappliable("chart %s: processing its dependencies: %w", what, err)
+		return nil, none, unappliable("chart %s: processing its dependencies: %w", what, err)
 	}
 	if err := validateValues(c, values); err != nil {
-		return nil, unappliable("chart %s: %w", what, err)
+		return nil, none, unappliable("chart %s: %w", what, err)
+	}
+	chartVersions, err := chartAPIVersions(c)
+	if err != nil {
+		return nil, none, unappliable("chart %s: %w", what, err)
+	}
+	rec := newCapabilityRecorder(chartVersions)
+	if c.Metadata.KubeVersion != "" {
+		rec.kube("String", caps.KubeVersion.String()) // the constraint holds while it does
 	}
 	// The revision and install or upgrade as the caller decided them: a render is
 	// reused while its inputs stay, so these do not make a new render by themselves.
@@ -150,8 +162,11 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	}
 	renderValues, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
 	if err != nil {
-		return nil, unappliable("chart %s: %w", what, err)
+		return nil, none, unappliable("chart %s: %w", what, err)
 	}
+	view, done := rec.view(caps, usesAPIVersionsWhole(c))
+	defer done()
+	renderValues["Capabilities"] = view
 	// DNS is off. lookup reads the target through o.lookups, or finds nothing.
 	var e engine.Engine
 	if o.lookups != nil {
@@ -159,7 +174,7 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 	}
 	files, err := e.RenderWithContext(ctx, c, renderValues)
 	if err != nil {
-		return nil, unappliable("chart %s: template error: %w", what, err)
+		return nil, none, unappliable("chart %s: template error: %w", what, err)
 	}
 
 	var out []renderedFile
@@ -176,7 +191,7 @@ func template(ctx context.Context, c *chart.Chart, values map[string]any, o rend
 		}
 		out = append(out, renderedFile{name: name, content: content})
 	}
-	return out, nil
+	return out, rec.recorded(), nil
 }
 
 // validateValues checks the values, coalesced with the chart's defaults, against the

@@ -13,8 +13,10 @@
 //     convoy labels and the target namespace set, the Release's mutations applied;
 //   - the sync wave of each object, the canonical order and serialisation, and the
 //     render ref (sha256 of the canonical stream);
-//   - the digest of a render's inputs (Inputs), so that the caller can reuse an
-//     earlier render of the same inputs instead of templating again;
+//   - the digest of a render's inputs (Inputs), and what its templates read of the
+//     target (lookups, CapabilityReads), so that the caller can reuse an earlier
+//     render of the same inputs instead of templating again while the target answers
+//     the same; the templates see the API versions of the chart's crds/ as served;
 //   - what a Render object holds, and which Render objects the history keeps.
 //
 // It is the only package of convoy that calls Helm. It keeps a cache of chart

@@ -14,14 +14,17 @@ import (
 // inputsFormat is part of every inputs digest. Bump it when the same templates'
 // output becomes a different render (a change of the assembly, the labels, the
 // canonical form), so that every Release is rendered anew by the new convoy instead
-// of reusing a Render that the old one made.
-const inputsFormat = 1
+// of reusing a Render that the old one made. Format 2 took the target's capabilities
+// out of the inputs (the render records what its templates read of them,
+// CapabilityReads); a Render of format 1 is still reused while the target's whole list
+// of API versions and its Kubernetes version stay (ReuseKey.Legacy).
+const inputsFormat = 2
 
-// Inputs are what a render is a function of, apart from the objects that the
-// templates' lookup read (see Lookups) and .Release.Revision: the same inputs give
-// the same templates' input, so an earlier render of them is reused rather than
-// templated again (a template's randAlphaNum, uuidv4, now or genCA would give a new
-// render each time).
+// Inputs are what a render is a function of, apart from what the templates read of
+// the target (the objects that lookup read, Lookups, and the capabilities,
+// CapabilityReads) and .Release.Revision: the same inputs give the same templates'
+// input, so an earlier render of them is reused rather than templated again (a
+// template's randAlphaNum, uuidv4, now or genCA would give a new render each time).
 type Inputs struct {
 	// ChartDigest identifies the chart archive (Result.ChartDigest).
 	ChartDigest string
@@ -29,9 +32,6 @@ type Inputs struct {
 	ValuesDigest string
 	// Mutations are the Release's mutations, in order.
 	Mutations []v1alpha1.Mutation
-	// KubeVersion and APIVersions are the target's capabilities the templates see.
-	KubeVersion string
-	APIVersions []string
 	// ReleaseName and Namespace are .Release.Name and .Release.Namespace.
 	ReleaseName string
 	Namespace   string
@@ -40,8 +40,20 @@ type Inputs struct {
 }
 
 // inputsEncoding is the canonical encoding of Inputs: a JSON object with fixed
-// field order, the API versions sorted and without duplicates.
+// field order.
 type inputsEncoding struct {
+	Format       int                 `json:"format"`
+	ChartDigest  string              `json:"chartDigest"`
+	ValuesDigest string              `json:"valuesDigest"`
+	Mutations    []v1alpha1.Mutation `json:"mutations"`
+	ReleaseName  string              `json:"releaseName"`
+	Namespace    string              `json:"namespace"`
+	IsUpgrade    bool                `json:"isUpgrade"`
+}
+
+// inputsEncodingV1 is the encoding of format 1, which held the target's Kubernetes
+// version and API versions (sorted, without duplicates).
+type inputsEncodingV1 struct {
 	Format       int                 `json:"format"`
 	ChartDigest  string              `json:"chartDigest"`
 	ValuesDigest string              `json:"valuesDigest"`
@@ -53,22 +65,39 @@ type inputsEncoding struct {
 	IsUpgrade    bool                `json:"isUpgrade"`
 }
 
-// Digest is sha256:<hex> of the inputs' canonical encoding: independent of the order
-// of the API versions and of map keys (mutations' values are JSON, whose objects
-// encoding/json writes with sorted keys once decoded; raw JSON values are compacted).
+// Digest is sha256:<hex> of the inputs' canonical encoding: independent of map keys
+// (mutations' values are JSON, whose objects encoding/json writes with sorted keys
+// once decoded; raw JSON values are compacted).
 func (in Inputs) Digest() (string, error) {
-	versions := slices.Clone(in.APIVersions)
+	muts, err := canonicalMutations(in.Mutations)
+	if err != nil {
+		return "", err
+	}
+	return digestOf(inputsEncoding{
+		Format: inputsFormat, ChartDigest: in.ChartDigest, ValuesDigest: in.ValuesDigest, Mutations: muts,
+		ReleaseName: in.ReleaseName, Namespace: in.Namespace, IsUpgrade: in.IsUpgrade,
+	})
+}
+
+// legacyDigest is the digest that convoy gave the same inputs in format 1, for the
+// target's capabilities caps.
+func (in Inputs) legacyDigest(caps Capabilities) (string, error) {
+	versions := slices.Clone(caps.APIVersions)
 	slices.Sort(versions)
 	versions = slices.Compact(versions)
 	muts, err := canonicalMutations(in.Mutations)
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(inputsEncoding{
-		Format: inputsFormat, ChartDigest: in.ChartDigest, ValuesDigest: in.ValuesDigest, Mutations: muts,
-		KubeVersion: in.KubeVersion, APIVersions: versions, ReleaseName: in.ReleaseName, Namespace: in.Namespace,
+	return digestOf(inputsEncodingV1{
+		Format: 1, ChartDigest: in.ChartDigest, ValuesDigest: in.ValuesDigest, Mutations: muts,
+		KubeVersion: caps.KubeVersion, APIVersions: versions, ReleaseName: in.ReleaseName, Namespace: in.Namespace,
 		IsUpgrade: in.IsUpgrade,
 	})
+}
+
+func digestOf(encoding any) (string, error) {
+	b, err := json.Marshal(encoding)
 	if err != nil {
 		return "", fmt.Errorf("the digest of the render's inputs: %w", err)
 	}

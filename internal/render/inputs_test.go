@@ -3,18 +3,20 @@ package render
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // The inputs digest is a function of the inputs only: the same inputs in another
-// order of API versions or of JSON keys give the same digest, and each input changes
-// it.
+// order of JSON keys give the same digest, and each input changes it. The target's
+// capabilities are not inputs (TestCapabilityReadsChanged).
 func TestInputsDigest(t *testing.T) {
 	base := func() Inputs {
 		return Inputs{
@@ -26,8 +28,6 @@ func TestInputsDigest(t *testing.T) {
 					{Op: "add", Path: "/data/b", Value: &runtime.RawExtension{Raw: []byte(`{"x":1,"y":[1,2]}`)}},
 				}},
 			},
-			KubeVersion: "v1.37.2",
-			APIVersions: []string{"apps/v1", "v1", "batch/v1"},
 			ReleaseName: "web",
 			Namespace:   "apps",
 		}
@@ -41,8 +41,6 @@ func TestInputsDigest(t *testing.T) {
 	}
 
 	same := map[string]func(*Inputs){
-		"API versions in another order": func(in *Inputs) { in.APIVersions = []string{"v1", "batch/v1", "apps/v1"} },
-		"an API version twice":          func(in *Inputs) { in.APIVersions = append(in.APIVersions, "v1") },
 		"JSON patch keys in another order": func(in *Inputs) {
 			in.Mutations[1].JSONPatch[0].Value.Raw = []byte(`{ "y": [1, 2], "x": 1 }`)
 		},
@@ -69,9 +67,6 @@ func TestInputsDigest(t *testing.T) {
 		"a JSON patch value":         func(in *Inputs) { in.Mutations[1].JSONPatch[0].Value.Raw = []byte(`{"x":2,"y":[1,2]}`) },
 		"the mutations' order":       func(in *Inputs) { in.Mutations[0], in.Mutations[1] = in.Mutations[1], in.Mutations[0] },
 		"no mutations":               func(in *Inputs) { in.Mutations = nil },
-		"Kubernetes version":         func(in *Inputs) { in.KubeVersion = "v1.38.0" },
-		"an API version more":        func(in *Inputs) { in.APIVersions = append(in.APIVersions, "example.com/v1") },
-		"an API version less":        func(in *Inputs) { in.APIVersions = in.APIVersions[1:] },
 		"release name":               func(in *Inputs) { in.ReleaseName = "api" },
 		"target namespace":           func(in *Inputs) { in.Namespace = "apps-2" },
 		"an upgrade, not an install": func(in *Inputs) { in.IsUpgrade = true },
@@ -91,6 +86,73 @@ func TestInputsDigest(t *testing.T) {
 			seen[got] = name
 		})
 	}
+}
+
+// The key of a Render made by a convoy of inputs format 1 (ReuseKey.Legacy) is the
+// digest that convoy gave: these were computed by it. The API versions' order and
+// duplicates do not matter, as they did not then.
+func TestLegacyReuseKey(t *testing.T) {
+	in := Inputs{
+		ChartDigest:  "sha256:c0ffee",
+		ValuesDigest: "sha256:va1ue5",
+		Mutations: []v1alpha1.Mutation{
+			{Target: v1alpha1.MutationTarget{Kind: "Deployment"}, Patch: "spec:\n  replicas: 2\n"},
+			{Target: v1alpha1.MutationTarget{Kind: "ConfigMap"}, JSONPatch: []v1alpha1.JSONPatchOperation{
+				{Op: "add", Path: "/data/b", Value: &runtime.RawExtension{Raw: []byte(`{"x":1,"y":[1,2]}`)}},
+			}},
+		},
+		ReleaseName: "web",
+		Namespace:   "apps",
+	}
+	caps := Capabilities{KubeVersion: "v1.37.2", APIVersions: []string{"v1", "batch/v1", "apps/v1", "v1"}}
+	tests := map[string]struct {
+		in   Inputs
+		caps Capabilities
+		want ReuseKey
+	}{
+		"an install": {in: in, caps: caps, want: ReuseKey{
+			Inputs: "sha256:8224b453d08dfa03886b31d1336118f347946b0093817b7c4d8e6a0146779f6a",
+		}},
+		"an upgrade: also the key as an install": {in: upgrade(in), caps: caps, want: ReuseKey{
+			Inputs:        "sha256:d24115d33c54ca5b1f10559c27bc7db789d343d640eca382b1329eafa28954ff",
+			InstallInputs: "sha256:8224b453d08dfa03886b31d1336118f347946b0093817b7c4d8e6a0146779f6a",
+		}},
+		"Helm's default capabilities": {in: in, want: ReuseKey{
+			Inputs: "sha256:689844d5bffff828a06996db38ad37d9f98e6e87ca3be4a794ded3811d3b0308",
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			key, err := reuseKey(tc.in, tc.caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			legacy, reads, err := key.Legacy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if legacy.Inputs != tc.want.Inputs || legacy.InstallInputs != tc.want.InstallInputs {
+				t.Errorf("legacy key %s / %s, want %s / %s", legacy.Inputs, legacy.InstallInputs, tc.want.Inputs, tc.want.InstallInputs)
+			}
+			if legacy.Inputs == key.Inputs {
+				t.Error("the legacy key is the key of format 2")
+			}
+			// The legacy Render stays reusable while the whole list and version stay.
+			if changed, err := reads.Changed(tc.caps); err != nil || changed {
+				t.Errorf("its reads changed for the same capabilities: %v, %v", changed, err)
+			}
+			more := tc.caps
+			more.APIVersions = append(slices.Clone(more.targetAPIVersions()), "example.com/v1")
+			if changed, _ := reads.Changed(more); !changed {
+				t.Error("its reads did not change with an API version more")
+			}
+		})
+	}
+}
+
+func upgrade(in Inputs) Inputs {
+	in.IsUpgrade = true
+	return in
 }
 
 func TestInputsDigestRejectsABrokenJSONPatchValue(t *testing.T) {
@@ -156,7 +218,7 @@ func TestRenderReuse(t *testing.T) {
 		{Inputs: upgrade.Inputs, InstallInputs: install.Inputs},
 		{Inputs: other.Inputs},
 	}
-	if diff := cmp.Diff(want, keys); diff != "" {
+	if diff := cmp.Diff(want, keys, cmpopts.IgnoreUnexported(ReuseKey{})); diff != "" {
 		t.Errorf("keys asked (-want +got):\n%s", diff)
 	}
 	if install.Inputs == upgrade.Inputs || install.Inputs == other.Inputs {
@@ -176,6 +238,8 @@ func TestResultFromObject(t *testing.T) {
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "hooks")
 	res := renderOK(t, r, Request{Release: rel, Revision: 7, IsUpgrade: true})
+	// As a chart whose templates read the capabilities records them.
+	res.Capabilities = CapabilityReads{APIVersions: map[string]bool{"policy/v1": true}, KubeVersion: map[string]string{"Minor": "37"}}
 	obj, err := NewRenderObject(rel, res)
 	if err != nil {
 		t.Fatal(err)

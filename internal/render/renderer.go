@@ -101,7 +101,7 @@ type Request struct {
 	IsUpgrade bool
 	// Reuse, when set, is asked for an earlier render of the same inputs before the
 	// chart is templated; the render it returns (nil: none) is the result, unless
-	// what its lookups read has changed.
+	// what its templates read of the target (lookups, capabilities) has changed.
 	Reuse func(ctx context.Context, key ReuseKey) (*Result, error)
 	// Lookup answers the templates' lookup from the target cluster, for the target
 	// namespace and cluster-scoped objects; nil: lookup finds nothing, as in
@@ -117,6 +117,33 @@ type ReuseKey struct {
 	// install: the render that installed a Release may stay its render until an
 	// input changes, although the Release is now installed.
 	InstallInputs string
+
+	// in and caps are the inputs and capabilities of the request, for Legacy.
+	in   Inputs
+	caps Capabilities
+}
+
+// Legacy is the key of the same inputs in the digests of a convoy that did not
+// record what the templates read of the capabilities (inputs format 1: with the
+// target's Kubernetes version and whole list of API versions), to find the Render
+// such a convoy made, and the reads under which that Render stays reusable: the
+// same Kubernetes version and list of API versions. Reusing it so spares every
+// Release a new render (and its upgrade hooks) at the upgrade of convoy.
+func (k ReuseKey) Legacy() (ReuseKey, CapabilityReads, error) {
+	var legacy ReuseKey
+	var err error
+	if legacy.Inputs, err = k.in.legacyDigest(k.caps); err != nil {
+		return legacy, CapabilityReads{}, err
+	}
+	if k.in.IsUpgrade {
+		install := k.in
+		install.IsUpgrade = false
+		if legacy.InstallInputs, err = install.legacyDigest(k.caps); err != nil {
+			return legacy, CapabilityReads{}, err
+		}
+	}
+	reads, err := legacyCapabilityReads(k.caps)
+	return legacy, reads, err
 }
 
 // Result is a render.
@@ -144,6 +171,9 @@ type Result struct {
 	// Lookups are the reads of the templates' lookup, sorted; the render stays
 	// reusable while each finds the same.
 	Lookups []LookupRead
+	// Capabilities are what the templates read of the target's capabilities; the
+	// render stays reusable while the target answers the same.
+	Capabilities CapabilityReads
 	// Objects to apply, in canonical order (wave, Helm's kind order with CRDs first,
 	// namespace, name).
 	Objects []Object
@@ -191,10 +221,9 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	}
 	in := Inputs{
 		ChartDigest: arc.digest, ValuesDigest: digest, Mutations: rel.Mutations,
-		KubeVersion: req.Capabilities.KubeVersion, APIVersions: req.Capabilities.APIVersions,
 		ReleaseName: rel.Name, Namespace: TargetNamespace(rel), IsUpgrade: req.IsUpgrade,
 	}
-	key, err := reuseKey(in)
+	key, err := reuseKey(in, req.Capabilities)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -205,6 +234,12 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		}
 		var changed bool
 		if prev != nil {
+			// A version that does not parse is changed: templating reports it.
+			if changed, err = prev.Capabilities.Changed(req.Capabilities); err != nil {
+				changed = true
+			}
+		}
+		if prev != nil && !changed {
 			if changed, err = lookupsChanged(ctx, req.Lookup, in.Namespace, prev.Lookups); err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
@@ -226,7 +261,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if req.Lookup != nil {
 		look = newLookups(ctx, req.Lookup, in.Namespace)
 	}
-	files, err := template(ctx, c, vals, renderOptions{
+	files, reads, err := template(ctx, c, vals, renderOptions{
 		releaseName: rel.Name, namespace: in.Namespace, caps: req.Capabilities,
 		revision: revision, isUpgrade: req.IsUpgrade, lookups: look,
 	}, chartName)
@@ -244,6 +279,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		slices.Sort(res.Warnings)
 		res.Warnings = slices.Compact(res.Warnings)
 	}
+	res.Capabilities = reads
 	res.ValuesDigest = digest
 	res.ChartName = c.Metadata.Name
 	res.ChartVersion = c.Metadata.Version
@@ -254,9 +290,9 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// reuseKey is the ReuseKey of in.
-func reuseKey(in Inputs) (ReuseKey, error) {
-	var key ReuseKey
+// reuseKey is the ReuseKey of in, rendered for caps.
+func reuseKey(in Inputs, caps Capabilities) (ReuseKey, error) {
+	key := ReuseKey{in: in, caps: caps}
 	var err error
 	if key.Inputs, err = in.Digest(); err != nil {
 		return key, err

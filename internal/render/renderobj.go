@@ -68,13 +68,22 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 	if res.Revision > 0 {
 		labels[v1alpha1.LabelRevision] = strconv.FormatInt(res.Revision, 10)
 	}
-	if a, err := LookupsAnnotation(res.Lookups); err != nil {
+	lookups, err := LookupsAnnotation(res.Lookups)
+	if err != nil {
 		return nil, err
-	} else if a != "" {
+	}
+	caps, err := CapabilitiesAnnotation(res.Capabilities)
+	if err != nil {
+		return nil, err
+	}
+	for key, a := range map[string]string{v1alpha1.AnnotationLookups: lookups, v1alpha1.AnnotationCapabilities: caps} {
+		if a == "" {
+			continue
+		}
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[v1alpha1.AnnotationLookups] = a
+		annotations[key] = a
 	}
 	return &v1alpha1.Render{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Render"},
@@ -103,7 +112,8 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 }
 
 // ResultFromObject reads a Render object back into the result it stores, for a
-// reuse of the render: objects, hooks, waves, ref, chart, inputs and revision. The
+// reuse of the render: objects, hooks, waves, ref, chart, inputs, revision and what
+// its templates read of the target. The
 // result has no Warnings (they were reported when the render was made) and its
 // IsUpgrade is left to the caller, who knows which inputs it matched.
 func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
@@ -137,6 +147,12 @@ func resultOf(obj *v1alpha1.Render, objs []Object, chartHooks []hooks.Chart) (*R
 			return nil, fmt.Errorf("Render %s/%s: annotation %s: %w", obj.Namespace, obj.Name, v1alpha1.AnnotationLookups, err)
 		}
 	}
+	var caps CapabilityReads
+	if a := obj.Annotations[v1alpha1.AnnotationCapabilities]; a != "" {
+		if err := json.Unmarshal([]byte(a), &caps); err != nil {
+			return nil, fmt.Errorf("Render %s/%s: annotation %s: %w", obj.Namespace, obj.Name, v1alpha1.AnnotationCapabilities, err)
+		}
+	}
 	return &Result{
 		Ref:          obj.RenderRef,
 		ValuesDigest: obj.ValuesDigest,
@@ -145,6 +161,7 @@ func resultOf(obj *v1alpha1.Render, objs []Object, chartHooks []hooks.Chart) (*R
 		Inputs:       obj.Annotations[v1alpha1.AnnotationInputs],
 		Revision:     revision,
 		Lookups:      reads,
+		Capabilities: caps,
 		Objects:      objs,
 		Waves:        wavesOf(objs),
 		Hooks:        chartHooks,
