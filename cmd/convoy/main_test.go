@@ -22,9 +22,40 @@ import (
 // programs they are (exit status, output) without a separate build.
 const runMainEnv = "CONVOY_TEST_RUN_MAIN"
 
-// controlPlane is the local control plane of the integration tests, with convoy's API
-// served by an in-process convoy apiserver through the aggregator; nil with -short.
-var controlPlane *localcluster.Cluster
+// host is the local control plane of the integration tests, with convoy's API served
+// by an in-process convoy apiserver through the aggregator; started by the first test
+// that needs it (hostCluster), so that the unit tests and the generated reference
+// (make generate) run without one, and stopped after the tests.
+var host struct {
+	once    sync.Once
+	cluster *localcluster.Cluster
+	err     error
+	stops   []func()
+}
+
+// hostCluster is host's control plane; it skips t with -short.
+func hostCluster(t *testing.T) *localcluster.Cluster {
+	t.Helper()
+	testenv.Integration(t)
+	host.once.Do(func() {
+		ctx := context.Background()
+		if host.cluster, host.err = localcluster.Start(ctx, localcluster.Options{}); host.err != nil {
+			return
+		}
+		host.stops = append(host.stops, func() { _ = host.cluster.Stop() })
+		stop, err := apiservertest.Start(ctx, host.cluster, apiservertest.Options{
+			Namespace: "convoy-cmd", ServiceName: "convoy-apiserver-cmd", EtcdPrefix: "/convoy-cmd",
+			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
+		})
+		if host.err = err; err == nil {
+			host.stops = append(host.stops, stop)
+		}
+	})
+	if host.err != nil {
+		t.Fatalf("start the local control plane with convoy's API: %v", host.err)
+	}
+	return host.cluster
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) != "" {
@@ -32,12 +63,11 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
-			return err
-		}
-		return apiservertest.StartIn(s, controlPlane, "cmd")
-	})
+	code := m.Run()
+	for i := len(host.stops) - 1; i >= 0; i-- {
+		host.stops[i]()
+	}
+	os.Exit(code)
 }
 
 // convoyProcess is `convoy <args>` run by the test binary (runMainEnv).

@@ -26,7 +26,7 @@ import (
 // kube-apiserver still away, the observer and convoy apiserver exit non-zero with an
 // error that says what they waited for and what to check.
 func TestProcessesStartedWhileKubeAPIServerIsAwayWaitForIt(t *testing.T) {
-	testenv.Integration(t)
+	controlPlane := hostCluster(t)
 	kubeconfig := controlPlane.KubeconfigPath()
 	host := controlPlane.Host()
 	if err := controlPlane.Kill("kube-apiserver"); err != nil {

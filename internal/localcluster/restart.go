@@ -92,3 +92,16 @@ func (c *Cluster) PID(name string) int {
 	}
 	return 0
 }
+
+// Running maps the name of each running process to the process id of its newest one.
+func (c *Cluster) Running() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	running := map[string]int{}
+	for _, p := range c.processes {
+		if done, _ := p.exited(); !done {
+			running[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return running
+}
