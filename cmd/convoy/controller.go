@@ -75,11 +75,8 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := controller.NewManager(cfg, f.manager)
+	mgr, err := f.startManager(ctx, "convoy controller", cfg, controller.NewManager)
 	if err != nil {
-		return err
-	}
-	if err := waitForConvoyAPI(ctx, cfg); err != nil {
 		return err
 	}
 	renderer, err := render.New(render.Options{CacheDir: f.chartCacheDir})

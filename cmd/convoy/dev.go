@@ -30,7 +30,13 @@ controller). It serves <examples-dir>/charts/ as a Helm chart repository on
 --charts-addr and, once everything answers, applies the example Release
 <examples-dir>/release-manual.yaml into namespace demo unless it is there. It
 writes <state-dir>/kubeconfig, creates <state-dir>/ready once everything is
-ready, and stops everything on Ctrl-C or SIGTERM.`,
+ready, and stops everything on Ctrl-C or SIGTERM.
+
+dev supervises every process it started: one that exits is started again after
+a back-off (1 s, doubling up to 30 s, back to 1 s once it ran a minute), and dev
+prints how it exited and the end of its log. <state-dir>/ready is removed while
+a process is down and written again once it is ready; it holds the time it was
+written and a line "<process> pid=<pid> restarts=<n>" per process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

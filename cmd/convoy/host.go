@@ -10,9 +10,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/startup"
 )
 
 // hostFlags are the flags that convoy controller and convoy observer share: the host
@@ -26,6 +27,8 @@ type hostFlags struct {
 	kubeAPICompression bool
 	manager            hostmanager.Options
 	logs               logFlags
+	// startupTimeout bounds the wait at start for the host (--startup-timeout).
+	startupTimeout time.Duration
 }
 
 // Defaults of the flags that size the work of convoy controller and convoy observer
@@ -71,6 +74,7 @@ func newHostFlags(resync time.Duration, metricsAddr, probeAddr string) hostFlags
 		kubeAPIQPS:         defaultKubeAPIQPS,
 		kubeAPIBurst:       defaultKubeAPIBurst,
 		kubeAPICompression: defaultKubeAPICompression,
+		startupTimeout:     startup.DefaultTimeout,
 		manager: hostmanager.Options{
 			Resync:                  resync,
 			MetricsBindAddress:      metricsAddr,
@@ -110,6 +114,15 @@ func (f *hostFlags) bind(fs *pflag.FlagSet, help hostFlagHelp) {
 			"cluster's API server the gzip costs CPU on both sides and saves bandwidth that is not scarce "+
 			"(a kubeconfig's disable-compression: true still turns it off)")
 	fs.StringVar(&f.manager.Shard, "shard", f.manager.Shard, help.shard)
+	bindStartupTimeout(fs, &f.startupTimeout)
+}
+
+// bindStartupTimeout binds --startup-timeout, the bound of the wait at start for the
+// host (convoy apiserver has its own, in internal/apiserver).
+func bindStartupTimeout(fs *pflag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, startup.FlagName, *d,
+		"how long the process waits at start for kube-apiserver to answer and serve convoy's API before it exits; "+
+			"it retries with a back-off up to 10 s and logs what it waits for")
 }
 
 // restConfig is the host cluster's configuration with the flags' rate limit and
@@ -139,15 +152,16 @@ func hostConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// apiWait bounds how long a controller or observer waits at start for convoy's API:
-// less than the liveness probe of deploy/ and the chart allows before a restart
-// (10 s delay and 3 failures 10 s apart), so that the process says why it stops.
-const apiWait = 30 * time.Second
-
-// waitForConvoyAPI waits until the host serves convoy's API (hostmanager.WaitForAPI):
-// started together with convoy apiserver, as at an installation, the process would
-// otherwise exit while kube-apiserver has not yet added the aggregated API to its
-// discovery.
-func waitForConvoyAPI(ctx context.Context, cfg *rest.Config) error {
-	return hostmanager.WaitForAPI(ctx, cfg, v1alpha1.SchemeGroupVersion.String(), apiWait, ctrllog.Log.WithName("setup"))
+// startManager waits at start for the host (hostmanager.Start: kube-apiserver answers
+// and serves convoy's API) for at most --startup-timeout, retrying with a back-off and
+// logging what it waits for, then returns the manager that newManager builds. Started
+// while kube-apiserver restarts, or together with convoy apiserver as at an
+// installation, the process waits instead of exiting.
+func (f *hostFlags) startManager(ctx context.Context, process string, cfg *rest.Config,
+	newManager func(*rest.Config, hostmanager.Options) (manager.Manager, error)) (manager.Manager, error) {
+	return hostmanager.Start(ctx, cfg, f.manager, startup.Wait{
+		Process: process,
+		Timeout: f.startupTimeout,
+		Log:     ctrllog.Log.WithName("startup"),
+	}, newManager)
 }

@@ -66,11 +66,8 @@ func runObserver(ctx context.Context, f observerFlags) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := observer.NewManager(cfg, f.manager)
+	mgr, err := f.startManager(ctx, "convoy observer", cfg, observer.NewManager)
 	if err != nil {
-		return err
-	}
-	if err := waitForConvoyAPI(ctx, cfg); err != nil {
 		return err
 	}
 	// Drift checks by server-side apply dry run, every spec.syncPolicy.interval.

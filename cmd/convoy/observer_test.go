@@ -22,6 +22,7 @@ func TestObserverFlagDefaults(t *testing.T) {
 		"kube-api-burst":            "300",
 		"kube-api-compression":      "false",
 		"pprof-bind-address":        "",
+		"startup-timeout":           "5m0s",
 	}
 	got := map[string]string{}
 	for name := range want {

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +18,7 @@ import (
 
 	convoyopenapi "kumodo.io/convoy/api/openapi"
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/startup"
 )
 
 // DefaultEtcdPrefix is where convoy's objects live in etcd unless --etcd-prefix says otherwise.
@@ -34,6 +36,9 @@ type Options struct {
 	// AlternateDNS are extra DNS names for the self-signed serving certificate, such as
 	// the name the aggregator dials (<service>.<namespace>.svc).
 	AlternateDNS []string
+	// StartupTimeout bounds Run's wait at start for the host's kube-apiserver
+	// (--startup-timeout; 0: startup.DefaultTimeout).
+	StartupTimeout time.Duration
 }
 
 // NewOptions returns the defaults: etcd prefix DefaultEtcdPrefix, port 443 on all
@@ -43,7 +48,8 @@ func NewOptions() *Options {
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(DefaultEtcdPrefix,
 			Codecs.LegacyCodec(convoyv1alpha1.SchemeGroupVersion)),
-		Clock: clock.RealClock{},
+		Clock:          clock.RealClock{},
+		StartupTimeout: startup.DefaultTimeout,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		convoyv1alpha1.SchemeGroupVersion, schema.GroupKind{Group: convoyv1alpha1.GroupName})
@@ -58,6 +64,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.AlternateDNS, "tls-alternate-dns", o.AlternateDNS,
 		"Extra DNS names of the self-signed serving certificate (used when --tls-cert-file is not set), "+
 			"such as convoy-apiserver.convoy-system.svc.")
+	fs.DurationVar(&o.StartupTimeout, startup.FlagName, o.StartupTimeout,
+		"How long the server waits at start for the host's kube-apiserver (the delegated authentication "+
+			"configuration it reads there) before it exits; it retries with a back-off up to 10 s and logs what it waits for.")
 }
 
 // Validate checks the options.
@@ -69,12 +78,21 @@ func (o *Options) Validate() error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// config turns the options into the generic server's configuration.
-func (o *Options) config() (*genericapiserver.RecommendedConfig, error) {
+// serving makes the self-signed serving certificate when no --tls-cert-file is given
+// (written to --cert-dir when set, and read back from there by later runs).
+func (o *Options) serving() error {
 	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", o.AlternateDNS,
 		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+		return fmt.Errorf("creating a self-signed serving certificate: %w", err)
 	}
+	return nil
+}
+
+// config turns the options into the generic server's configuration. It reads the
+// delegated authentication configuration from the host's kube-apiserver (the
+// ConfigMap kube-system/extension-apiserver-authentication), so it fails while that
+// is away; Run retries it (startup.go).
+func (o *Options) config() (*genericapiserver.RecommendedConfig, error) {
 	cfg := genericapiserver.NewRecommendedConfig(Codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 

@@ -28,10 +28,18 @@ func (o *Options) NewServer() (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if err := o.serving(); err != nil {
+		return nil, err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
+	return o.newServer(cfg)
+}
+
+// newServer builds the server from its configuration.
+func (o *Options) newServer(cfg *genericapiserver.RecommendedConfig) (*Server, error) {
 	generic, err := cfg.Complete().New("convoy-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
@@ -100,9 +108,10 @@ func (s *Server) CABundle() []byte { return s.caBundle }
 // Port is the port the server listens on.
 func (s *Server) Port() int { return s.port }
 
-// Run builds the server from the options and serves until ctx is done.
+// Run builds the server from the options and serves until ctx is done. Started while
+// the host's kube-apiserver is away, it waits for it (startup.go) rather than exiting.
 func (o *Options) Run(ctx context.Context) error {
-	s, err := o.NewServer()
+	s, err := o.startServer(ctx)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	// acts as this ServiceAccount of its namespace. dev creates it in the example's
 	// namespace, bound to the ClusterRole admin there.
 	DefaultServiceAccount string
+	// Convoy is the convoy binary that runs the components; empty: this executable.
+	Convoy string
+	// ConvoyEnv is added to the environment of the components (tests).
+	ConvoyEnv []string
 }
 
 // Component is one of convoy's own processes in the dev environment. Start
@@ -55,8 +59,10 @@ type Component struct {
 type Env struct {
 	StateDir string
 	Cluster  *localcluster.Cluster
-	// Convoy is the convoy binary that runs the components.
-	Convoy string
+	// Convoy is the convoy binary that runs the components, with ConvoyEnv added to
+	// its environment.
+	Convoy    string
+	ConvoyEnv []string
 	// ChartsURL is the URL of the local chart repository; empty without one.
 	ChartsURL string
 	// DefaultServiceAccount is Options.DefaultServiceAccount.
@@ -76,7 +82,7 @@ func (e *Env) lockdownFlags() []string {
 // log is <state-dir>/cluster/logs/<name>.log. ready, when set, is polled
 // until it returns true.
 func (e *Env) RunConvoy(ctx context.Context, name string, args []string, ready func(context.Context) bool) error {
-	return e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: e.Convoy, Args: args, Ready: ready})
+	return e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: e.Convoy, Args: args, Env: e.ConvoyEnv, Ready: ready})
 }
 
 // File names in the state folder.
@@ -87,7 +93,9 @@ const (
 
 // Run starts everything, writes <state-dir>/kubeconfig and <state-dir>/ready,
 // prints how to use it, and blocks until ctx ends; then it stops everything
-// and removes the ready file.
+// and removes the ready file. Meanwhile it supervises every process it started:
+// one that exits is started again with a back-off (localcluster.Supervise), dev
+// prints why, and the ready file is removed until it is ready again.
 func Run(ctx context.Context, opts Options) error {
 	out := opts.Out
 	if out == nil {
@@ -144,11 +152,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err := copyFile(cluster.KubeconfigPath(), kubeconfig); err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
+	self := opts.Convoy
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return err
+		}
 	}
-	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self, DefaultServiceAccount: opts.DefaultServiceAccount}
+	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self, ConvoyEnv: opts.ConvoyEnv, DefaultServiceAccount: opts.DefaultServiceAccount}
 	if charts != nil {
 		env.ChartsURL = charts.URL
 	}
@@ -158,6 +168,11 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("start %s: %w", c.Name, err)
 		}
 	}
+	// From here on every process that exits is started again (supervise.go), and the
+	// ready file says whether everything runs.
+	ready := newReadiness(readyPath, cluster, out)
+	defer ready.close()
+	cluster.Supervise(ctx, localcluster.SuperviseOptions{OnEvent: ready.event})
 	var example *ExampleRelease
 	if opts.ExamplesDir != "" {
 		if example, err = ApplyExample(ctx, cluster.RestConfig(), filepath.Join(opts.ExamplesDir, ExampleFile), env.ChartsURL); err != nil {
@@ -192,7 +207,7 @@ convoy dev is ready (%s). Use it with:
 Press Ctrl-C to stop.
 `, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
 	// The ready file comes last: whoever waits for it can also read the notes above.
-	if err := os.WriteFile(readyPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+	if err := ready.markReady(); err != nil {
 		return err
 	}
 

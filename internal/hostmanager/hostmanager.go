@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -53,6 +54,10 @@ type Options struct {
 	LeaderElectionNamespace string
 	// Namespaces, when set, limits the process to these namespaces.
 	Namespaces []string
+	// RESTMapper, when set, is the manager's REST mapper (Start makes one that already
+	// knows convoy's kinds); nil: controller-runtime's, which asks discovery when a kind
+	// is first needed.
+	RESTMapper meta.RESTMapper
 }
 
 // Process says what differs between the controller's manager and the observer's.
@@ -130,6 +135,7 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: p.Uncached}},
+		MapperProvider:          mapperProviderOf(o.RESTMapper),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the manager: %w", err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"kumodo.io/convoy/internal/startup"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -22,7 +23,9 @@ func TestWaitForAPIWaitsUntilTheGroupIsServed(t *testing.T) {
 	t.Cleanup(cancel)
 	const group, gv = "waitapi.convoy.kumodo.io", "waitapi.convoy.kumodo.io/v1"
 	done := make(chan error, 1)
-	go func() { done <- WaitForAPI(ctx, controlPlane.RestConfig(), gv, 45*time.Second, logr.Discard()) }()
+	go func() {
+		done <- WaitForAPI(ctx, controlPlane.RestConfig(), gv, startup.Wait{Process: "the test", Timeout: 45 * time.Second, Log: logr.Discard()})
+	}()
 
 	c, err := client.New(controlPlane.RestConfig(), client.Options{})
 	if err != nil {
@@ -64,11 +67,12 @@ func TestWaitForAPIGivesUpWithAClearError(t *testing.T) {
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	err := WaitForAPI(ctx, controlPlane.RestConfig(), "never.convoy.kumodo.io/v1", 2*time.Second, logr.Discard())
+	err := WaitForAPI(ctx, controlPlane.RestConfig(), "never.convoy.kumodo.io/v1", startup.Wait{Process: "the test", Timeout: 2 * time.Second, Log: logr.Discard()})
 	if err == nil {
 		t.Fatal("no error for a group that is not served")
 	}
-	for _, want := range []string{"never.convoy.kumodo.io/v1 is not served", "after 2s", "APIService is Available"} {
+	for _, want := range []string{"the test gave up after 2s (--startup-timeout) waiting for never.convoy.kumodo.io/v1 to be served by " + controlPlane.Host(),
+		"APIService is Available", "never.convoy.kumodo.io/v1 is not served: "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -26,7 +26,8 @@ type Process struct {
 }
 
 // Run starts p in the cluster's process set: it dies with the cluster's owner
-// and Stop stops it before the control plane (newest first).
+// and Stop stops it before the control plane (newest first). Under supervision
+// (Supervise) it is started again when it exits.
 func (c *Cluster) Run(ctx context.Context, p Process) error {
 	c.mu.Lock()
 	if c.stopped {
@@ -35,7 +36,8 @@ func (c *Cluster) Run(ctx context.Context, p Process) error {
 	}
 	proc, err := startProcess(p.Name, p.Path, p.Args, c.logDir, p.Env...)
 	if err == nil {
-		c.processes = append(c.processes, proc)
+		proc.ready = p.Ready
+		c.add(proc)
 	}
 	c.mu.Unlock()
 	if err != nil {

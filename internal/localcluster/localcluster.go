@@ -55,6 +55,8 @@ type Cluster struct {
 	processes []*process // in start order
 	stopped   bool
 	profiling bool
+	// supervisor restarts processes that exit; nil until Supervise.
+	supervisor *supervisor
 }
 
 // Start starts a control plane and returns once it answers (and, with
@@ -200,6 +202,12 @@ func (c *Cluster) Stop() error {
 }
 
 func (c *Cluster) start(name string, args []string) (*process, error) {
+	return c.startReady(name, args, nil)
+}
+
+// startReady starts the binary name with args; ready, when set, says whether it is
+// ready (a supervisor polls it after a restart).
+func (c *Cluster) startReady(name string, args []string, ready func(context.Context) bool) (*process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
@@ -209,8 +217,18 @@ func (c *Cluster) start(name string, args []string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.processes = append(c.processes, p)
+	p.ready = ready
+	c.add(p)
 	return p, nil
+}
+
+// add records a started process and, under supervision, watches it. The caller holds
+// c.mu.
+func (c *Cluster) add(p *process) {
+	c.processes = append(c.processes, p)
+	if c.supervisor != nil {
+		c.supervisor.watch(p)
+	}
 }
 
 func (c *Cluster) step(format string, args ...any) {
@@ -246,7 +264,21 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	client := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPeerPort)
 	c.step("Starting etcd on %s", client)
-	p, err := c.start("etcd", []string{
+	httpClient := &http.Client{Timeout: time.Second}
+	healthy := func(ctx context.Context) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, client+"/health", nil)
+		if err != nil {
+			return false
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`)
+	}
+	p, err := c.startReady("etcd", []string{
 		"--name=default",
 		"--data-dir=" + filepath.Join(c.dir, "etcd"),
 		"--listen-client-urls=" + client,
@@ -257,20 +289,11 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		"--unsafe-no-fsync=true", // a throw-away development store: speed over durability
 		"--quota-backend-bytes=8589934592",
 		"--log-level=warn",
-	})
+	}, healthy)
 	if err != nil {
 		return err
 	}
-	httpClient := &http.Client{Timeout: time.Second}
-	err = waitFor(ctx, "etcd", []*process{p}, func(ctx context.Context) bool {
-		resp, err := httpClient.Get(client + "/health")
-		if err != nil {
-			return false
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`)
-	})
+	err = waitFor(ctx, "etcd", []*process{p}, healthy)
 	if err != nil && portTakenIn(p) {
 		return errPortTaken
 	}
@@ -334,12 +357,16 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = waitFor(ctx, "kube-apiserver /readyz", []*process{p}, func(ctx context.Context) bool {
+	ready := func(ctx context.Context) bool {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
 		return err == nil && string(body) == "ok"
-	})
+	}
+	c.mu.Lock()
+	p.ready = ready
+	c.mu.Unlock()
+	err = waitFor(ctx, "kube-apiserver /readyz", []*process{p}, ready)
 	if err != nil && portTakenIn(p) {
 		return errPortTaken
 	}

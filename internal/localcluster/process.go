@@ -20,6 +20,9 @@ type process struct {
 	log  *os.File
 	done chan struct{} // closed when the process has exited
 	err  error         // exit error, valid after done is closed
+	// ready, when set, says whether the process is ready; a supervisor polls it after a
+	// restart (supervise.go).
+	ready func(context.Context) bool
 }
 
 // spawnRequests are served by one goroutine that holds its OS thread for the

@@ -8,7 +8,8 @@ import (
 
 // Kill sends SIGKILL to the process group of the newest running process named
 // name (etcd, kube-apiserver, or one started with Run) and waits until it has
-// exited: a crash, for fault-injection tests. Stop skips a killed process.
+// exited: a crash, for fault-injection tests. Stop skips a killed process; under
+// supervision (Supervise) it is started again, as any process that exits.
 func (c *Cluster) Kill(name string) error {
 	c.mu.Lock()
 	p := c.newest(name, true)
@@ -36,12 +37,20 @@ func (c *Cluster) Restart(name string) error {
 	if err := p.kill(); err != nil {
 		return err
 	}
+	_, err := c.startAgain(p)
+	return err
+}
+
+// startAgain starts p's program again with the same arguments, environment, log file
+// and readiness check, as the newest process of its name. The caller holds c.mu.
+func (c *Cluster) startAgain(p *process) (*process, error) {
 	np, err := startProcessEnv(p.name, p.cmd.Path, p.cmd.Args[1:], c.logDir, p.cmd.Env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.processes = append(c.processes, np)
-	return nil
+	np.ready = p.ready
+	c.add(np)
+	return np, nil
 }
 
 // newest is the last started process named name (that has not exited, when
@@ -82,4 +91,17 @@ func (c *Cluster) PID(name string) int {
 		return p.cmd.Process.Pid
 	}
 	return 0
+}
+
+// Running maps the name of each running process to the process id of its newest one.
+func (c *Cluster) Running() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	running := map[string]int{}
+	for _, p := range c.processes {
+		if done, _ := p.exited(); !done {
+			running[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return running
 }
