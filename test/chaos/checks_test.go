@@ -1,11 +1,14 @@
 package chaos
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -491,5 +494,133 @@ func TestCheckClusterWaves(t *testing.T) {
 					got, concurrent, unverified, tc.want, tc.wantConcurrent, tc.unverified)
 			}
 		})
+	}
+}
+
+func TestGoingAway(t *testing.T) {
+	now := metav1.Now()
+	rel := func(deleting bool) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043"}}
+		if deleting {
+			r.DeletionTimestamp = &now
+			r.Finalizers = []string{v1alpha1.Finalizer}
+		}
+		return r
+	}
+	ns := func(deleting bool, phase corev1.NamespacePhase) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3"}, Status: corev1.NamespaceStatus{Phase: phase}}
+		if deleting {
+			n.DeletionTimestamp = &now
+		}
+		return n
+	}
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		ns   *corev1.Namespace
+		want bool
+	}{
+		"a Release in an active namespace stays": {rel: rel(false), ns: ns(false, corev1.NamespaceActive), want: false},
+		"a Release being deleted goes":           {rel: rel(true), ns: ns(false, corev1.NamespaceActive), want: true},
+		// Seed 142163185: the namespace controller had not yet deleted chaos-3/r043
+		// (no deletion timestamp) when the read back found it; it went with chaos-3.
+		"a Release in a terminating namespace goes":          {rel: rel(false), ns: ns(true, corev1.NamespaceTerminating), want: true},
+		"a deletion timestamp on the namespace is enough":    {rel: rel(false), ns: ns(true, corev1.NamespaceActive), want: true},
+		"the phase Terminating is enough":                    {rel: rel(false), ns: ns(false, corev1.NamespaceTerminating), want: true},
+		"a Release whose namespace is gone goes":             {rel: rel(false), ns: nil, want: true},
+		"a Release being deleted in a terminating namespace": {rel: rel(true), ns: ns(true, corev1.NamespaceTerminating), want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, goingAway(tc.rel, tc.ns)); diff != "" {
+				t.Errorf("goingAway (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanFaults(t *testing.T) {
+	startup := []faultKind{faultStartKubeAPIDown, faultStartAPIServerDown}
+	network, err := parseKinds("network")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		n             int
+		kinds         []faultKind
+		require       []faultKind
+		wantFirst     []faultKind // each among the first 2×len(wantFirst) faults
+		wantNoStartup bool
+	}{
+		// Issue 32: make test's short run (10 faults of every kind) has both.
+		"the short run has both start-up faults": {n: 10, kinds: faultKinds, require: startup, wantFirst: startup},
+		"make chaos's run has them early":        {n: 200, kinds: faultKinds, require: startup, wantFirst: startup},
+		"a plan shorter than the required kinds": {n: 1, kinds: faultKinds, require: startup},
+		"a kind that -kinds leaves out is not required": {
+			n: 10, kinds: network, require: startup, wantNoStartup: true,
+		},
+		"no requirement": {n: 10, kinds: []faultKind{faultRepo5xx}, wantNoStartup: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for seed := range uint64(50) {
+				got := planFaults(rand.New(rand.NewPCG(seed, seed^0x5eed)), tc.n, 3*time.Second, tc.kinds, tc.require)
+				if len(got) != tc.n {
+					t.Fatalf("seed %d: %d faults, want %d", seed, len(got), tc.n)
+				}
+				head := got[:min(tc.n, 2*len(tc.wantFirst))]
+				for _, k := range tc.wantFirst {
+					if !slices.ContainsFunc(head, func(f fault) bool { return f.kind == k }) {
+						t.Errorf("seed %d: %q is not among the first %d faults: %v", seed, k, len(head), head)
+					}
+				}
+				for _, f := range got {
+					isStartup := slices.Contains(startup, f.kind)
+					if !slices.Contains(tc.kinds, f.kind) && !slices.Contains(tc.require, f.kind) {
+						t.Errorf("seed %d: a fault of kind %q, not among the kinds", seed, f.kind)
+					}
+					if tc.wantNoStartup && isStartup {
+						t.Errorf("seed %d: a start-up fault in a plan without them: %v", seed, f)
+					}
+					if isStartup != (f.proc != "") || (isStartup && !slices.Contains(startupProcs, f.proc)) {
+						t.Errorf("seed %d: %q fault with process %q; want one of %v exactly for the start-up kinds", seed, f.kind, f.proc, startupProcs)
+					}
+				}
+				again := planFaults(rand.New(rand.NewPCG(seed, seed^0x5eed)), tc.n, 3*time.Second, tc.kinds, tc.require)
+				if diff := cmp.Diff(got, again, cmp.AllowUnexported(fault{})); diff != "" {
+					t.Errorf("seed %d: the same seed drew another plan (-first +second):\n%s", seed, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestLastStartTail(t *testing.T) {
+	cases := map[string]struct {
+		log  string
+		n    int
+		want string
+	}{
+		"only the last start's lines": {
+			log:  "--- t0 convoy [observer]\nold line\n--- t1 convoy [observer]\nE1 create the manager: failed to get server groups\n",
+			n:    5,
+			want: "    E1 create the manager: failed to get server groups",
+		},
+		"the last n lines": {log: "--- t0 convoy\na\nb\nc\n", n: 2, want: "    b\n    c"},
+		"no start line":    {log: "a\nb", n: 5, want: "    a\n    b"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, lastStartTail(tc.log, tc.n)); diff != "" {
+				t.Errorf("lastStartTail (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAliveFirst(t *testing.T) {
+	in := []violation{{"converge", "ns/a", "1"}, {"alive", procObserver, "2"}, {"quiet", "-", "3"}, {"alive", procController2, "4"}}
+	want := []violation{{"alive", procObserver, "2"}, {"alive", procController2, "4"}, {"converge", "ns/a", "1"}, {"quiet", "-", "3"}}
+	if diff := cmp.Diff(want, aliveFirst(in)); diff != "" {
+		t.Errorf("aliveFirst (-want +got):\n%s", diff)
 	}
 }

@@ -259,6 +259,14 @@ func (d *driver) do(ctx context.Context, s step) {
 	r := d.rels[s.rel]
 	r.mu.Lock() // before the step's time starts: a namespace step may hold it for minutes
 	defer r.mu.Unlock()
+	if ctx.Err() != nil {
+		// The fault phase ended while the step waited for the Release (a namespace step
+		// held it): its requests would fail at once with the phase's "context deadline
+		// exceeded", which reads like a request that hung.
+		d.count("too late")
+		d.trace.printf("%s %s: not sent, the fault phase ended while it waited", r.key(), s.act)
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var err error
@@ -355,12 +363,29 @@ func (d *driver) resync(ctx context.Context, r *release) error {
 		case err != nil:
 			return err
 		}
-		r.exists = got.DeletionTimestamp == nil
+		ns, err := d.e.kube.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			ns = nil
+		case err != nil:
+			return err
+		}
+		r.exists = !goingAway(got, ns)
 		r.token, r.version, r.pinned = tokenOf(got.Spec.Values), got.Spec.Chart.Version, got.Pin != nil
 		r.unsure = false
 		d.trace.printf("%s read back: exists %v, inputs %s, pinned %v", r.key(), r.exists, r.inputs(), r.pinned)
 		return nil
 	})
+}
+
+// goingAway says whether a stored Release is on its way out, so that the model must
+// take it as deleted: it has a deletion timestamp, or its namespace (nil: gone) is
+// terminating. The namespace controller deletes a terminating namespace's Releases
+// when it gets to them, which takes as long as convoy apiserver is unreachable; until
+// then a Release in it has no deletion timestamp, yet is going (seed 142163185: the
+// read back after a failed re-create counted chaos-3/r043 as existing).
+func goingAway(rel *v1alpha1.Release, ns *corev1.Namespace) bool {
+	return rel.DeletionTimestamp != nil || ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating
 }
 
 // patch sends a JSON merge patch to the Release or one of its subresources.

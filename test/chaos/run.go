@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -32,6 +34,7 @@ type config struct {
 	Faults     int           // faults planned (fewer happen when Duration ends first)
 	FaultGap   time.Duration // up to this (plus 2 s) between two faults
 	Kinds      []faultKind
+	Require    []faultKind   // kinds every plan has among its first faults (planFaults)
 	Converge   time.Duration // the bound on convergence after the faults stop
 	Health     time.Duration // failurePolicy.healthTimeout of the Releases that have one
 	Quiet      time.Duration // the steady window that must see no write
@@ -91,7 +94,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	// The canary is last: the plan never picks it (remoteDown changes it).
 	canary := &release{ns: namespaces[0], name: "canary", version: versionA, health: cfg.Health}
 	rels = append(rels, canary)
-	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds)
+	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds, cfg.Require)
 
 	bin := cfg.ConvoyBin
 	if bin == "" {
@@ -166,23 +169,28 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {
-		return nil, fmt.Errorf("a fault left the system down: %w", injectErr)
+		return nil, e.withDead(fmt.Errorf("a fault left the system down: %w", injectErr))
 	}
 	e.repo.setMode(repoOK)
 	e.proxy.setMode(proxyPass)
 	e.link.setMode(proxyPass)
 	for _, name := range []string{procEtcd, procKubeAPI, procRemoteKubeAPI, procAPIServer, procController, procController2, procObserver} {
-		if err := e.waitReady(ctx, name); err != nil {
-			return nil, err
+		err := e.waitReady(ctx, name)
+		var dead *exitedError
+		if errors.As(err, &dead) {
+			e.addDead(dead, "when the faults stopped")
+			continue
+		}
+		if err != nil {
+			return nil, e.withDead(err)
 		}
 	}
 	log.printf("Faults stopped; unpinning and sending the last /sync of manual Releases")
 	if err := d.settle(ctx); err != nil {
-		return nil, fmt.Errorf("settling: %w", err)
+		return nil, e.withDead(fmt.Errorf("settling: %w", err))
 	}
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
-	res.violations = append(res.violations, e.violations...)
 	res.handovers = e.handovers
 	converged, notConverged := e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
 	res.converged, res.notConverged = converged, len(rels)-len(converged)
@@ -227,6 +235,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 			res.applies += v
 		}
 	}
+	// A convoy process that exited is named first: Releases that did not converge
+	// are often only its consequence.
+	e.checkAlive("at the end of the run")
+	e.mu.Lock()
+	res.violations = aliveFirst(append(slices.Clone(e.violations), res.violations...))
+	e.mu.Unlock()
 	res.end = e.snapshotProcs(ctx)
 	res.faults = log.faultCounts()
 	res.outcomes = d.outcomes()
@@ -238,6 +252,37 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	keep = len(res.violations) > 0
 	return res, nil
+}
+
+// aliveFirst puts the "alive" violations (a convoy process that exited) first,
+// keeping the order of each part.
+func aliveFirst(vs []violation) []violation {
+	out := slices.Clone(vs)
+	slices.SortStableFunc(out, func(a, b violation) int {
+		return cmp.Compare(b2i(a.Invariant != "alive"), b2i(b.Invariant != "alive"))
+	})
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withDead adds to err the convoy processes that have exited by now: what stopped the
+// run is often only their consequence.
+func (e *env) withDead(err error) error {
+	e.checkAlive("when the run stopped")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range e.violations {
+		if v.Invariant == "alive" {
+			err = fmt.Errorf("%w\n%s", err, v)
+		}
+	}
+	return err
 }
 
 // converge polls every Release until each has converged to what its inputs deserve
