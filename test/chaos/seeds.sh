@@ -7,8 +7,9 @@
 #   SEEDS='1 2 3'             these seeds instead (no regression seeds, none drawn)
 #   CHAOS_FLAGS='-faults=20'  more flags for every run
 #   CHAOS_SEEDS_DIR=dir       where each run's output goes (default: a new /tmp dir)
+#   CONVOY_BIN=path           this convoy binary instead of building ./cmd/convoy
 #
-# It builds ./cmd/convoy and the test binary once. A run's state (every process's
+# It builds ./cmd/convoy (unless CONVOY_BIN) and the test binary once. A run's state (every process's
 # log) stays in the /tmp/convoy-chaos-* directory that its output names when it fails.
 set -euo pipefail
 
@@ -32,8 +33,13 @@ fi
 echo "== ${#seeds[@]} seeds: ${seeds[*]}"
 echo "== outputs in $out"
 
-echo "== building ./cmd/convoy and the test binary"
-(cd "$root" && go build -o "$out/convoy" ./cmd/convoy && go test -c -o "$out/chaos.test" ./test/chaos)
+convoy=${CONVOY_BIN:-$out/convoy}
+if [[ -z ${CONVOY_BIN:-} ]]; then
+	echo "== building ./cmd/convoy"
+	(cd "$root" && go build -o "$convoy" ./cmd/convoy)
+fi
+echo "== building the test binary"
+(cd "$root" && go test -c -o "$out/chaos.test" ./test/chaos)
 
 failed=()
 for seed in "${seeds[@]}"; do
@@ -42,7 +48,7 @@ for seed in "${seeds[@]}"; do
 	rc=0
 	# The test binary runs in its package's directory (testdata/).
 	(cd "$root/test/chaos" && CONVOY_KUBE_BIN_DIR=$kube_bin "$out/chaos.test" -test.count=1 -test.timeout=30m \
-		-test.v -test.run '^TestChaos$' -convoy="$out/convoy" -seed="$seed" ${CHAOS_FLAGS:-}) >"$log" 2>&1 || rc=$?
+		-test.v -test.run '^TestChaos$' -convoy="$convoy" -seed="$seed" ${CHAOS_FLAGS:-}) >"$log" 2>&1 || rc=$?
 	took=$(($(date +%s) - began))
 	if ((rc == 0)); then
 		echo "== seed $seed: ok in ${took}s"
