@@ -463,6 +463,17 @@ func TestCheckClusterWaves(t *testing.T) {
 		"the lower wave did not exist yet": {
 			events: []objEvent{host(20)}, low: []relState{low(25, false, false)},
 		},
+		// Seed 1251186771: chaos-0/r003 was deleted while the watch of Releases was
+		// down; the relist found it gone, recorded at the list's resourceVersion
+		// (relists.gone), not at its last state seen.
+		"the lower wave went while the watch was down, gone by the relist before the apply": {
+			events: []objEvent{host(40)}, low: []relState{low(10, false, false), low(30, false, true)},
+			gaps: relists{releaseStream: {{from: 12, to: 30}}},
+		},
+		"the lower wave went while the watch was down, the relist listed after the apply: not judged": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(30, false, true)},
+			gaps: relists{releaseStream: {{from: 12, to: 30}}}, unverified: 1,
+		},
 		"the lower wave was being deleted": {
 			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, false, true)},
 		},
@@ -622,5 +633,26 @@ func TestAliveFirst(t *testing.T) {
 	want := []violation{{"alive", procObserver, "2"}, {"alive", procController2, "4"}, {"converge", "ns/a", "1"}, {"quiet", "-", "3"}}
 	if diff := cmp.Diff(want, aliveFirst(in)); diff != "" {
 		t.Errorf("aliveFirst (-want +got):\n%s", diff)
+	}
+}
+
+func TestRelistsGone(t *testing.T) {
+	cases := map[string]struct {
+		gaps relists
+		last int64
+		want int64
+	}{
+		"no relist: its last state":                    {last: 10, want: 10},
+		"found gone by a relist: the list's":           {gaps: relists{releaseStream: {{from: 12, to: 30}}}, last: 10, want: 30},
+		"the latest relist counts":                     {gaps: relists{releaseStream: {{from: 5, to: 8}, {from: 12, to: 30}}}, last: 10, want: 30},
+		"a relist of another stream says nothing":      {gaps: relists{hostCMs: {{from: 12, to: 30}}}, last: 10, want: 10},
+		"a relist before its last state: its last one": {gaps: relists{releaseStream: {{from: 2, to: 5}}}, last: 10, want: 10},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.gaps.gone(releaseStream, tc.last)); diff != "" {
+				t.Errorf("gone (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
