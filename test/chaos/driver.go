@@ -269,6 +269,7 @@ func (d *driver) do(ctx context.Context, s step) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	began := time.Now()
 	var err error
 	what := s.act.String()
 	if !r.exists {
@@ -283,7 +284,8 @@ func (d *driver) do(ctx context.Context, s step) {
 	if err != nil {
 		d.count(what + " error")
 		d.firstErr.LoadOrStore(what, fmt.Sprintf("%s: %v", r.key(), err))
-		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		// How long it took tells a refusal from a request that hung for the step's 30 s.
+		d.trace.printf("%s %s (inputs %s), after %s: %v", r.key(), what, r.inputs(), time.Since(began).Truncate(time.Millisecond), err)
 		// A write cut by a fault may have happened all the same: read back what it is,
 		// with a context of its own (the step's may be what ran out). When even that
 		// fails, settle reads it back before the end.
