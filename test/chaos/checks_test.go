@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -474,6 +476,17 @@ func TestCheckClusterWaves(t *testing.T) {
 			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(30, false, true)},
 			gaps: relists{releaseStream: {{from: 12, to: 30}}}, unverified: 1,
 		},
+		// Seed 371706423: the watch of Releases was silent after a convoy apiserver
+		// kill; the last known state of the lower wave was the answer to the settle's
+		// /sync (2400), above where the watch stopped (2344); a list stood in.
+		"the lower wave's last known state is a write's answer within a relist: not judged": {
+			events: []objEvent{host(2609)}, low: []relState{{rv: 2400, written: true}, low(2700, true, false)},
+			gaps: relists{releaseStream: {{from: 2344, to: 3000}}}, unverified: 1,
+		},
+		"the lower wave's last state came with the relist: judged": {
+			events: []objEvent{host(2609)}, low: []relState{low(2400, false, false), low(2700, true, false)},
+			gaps: relists{releaseStream: {{from: 2344, to: 3000}}}, want: 1,
+		},
 		"the lower wave was being deleted": {
 			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, false, true)},
 		},
@@ -654,5 +667,44 @@ func TestRelistsGone(t *testing.T) {
 				t.Errorf("gone (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestRecorderStandIn(t *testing.T) {
+	rel := func(name string, rv int64, ready bool) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: fmt.Sprint(rv), Generation: 1}}
+		if ready {
+			for _, c := range []string{v1alpha1.ConditionApplied, v1alpha1.ConditionHealthy} {
+				r.Status.Conditions = append(r.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, ObservedGeneration: 1})
+			}
+		}
+		return r
+	}
+	r := newRecorder()
+	r.listed(releaseStream, 5) // the informer's first list
+	r.watched(rel("low", 10, true))
+	r.watched(rel("gone", 11, true))
+	r.state(rel("low", 20, false)) // a write's answer; then the watch fell silent
+	live := []v1alpha1.Release{*rel("low", 30, true)}
+	if got := r.behind(live); got != 2 {
+		t.Fatalf("behind = %d, want 2 (ns/low's state at 30 unseen, ns/gone deleted unseen)", got)
+	}
+	r.standIn(40, live)
+	if got := r.behind(live); got != 0 {
+		t.Errorf("behind after standIn = %d, want 0", got)
+	}
+	h := r.snapshot()
+	if diff := cmp.Diff([]relist{{from: 11, to: 40}}, h.gaps[releaseStream], cmp.AllowUnexported(relist{}), cmpopts.IgnoreFields(relist{}, "fromAt", "end")); diff != "" {
+		t.Errorf("the stand-in relist (-want +got):\n%s", diff)
+	}
+	if last := h.states["ns/gone"][len(h.states["ns/gone"])-1]; !last.gone || last.rv != 40 {
+		t.Errorf("ns/gone's last state = %+v, want gone at 40", last)
+	}
+	// An apply of a higher wave at 25 is not judged against ns/low's state at 20.
+	places := h.places
+	places["ns/r"] = place{"", 1}
+	got, judged, _, unverified := checkClusterWaves(history{events: []objEvent{ev("cm/first", 0, "t1@1", 25, true)}, states: h.states, places: places, gaps: h.gaps})
+	if len(got) != 0 || judged != 1 || unverified != 2 {
+		t.Errorf("checkClusterWaves = %v, %d judged, %d unverified; want none, 1 judged, 2 unverified (ns/low and ns/gone)", got, judged, unverified)
 	}
 }
