@@ -259,7 +259,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 // catchUp waits (up to catchUpBound) until the recorder's watch of Releases has
 // delivered the current state of every Release. When it has not by then (seed
 // 371706423: after a SIGKILL of convoy apiserver near the end of the faults, the
-// watch delivered nothing more for the 35 s to the checks, and its last states —
+// watch delivered nothing more in the 37 s to the checks, and its last states —
 // the settle's /sync answers — read as lower cluster waves never ready), a list
 // stands in for the relist that it missed (recorder.standIn), and the log says so.
 func (e *env) catchUp(ctx context.Context, rec *recorder, log *eventLog) {
@@ -288,8 +288,10 @@ func (e *env) catchUp(ctx context.Context, rec *recorder, log *eventLog) {
 	log.printf("The harness's watch of Releases had not delivered the current state of %d Releases %s after convergence: a list at resourceVersion %d stands in for the relist it missed (what it may hide is not judged)", stale, catchUpBound, rv)
 }
 
-// catchUpBound bounds the wait for the recorder's watch of Releases to catch up.
-const catchUpBound = 30 * time.Second
+// catchUpBound bounds the wait for the recorder's watch of Releases to catch up: a
+// reflector whose watch failed again and again waits up to twice its 30 s cap
+// between tries (client-go's back-off with jitter 1.0).
+const catchUpBound = time.Minute
 
 // aliveFirst puts the "alive" violations (a convoy process that exited) first,
 // keeping the order of each part.
