@@ -152,6 +152,12 @@ chaos: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 60m -v -run '^TestChaos$$' ./test/chaos \
 		-releases=300 -namespaces=10 -nodes=3 -workers=16 -steps=4000 -duration=10m -faults=200 -fault-gap=3s -converge=10m -quiet=60s -health-timeout=2m -seed=0 $(CHAOS_FLAGS)
 
+## chaos-seeds: test/chaos's short run (make test's) on the regression seeds of test/chaos/testdata/seeds, then on CHAOS_SEEDS seeds drawn at random (default 20), one after the other; prints each seed and its outcome, then the failed ones with the command that replays each. SEEDS='1 2' runs those instead; CHAOS_FLAGS adds flags. docs/reliability.md
+CHAOS_SEEDS ?= 20
+.PHONY: chaos-seeds
+chaos-seeds: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) CHAOS_FLAGS='$(CHAOS_FLAGS)' bash test/chaos/seeds.sh $(CHAOS_SEEDS)
+
 ## soak: test/chaos for 30 minutes with chart repository and proxy faults only (no process restarts), to compare RSS and goroutines of every process at start and end; CHAOS_FLAGS='-seed=N' replays a run
 soak: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) test -count=1 -timeout 90m -v -run '^TestChaos$$' ./test/chaos \

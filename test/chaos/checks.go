@@ -255,12 +255,13 @@ func hidden(states []relState, ev objEvent, gaps relists) bool {
 	}
 	if ev.cluster == "" {
 		var lo int64
+		written := false
 		for _, s := range states {
-			if s.rv < ev.rv && s.rv > lo {
-				lo = s.rv
+			if s.rv < ev.rv && (s.rv > lo || s.rv == lo && s.written) {
+				lo, written = s.rv, s.written
 			}
 		}
-		return gaps.straddles(releaseStream, lo, ev.rv)
+		return gaps.straddles(releaseStream, lo, ev.rv, written)
 	}
 	var lo time.Time
 	for _, s := range states {

@@ -1,11 +1,16 @@
 package chaos
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -460,6 +465,28 @@ func TestCheckClusterWaves(t *testing.T) {
 		"the lower wave did not exist yet": {
 			events: []objEvent{host(20)}, low: []relState{low(25, false, false)},
 		},
+		// Seed 1251186771: chaos-0/r003 was deleted while the watch of Releases was
+		// down; the relist found it gone, recorded at the list's resourceVersion
+		// (relists.gone), not at its last state seen.
+		"the lower wave went while the watch was down, gone by the relist before the apply": {
+			events: []objEvent{host(40)}, low: []relState{low(10, false, false), low(30, false, true)},
+			gaps: relists{releaseStream: {{from: 12, to: 30}}},
+		},
+		"the lower wave went while the watch was down, the relist listed after the apply: not judged": {
+			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(30, false, true)},
+			gaps: relists{releaseStream: {{from: 12, to: 30}}}, unverified: 1,
+		},
+		// Seed 371706423: the watch of Releases was silent after a convoy apiserver
+		// kill; the last known state of the lower wave was the answer to the settle's
+		// /sync (2400), above where the watch stopped (2344); a list stood in.
+		"the lower wave's last known state is a write's answer within a relist: not judged": {
+			events: []objEvent{host(2609)}, low: []relState{{rv: 2400, written: true}, low(2700, true, false)},
+			gaps: relists{releaseStream: {{from: 2344, to: 3000}}}, unverified: 1,
+		},
+		"the lower wave's last state came with the relist: judged": {
+			events: []objEvent{host(2609)}, low: []relState{low(2400, false, false), low(2700, true, false)},
+			gaps: relists{releaseStream: {{from: 2344, to: 3000}}}, want: 1,
+		},
 		"the lower wave was being deleted": {
 			events: []objEvent{host(20)}, low: []relState{low(10, false, false), low(15, false, true)},
 		},
@@ -491,5 +518,193 @@ func TestCheckClusterWaves(t *testing.T) {
 					got, concurrent, unverified, tc.want, tc.wantConcurrent, tc.unverified)
 			}
 		})
+	}
+}
+
+func TestGoingAway(t *testing.T) {
+	now := metav1.Now()
+	rel := func(deleting bool) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043"}}
+		if deleting {
+			r.DeletionTimestamp = &now
+			r.Finalizers = []string{v1alpha1.Finalizer}
+		}
+		return r
+	}
+	ns := func(deleting bool, phase corev1.NamespacePhase) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3"}, Status: corev1.NamespaceStatus{Phase: phase}}
+		if deleting {
+			n.DeletionTimestamp = &now
+		}
+		return n
+	}
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		ns   *corev1.Namespace
+		want bool
+	}{
+		"a Release in an active namespace stays": {rel: rel(false), ns: ns(false, corev1.NamespaceActive), want: false},
+		"a Release being deleted goes":           {rel: rel(true), ns: ns(false, corev1.NamespaceActive), want: true},
+		// Seed 142163185: the namespace controller had not yet deleted chaos-3/r043
+		// (no deletion timestamp) when the read back found it; it went with chaos-3.
+		"a Release in a terminating namespace goes":          {rel: rel(false), ns: ns(true, corev1.NamespaceTerminating), want: true},
+		"a deletion timestamp on the namespace is enough":    {rel: rel(false), ns: ns(true, corev1.NamespaceActive), want: true},
+		"the phase Terminating is enough":                    {rel: rel(false), ns: ns(false, corev1.NamespaceTerminating), want: true},
+		"a Release whose namespace is gone goes":             {rel: rel(false), ns: nil, want: true},
+		"a Release being deleted in a terminating namespace": {rel: rel(true), ns: ns(true, corev1.NamespaceTerminating), want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, goingAway(tc.rel, tc.ns)); diff != "" {
+				t.Errorf("goingAway (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanFaults(t *testing.T) {
+	startup := []faultKind{faultStartKubeAPIDown, faultStartAPIServerDown}
+	network, err := parseKinds("network")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		n             int
+		kinds         []faultKind
+		require       []faultKind
+		wantFirst     []faultKind // each among the first 2×len(wantFirst) faults
+		wantNoStartup bool
+	}{
+		// Issue 32: make test's short run (10 faults of every kind) has both.
+		"the short run has both start-up faults": {n: 10, kinds: faultKinds, require: startup, wantFirst: startup},
+		"make chaos's run has them early":        {n: 200, kinds: faultKinds, require: startup, wantFirst: startup},
+		"a plan shorter than the required kinds": {n: 1, kinds: faultKinds, require: startup},
+		"a kind that -kinds leaves out is not required": {
+			n: 10, kinds: network, require: startup, wantNoStartup: true,
+		},
+		"no requirement": {n: 10, kinds: []faultKind{faultRepo5xx}, wantNoStartup: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for seed := range uint64(50) {
+				got := planFaults(rand.New(rand.NewPCG(seed, seed^0x5eed)), tc.n, 3*time.Second, tc.kinds, tc.require)
+				if len(got) != tc.n {
+					t.Fatalf("seed %d: %d faults, want %d", seed, len(got), tc.n)
+				}
+				head := got[:min(tc.n, 2*len(tc.wantFirst))]
+				for _, k := range tc.wantFirst {
+					if !slices.ContainsFunc(head, func(f fault) bool { return f.kind == k }) {
+						t.Errorf("seed %d: %q is not among the first %d faults: %v", seed, k, len(head), head)
+					}
+				}
+				for _, f := range got {
+					isStartup := slices.Contains(startup, f.kind)
+					if !slices.Contains(tc.kinds, f.kind) && !slices.Contains(tc.require, f.kind) {
+						t.Errorf("seed %d: a fault of kind %q, not among the kinds", seed, f.kind)
+					}
+					if tc.wantNoStartup && isStartup {
+						t.Errorf("seed %d: a start-up fault in a plan without them: %v", seed, f)
+					}
+					if isStartup != (f.proc != "") || (isStartup && !slices.Contains(startupProcs, f.proc)) {
+						t.Errorf("seed %d: %q fault with process %q; want one of %v exactly for the start-up kinds", seed, f.kind, f.proc, startupProcs)
+					}
+				}
+				again := planFaults(rand.New(rand.NewPCG(seed, seed^0x5eed)), tc.n, 3*time.Second, tc.kinds, tc.require)
+				if diff := cmp.Diff(got, again, cmp.AllowUnexported(fault{})); diff != "" {
+					t.Errorf("seed %d: the same seed drew another plan (-first +second):\n%s", seed, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestLastStartTail(t *testing.T) {
+	cases := map[string]struct {
+		log  string
+		n    int
+		want string
+	}{
+		"only the last start's lines": {
+			log:  "--- t0 convoy [observer]\nold line\n--- t1 convoy [observer]\nE1 create the manager: failed to get server groups\n",
+			n:    5,
+			want: "    E1 create the manager: failed to get server groups",
+		},
+		"the last n lines": {log: "--- t0 convoy\na\nb\nc\n", n: 2, want: "    b\n    c"},
+		"no start line":    {log: "a\nb", n: 5, want: "    a\n    b"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, lastStartTail(tc.log, tc.n)); diff != "" {
+				t.Errorf("lastStartTail (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAliveFirst(t *testing.T) {
+	in := []violation{{"converge", "ns/a", "1"}, {"alive", procObserver, "2"}, {"quiet", "-", "3"}, {"alive", procController2, "4"}}
+	want := []violation{{"alive", procObserver, "2"}, {"alive", procController2, "4"}, {"converge", "ns/a", "1"}, {"quiet", "-", "3"}}
+	if diff := cmp.Diff(want, aliveFirst(in)); diff != "" {
+		t.Errorf("aliveFirst (-want +got):\n%s", diff)
+	}
+}
+
+func TestRelistsGone(t *testing.T) {
+	cases := map[string]struct {
+		gaps relists
+		last int64
+		want int64
+	}{
+		"no relist: its last state":                    {last: 10, want: 10},
+		"found gone by a relist: the list's":           {gaps: relists{releaseStream: {{from: 12, to: 30}}}, last: 10, want: 30},
+		"the latest relist counts":                     {gaps: relists{releaseStream: {{from: 5, to: 8}, {from: 12, to: 30}}}, last: 10, want: 30},
+		"a relist of another stream says nothing":      {gaps: relists{hostCMs: {{from: 12, to: 30}}}, last: 10, want: 10},
+		"a relist before its last state: its last one": {gaps: relists{releaseStream: {{from: 2, to: 5}}}, last: 10, want: 10},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.gaps.gone(releaseStream, tc.last)); diff != "" {
+				t.Errorf("gone (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecorderStandIn(t *testing.T) {
+	rel := func(name string, rv int64, ready bool) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: fmt.Sprint(rv), Generation: 1}}
+		if ready {
+			for _, c := range []string{v1alpha1.ConditionApplied, v1alpha1.ConditionHealthy} {
+				r.Status.Conditions = append(r.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, ObservedGeneration: 1})
+			}
+		}
+		return r
+	}
+	r := newRecorder()
+	r.listed(releaseStream, 5) // the informer's first list
+	r.watched(rel("low", 10, true))
+	r.watched(rel("gone", 11, true))
+	r.state(rel("low", 20, false)) // a write's answer; then the watch fell silent
+	live := []v1alpha1.Release{*rel("low", 30, true)}
+	if got := r.behind(live); got != 2 {
+		t.Fatalf("behind = %d, want 2 (ns/low's state at 30 unseen, ns/gone deleted unseen)", got)
+	}
+	r.standIn(40, live)
+	if got := r.behind(live); got != 0 {
+		t.Errorf("behind after standIn = %d, want 0", got)
+	}
+	h := r.snapshot()
+	if diff := cmp.Diff([]relist{{from: 11, to: 40}}, h.gaps[releaseStream], cmp.AllowUnexported(relist{}), cmpopts.IgnoreFields(relist{}, "fromAt", "end")); diff != "" {
+		t.Errorf("the stand-in relist (-want +got):\n%s", diff)
+	}
+	if last := h.states["ns/gone"][len(h.states["ns/gone"])-1]; !last.gone || last.rv != 40 {
+		t.Errorf("ns/gone's last state = %+v, want gone at 40", last)
+	}
+	// An apply of a higher wave at 25 is not judged against ns/low's state at 20.
+	places := h.places
+	places["ns/r"] = place{"", 1}
+	got, judged, _, unverified := checkClusterWaves(history{events: []objEvent{ev("cm/first", 0, "t1@1", 25, true)}, states: h.states, places: places, gaps: h.gaps})
+	if len(got) != 0 || judged != 1 || unverified != 2 {
+		t.Errorf("checkClusterWaves = %v, %d judged, %d unverified; want none, 1 judged, 2 unverified (ns/low and ns/gone)", got, judged, unverified)
 	}
 }

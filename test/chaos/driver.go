@@ -259,8 +259,17 @@ func (d *driver) do(ctx context.Context, s step) {
 	r := d.rels[s.rel]
 	r.mu.Lock() // before the step's time starts: a namespace step may hold it for minutes
 	defer r.mu.Unlock()
+	if ctx.Err() != nil {
+		// The fault phase ended while the step waited for the Release (a namespace step
+		// held it): its requests would fail at once with the phase's "context deadline
+		// exceeded", which reads like a request that hung.
+		d.count("too late")
+		d.trace.printf("%s %s: not sent, the fault phase ended while it waited", r.key(), s.act)
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	began := time.Now()
 	var err error
 	what := s.act.String()
 	if !r.exists {
@@ -275,7 +284,8 @@ func (d *driver) do(ctx context.Context, s step) {
 	if err != nil {
 		d.count(what + " error")
 		d.firstErr.LoadOrStore(what, fmt.Sprintf("%s: %v", r.key(), err))
-		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		// How long it took tells a refusal from a request that hung for the step's 30 s.
+		d.trace.printf("%s %s (inputs %s), after %s: %v", r.key(), what, r.inputs(), time.Since(began).Truncate(time.Millisecond), err)
 		// A write cut by a fault may have happened all the same: read back what it is,
 		// with a context of its own (the step's may be what ran out). When even that
 		// fails, settle reads it back before the end.
@@ -355,12 +365,29 @@ func (d *driver) resync(ctx context.Context, r *release) error {
 		case err != nil:
 			return err
 		}
-		r.exists = got.DeletionTimestamp == nil
+		ns, err := d.e.kube.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			ns = nil
+		case err != nil:
+			return err
+		}
+		r.exists = !goingAway(got, ns)
 		r.token, r.version, r.pinned = tokenOf(got.Spec.Values), got.Spec.Chart.Version, got.Pin != nil
 		r.unsure = false
 		d.trace.printf("%s read back: exists %v, inputs %s, pinned %v", r.key(), r.exists, r.inputs(), r.pinned)
 		return nil
 	})
+}
+
+// goingAway says whether a stored Release is on its way out, so that the model must
+// take it as deleted: it has a deletion timestamp, or its namespace (nil: gone) is
+// terminating. The namespace controller deletes a terminating namespace's Releases
+// when it gets to them, which takes as long as convoy apiserver is unreachable; until
+// then a Release in it has no deletion timestamp, yet is going (seed 142163185: the
+// read back after a failed re-create counted chaos-3/r043 as existing).
+func goingAway(rel *v1alpha1.Release, ns *corev1.Namespace) bool {
+	return rel.DeletionTimestamp != nil || ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating
 }
 
 // patch sends a JSON merge patch to the Release or one of its subresources.

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,8 +94,9 @@ type env struct {
 	moments map[faultKind]chan string
 
 	mu         sync.Mutex
-	violations []violation     // found by the injector during the fault phase
+	violations []violation     // found by the injector during the fault phase, and "alive" ones
 	handovers  []time.Duration // leader handovers: from the SIGKILL to the other replica leading
+	dead       map[string]bool // convoy processes found exited (each one reported once)
 
 	bin string
 	// metrics of each convoy process (the apiserver's needs the admin's client).
@@ -103,7 +107,7 @@ type env struct {
 
 // startEnv starts everything; stop with env.stop. On error nothing is left running.
 func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_ *env, err error) {
-	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, moments: map[faultKind]chan string{}}
+	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, moments: map[faultKind]chan string{}, dead: map[string]bool{}}
 	for _, k := range []faultKind{faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune} {
 		e.moments[k] = make(chan string)
 	}
@@ -378,7 +382,12 @@ func (e *env) ready(ctx context.Context, name string) bool {
 // readyBound bounds how long a process may take to be ready again after a fault.
 const readyBound = 2 * time.Minute
 
-// waitReady polls ready(name) every 200 ms for up to readyBound.
+// convoyProcs are convoy's processes, which the harness starts (and a fault starts
+// again) but nothing restarts when they exit by themselves.
+var convoyProcs = []string{procAPIServer, procController, procController2, procObserver}
+
+// waitReady polls ready(name) every 200 ms for up to readyBound. A convoy process
+// that has exited ends the wait at once with an *exitedError.
 func (e *env) waitReady(ctx context.Context, name string) error {
 	timeout := readyBound
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -389,10 +398,84 @@ func (e *env) waitReady(ctx context.Context, name string) error {
 		if e.ready(ctx, name) {
 			return nil
 		}
+		if err := e.exited(name); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s is not ready %s after its restart (logs: %s, %s)", name, timeout, e.cluster.LogDir(), e.remote.LogDir())
 		case <-tick.C:
+		}
+	}
+}
+
+// exitedError says that a convoy process has exited, with the end of its log.
+type exitedError struct {
+	name, log string // the process, its log file
+	tail      string // the last lines its last start wrote
+}
+
+func (err *exitedError) Error() string {
+	return fmt.Sprintf("%s is not running: it exited, and nothing started it again; the last lines of its log (%s):\n%s", err.name, err.log, err.tail)
+}
+
+// exited is an *exitedError when name is a convoy process of which none runs; nil
+// otherwise.
+func (e *env) exited(name string) error {
+	if !slices.Contains(convoyProcs, name) || e.cluster.PID(name) != 0 {
+		return nil
+	}
+	path := filepath.Join(e.cluster.LogDir(), name+".log")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return &exitedError{name: name, log: path, tail: err.Error()}
+	}
+	return &exitedError{name: name, log: path, tail: lastStartTail(string(b), logTailLines)}
+}
+
+// logTailLines is how much of a dead process's log a violation quotes.
+const logTailLines = 12
+
+// lastStartTail is the last n lines of a process's log that its last start wrote
+// (localcluster begins each start with a "--- <time> <binary> <args>" line), each
+// indented for the report.
+func lastStartTail(log string, n int) string {
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "--- ") {
+			lines = lines[i+1:]
+			break
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i := range lines {
+		lines[i] = "    " + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// addDead records once that a convoy process has exited (when says at what point of
+// the run it was found): an "alive" violation, named by the process, with the end of
+// its log.
+func (e *env) addDead(err *exitedError, when string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead[err.name] {
+		return
+	}
+	e.dead[err.name] = true
+	e.log.printf("DEAD %s, found %s: %v", err.name, when, err)
+	e.violations = append(e.violations, violation{"alive", err.name, fmt.Sprintf("found %s: %v", when, err)})
+}
+
+// checkAlive records every convoy process that no longer runs (addDead).
+func (e *env) checkAlive(when string) {
+	for _, name := range convoyProcs {
+		var dead *exitedError
+		if errors.As(e.exited(name), &dead) {
+			e.addDead(dead, when)
 		}
 	}
 }

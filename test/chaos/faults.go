@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,20 +28,25 @@ const (
 	faultKillAPIServer  faultKind = "kill convoy-apiserver"
 	faultRestartEtcd    faultKind = "restart etcd"
 	faultRestartKubeAPI faultKind = "restart kube-apiserver"
-	faultRepo5xx        faultKind = "chart repo 5xx"
-	faultRepoTruncated  faultKind = "chart repo truncated archives"
-	faultProxyStall     faultKind = "proxy stall"
-	faultProxyReset     faultKind = "proxy reset"
-	faultProxySlow      faultKind = "proxy slow"
-	faultRemoteDown     faultKind = "remote cluster down"
-	faultLinkStall      faultKind = "remote link stall"
-	faultLinkReset      faultKind = "remote link reset"
-	faultLinkSlow       faultKind = "remote link slow"
+	// The start-up faults (issue 32): a convoy process started while an API server it
+	// needs is down must wait for it, since nothing restarts a process that exits.
+	faultStartKubeAPIDown   faultKind = "start a process while kube-apiserver is down"
+	faultStartAPIServerDown faultKind = "start a process while convoy-apiserver is down"
+	faultRepo5xx            faultKind = "chart repo 5xx"
+	faultRepoTruncated      faultKind = "chart repo truncated archives"
+	faultProxyStall         faultKind = "proxy stall"
+	faultProxyReset         faultKind = "proxy reset"
+	faultProxySlow          faultKind = "proxy slow"
+	faultRemoteDown         faultKind = "remote cluster down"
+	faultLinkStall          faultKind = "remote link stall"
+	faultLinkReset          faultKind = "remote link reset"
+	faultLinkSlow           faultKind = "remote link slow"
 )
 
 // faultKinds are all kinds, in the report's order.
 var faultKinds = []faultKind{
 	faultKillController, faultKillLeader, faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune, faultKillObserver, faultKillAPIServer, faultRestartEtcd, faultRestartKubeAPI,
+	faultStartKubeAPIDown, faultStartAPIServerDown,
 	faultRepo5xx, faultRepoTruncated, faultProxyStall, faultProxyReset, faultProxySlow,
 	faultRemoteDown, faultLinkStall, faultLinkReset, faultLinkSlow,
 }
@@ -50,18 +57,28 @@ var processFaults = map[faultKind]string{
 	faultKillMidApply: procController, faultKillMidHook: procController, faultKillMidPrune: procController,
 	faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
 	faultRestartEtcd: procEtcd, faultRestartKubeAPI: procKubeAPI, faultRemoteDown: procRemoteKubeAPI,
+	faultStartKubeAPIDown: procKubeAPI, faultStartAPIServerDown: procAPIServer,
 }
 
+// startupProcs are the processes a start-up fault draws from: the controller replicas
+// and the observer (convoy apiserver has no API server of its own to wait for).
+var startupProcs = []string{procController, procController2, procObserver}
+
 // fault is one planned fault: after wait, cause kind for length (the downtime of a
-// killed process, the window of a network or repository fault).
+// killed process, the window of a network or repository fault); proc is the process
+// a start-up fault starts while the API server is down.
 type fault struct {
 	wait   time.Duration
 	kind   faultKind
 	length time.Duration
+	proc   string
 }
 
 // planFaults draws n faults of kinds from rng, each after 2–2+gap and lasting 1–6 s.
-func planFaults(rng *rand.Rand, n int, gap time.Duration, kinds []faultKind) []fault {
+// Each kind of require that is among kinds replaces one of the first 2×len(require)
+// faults (at drawn places), so that a short run has it whatever the seed. A start-up
+// fault draws its process from startupProcs.
+func planFaults(rng *rand.Rand, n int, gap time.Duration, kinds, require []faultKind) []fault {
 	out := make([]fault, n)
 	for i := range out {
 		out[i] = fault{
@@ -70,12 +87,31 @@ func planFaults(rng *rand.Rand, n int, gap time.Duration, kinds []faultKind) []f
 			length: time.Second + time.Duration(rng.Int64N(int64(5*time.Second))),
 		}
 	}
+	var req []faultKind
+	for _, k := range require {
+		if slices.Contains(kinds, k) && !slices.Contains(req, k) {
+			req = append(req, k)
+		}
+	}
+	places := rng.Perm(min(n, 2*len(req)))
+	for i, k := range req {
+		if i < len(places) {
+			out[places[i]].kind = k
+		}
+	}
+	for i := range out {
+		if out[i].kind == faultStartKubeAPIDown || out[i].kind == faultStartAPIServerDown {
+			out[i].proc = startupProcs[rng.IntN(len(startupProcs))]
+		}
+	}
 	return out
 }
 
 // inject causes the faults one after the other until they are done or phase ends;
-// after each it waits (up to a bound, within ctx) for the system to be back. An error
-// means a process did not come back.
+// after each it waits (up to a bound, within ctx) for the system to be back. A convoy
+// process that exited instead of coming back is a violation ("alive"), and the run
+// goes on without it: nothing restarts it, as nothing would restart it under `convoy
+// dev`'s old supervision (issue 32). Any other error means a process did not come back.
 func (e *env) inject(ctx, phase context.Context, faults []fault) error {
 	for _, f := range faults {
 		select {
@@ -83,7 +119,13 @@ func (e *env) inject(ctx, phase context.Context, faults []fault) error {
 			return nil
 		case <-time.After(f.wait):
 		}
-		if err := e.cause(ctx, f); err != nil {
+		err := e.cause(ctx, f)
+		var dead *exitedError
+		if errors.As(err, &dead) {
+			e.addDead(dead, fmt.Sprintf("after the fault %q", f.kind))
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -105,6 +147,9 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		name := processFaults[f.kind]
 		if f.kind == faultKillController {
 			name = e.leaderOr(ctx, procController)
+		}
+		if e.skipDead(f, name) {
+			return nil
 		}
 		e.log.fault(string(f.kind), "SIGKILL of %s, down for %s", name, f.length.Truncate(time.Millisecond))
 		if err := e.cluster.Kill(name); err != nil {
@@ -140,6 +185,11 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		mode := map[faultKind]proxyMode{faultLinkStall: proxyStall, faultLinkReset: proxyReset, faultLinkSlow: proxySlow}[f.kind]
 		e.log.fault(string(f.kind), "for %s", f.length.Truncate(time.Millisecond))
 		window(func() { e.link.setMode(mode) }, func() { e.link.setMode(proxyPass) })
+	case faultStartKubeAPIDown, faultStartAPIServerDown:
+		if e.skipDead(f, f.proc) {
+			return nil
+		}
+		return e.startDuringOutage(ctx, f)
 	case faultRemoteDown:
 		return e.remoteDown(ctx, 3*f.length)
 	case faultKillLeader:
@@ -158,6 +208,56 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		return fmt.Errorf("unknown fault %q", f.kind)
 	}
 	return nil
+}
+
+// startDuringOutage kills the convoy process f.proc and the API server that f's kind
+// names (kube-apiserver, or convoy apiserver behind the aggregator), starts the process
+// again while that server is down, and starts the server again after f.length (issue
+// 32: an observer started while kube-apiserver restarted exited at once, and nothing
+// started it again). The process must wait for the server and become ready by itself;
+// one that exits instead is an exitedError.
+func (e *env) startDuringOutage(ctx context.Context, f fault) error {
+	server := processFaults[f.kind]
+	e.log.fault(string(f.kind), "SIGKILL of %s and of %s; %s started again at once, %s %s later",
+		f.proc, server, f.proc, server, f.length.Truncate(time.Millisecond))
+	if err := e.cluster.Kill(f.proc); err != nil {
+		return err
+	}
+	if err := e.cluster.Kill(server); err != nil {
+		return err
+	}
+	if err := e.cluster.Restart(f.proc); err != nil {
+		return err
+	}
+	began := time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(f.length):
+	}
+	if err := e.cluster.Restart(server); err != nil {
+		return err
+	}
+	if err := e.waitReady(ctx, server); err != nil {
+		return err
+	}
+	back := time.Now()
+	if err := e.waitReady(ctx, f.proc); err != nil {
+		return err
+	}
+	e.log.printf("%s, started while %s was down, is ready %s after its start (%s after %s was back)",
+		f.proc, server, time.Since(began).Truncate(time.Millisecond), time.Since(back).Truncate(time.Millisecond), server)
+	return nil
+}
+
+// skipDead says (and logs) that the process a fault of f aims at has exited
+// earlier in the run and was not started again: the fault is skipped, the exit is
+// already a violation.
+func (e *env) skipDead(f fault, name string) bool {
+	if e.cluster.PID(name) != 0 {
+		return false
+	}
+	e.log.printf("Fault %q skipped: %s is not running (it exited earlier)", f.kind, name)
+	return true
 }
 
 // remoteDown takes the remote cluster away for at least length: its kube-apiserver is
@@ -240,6 +340,9 @@ func (e *env) killLeader(ctx context.Context, f fault, moment string) error {
 	other := procController2
 	if name == procController2 {
 		other = procController
+	}
+	if e.skipDead(f, name) || e.skipDead(f, other) { // no handover without a standby
+		return nil
 	}
 	if moment != "" {
 		e.log.fault(string(f.kind), "SIGKILL of %s just after %s; %s must take over", name, moment, other)

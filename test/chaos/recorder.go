@@ -64,6 +64,9 @@ type relState struct {
 	ready   bool   // Applied=True and Healthy=True for its generation: what a higher cluster wave waits for
 	gone    bool   // being deleted, or deleted
 	inputs  string // token@version its spec asks for
+	// written: from the answer to one of the driver's writes, not from the watch (so
+	// not evidence of where the watch stood)
+	written bool
 }
 
 // place is where a Release stands in cluster waves.
@@ -128,13 +131,20 @@ func (r *recorder) start(ctx context.Context, e *env) {
 		AddFunc:    func(obj any) { r.release(obj) },
 		UpdateFunc: func(_, obj any) { r.release(obj) },
 		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			d, byRelist := obj.(cache.DeletedFinalStateUnknown)
+			if byRelist {
 				obj = d.Obj
 			}
 			if rel, ok := obj.(*v1alpha1.Release); ok {
 				rel = rel.DeepCopy()
 				now := metav1.Now()
 				rel.DeletionTimestamp = &now
+				if byRelist {
+					// A relist found it gone; the object is its last state seen, whose
+					// resourceVersion is not when it went (gone).
+					last, _ := strconv.ParseInt(rel.ResourceVersion, 10, 64)
+					rel.ResourceVersion = strconv.FormatInt(r.goneAt(releaseStream, last), 10)
+				}
 				r.watched(rel)
 			}
 		},
@@ -180,12 +190,14 @@ func (rl relists) hides(s stream, rv int64) bool {
 }
 
 // straddles says whether a relist of s may have hidden the last state before rv of
-// an object whose last state seen before rv is at lo: one that began at or after lo,
+// an object whose last state known before rv is at lo: one that began at or after lo,
 // before rv, and listed after rv (the relist showed a state after rv, not the one
-// before).
-func (rl relists) straddles(s stream, lo, rv int64) bool {
+// before). A state that the watch saw above the relist's start came with the list,
+// so held until the list; one from the answer to a driver's write (written) says
+// nothing of what followed it unseen (seed 371706423: the settle's last /sync).
+func (rl relists) straddles(s stream, lo, rv int64, written bool) bool {
 	for _, g := range rl[s] {
-		if lo <= g.from && g.from < rv && rv < g.to {
+		if (lo <= g.from || written) && g.from < rv && rv < g.to {
 			return true
 		}
 	}
@@ -212,6 +224,27 @@ func (rl relists) during(s stream, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// gone is the resourceVersion at which an object of s that a relist found gone is
+// recorded, given last, that of its last state seen (what the informer's
+// DeletedFinalStateUnknown carries): the last relist's, by which it was gone. It went
+// somewhere between its last state seen and that list: recorded at its last state,
+// the gone state would tie with that one and read as "gone from then on", or lose to
+// it (seed 1251186771: chaos-0/r003, deleted while the watch of Releases was down,
+// counted as not ready until the end for the cluster waves above it).
+func (rl relists) gone(s stream, last int64) int64 {
+	if gs := rl[s]; len(gs) > 0 && gs[len(gs)-1].to > last {
+		return gs[len(gs)-1].to
+	}
+	return last
+}
+
+// goneAt is relists.gone on the relists recorded so far.
+func (r *recorder) goneAt(s stream, last int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gaps.gone(s, last)
 }
 
 // listWatch lists and watches s for an informer (with tweak applied to the options)
@@ -409,8 +442,9 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
 		rv: rv, at: now, pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
-		ready:  currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
-		inputs: inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
+		ready:   currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
+		inputs:  inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
+		written: !fromWatch,
 	})
 }
 
@@ -458,4 +492,61 @@ func syncPending(rel *v1alpha1.Release) bool {
 	}
 	h := rel.Status.LastHandledSyncAt
 	return h == nil || at.After(h.UTC().Truncate(time.Second))
+}
+
+// behind counts the Releases of a list whose state there the watch of Releases has
+// not delivered (nor a write's answer), and the Releases recorded as present that the
+// list lacks.
+func (r *recorder) behind(items []v1alpha1.Release) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	listed := map[string]bool{}
+	for i := range items {
+		key := items[i].Namespace + "/" + items[i].Name
+		listed[key] = true
+		rv, _ := strconv.ParseInt(items[i].ResourceVersion, 10, 64)
+		if !r.hasState(key, func(s relState) bool { return s.rv >= rv }) {
+			n++
+		}
+	}
+	for key, states := range r.states {
+		if !listed[key] && len(states) > 0 && !states[len(states)-1].gone {
+			n++
+		}
+	}
+	return n
+}
+
+// hasState says whether some state of Release key satisfies pred; the caller holds r.mu.
+func (r *recorder) hasState(key string, pred func(relState) bool) bool {
+	return slices.ContainsFunc(r.states[key], pred)
+}
+
+// standIn records a list of Releases at listRV as a relist of the watch of Releases,
+// for a watch that has fallen behind (behind): a gap from the last state the watch
+// delivered to listRV, each listed state, and each Release recorded as present that
+// the list lacks as gone at listRV. The checks then do not judge what the watch may
+// have missed.
+func (r *recorder) standIn(listRV int64, items []v1alpha1.Release) {
+	r.listed(releaseStream, listRV)
+	listed := map[string]bool{}
+	for i := range items {
+		listed[items[i].Namespace+"/"+items[i].Name] = true
+		r.watched(&items[i]) // as a relist's items
+	}
+	r.mu.Lock()
+	var gone []string
+	for key, states := range r.states {
+		if !listed[key] && len(states) > 0 && !states[len(states)-1].gone {
+			gone = append(gone, key)
+		}
+	}
+	r.mu.Unlock()
+	for _, key := range gone {
+		r.mu.Lock()
+		last := r.states[key][len(r.states[key])-1]
+		r.states[key] = append(r.states[key], relState{rv: listRV, at: time.Now(), gone: true, inputs: last.inputs})
+		r.mu.Unlock()
+	}
 }

@@ -56,7 +56,10 @@ func (r *result) report(w io.Writer) {
 			g = fmt.Sprintf("%d → %d", a.Goroutines, b.Goroutines)
 		}
 		restarted := ""
-		if a.PID != b.PID {
+		switch {
+		case b.PID == 0:
+			restarted = " (not running at the end)"
+		case a.PID != b.PID:
 			restarted = " (restarted)"
 		}
 		p("| %s%s | %.0f → %.0f | %s |", name, restarted, float64(a.RSSKiB)/1024, float64(b.RSSKiB)/1024, g)

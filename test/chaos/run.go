@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,6 +35,7 @@ type config struct {
 	Faults     int           // faults planned (fewer happen when Duration ends first)
 	FaultGap   time.Duration // up to this (plus 2 s) between two faults
 	Kinds      []faultKind
+	Require    []faultKind   // kinds every plan has among its first faults (planFaults)
 	Converge   time.Duration // the bound on convergence after the faults stop
 	Health     time.Duration // failurePolicy.healthTimeout of the Releases that have one
 	Quiet      time.Duration // the steady window that must see no write
@@ -91,7 +95,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	// The canary is last: the plan never picks it (remoteDown changes it).
 	canary := &release{ns: namespaces[0], name: "canary", version: versionA, health: cfg.Health}
 	rels = append(rels, canary)
-	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds)
+	faults := planFaults(rng, cfg.Faults, cfg.FaultGap, cfg.Kinds, cfg.Require)
 
 	bin := cfg.ConvoyBin
 	if bin == "" {
@@ -166,23 +170,28 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {
-		return nil, fmt.Errorf("a fault left the system down: %w", injectErr)
+		return nil, e.withDead(fmt.Errorf("a fault left the system down: %w", injectErr))
 	}
 	e.repo.setMode(repoOK)
 	e.proxy.setMode(proxyPass)
 	e.link.setMode(proxyPass)
 	for _, name := range []string{procEtcd, procKubeAPI, procRemoteKubeAPI, procAPIServer, procController, procController2, procObserver} {
-		if err := e.waitReady(ctx, name); err != nil {
-			return nil, err
+		err := e.waitReady(ctx, name)
+		var dead *exitedError
+		if errors.As(err, &dead) {
+			e.addDead(dead, "when the faults stopped")
+			continue
+		}
+		if err != nil {
+			return nil, e.withDead(err)
 		}
 	}
 	log.printf("Faults stopped; unpinning and sending the last /sync of manual Releases")
 	if err := d.settle(ctx); err != nil {
-		return nil, fmt.Errorf("settling: %w", err)
+		return nil, e.withDead(fmt.Errorf("settling: %w", err))
 	}
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
-	res.violations = append(res.violations, e.violations...)
 	res.handovers = e.handovers
 	converged, notConverged := e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
 	res.converged, res.notConverged = converged, len(rels)-len(converged)
@@ -190,6 +199,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	// The checks after convergence.
 	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
+	e.catchUp(ctx, rec, log)
 	h := rec.snapshot()
 	waves, unverified := checkWaves(h)
 	res.violations = append(res.violations, waves...)
@@ -227,6 +237,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 			res.applies += v
 		}
 	}
+	// A convoy process that exited is named first: Releases that did not converge
+	// are often only its consequence.
+	e.checkAlive("at the end of the run")
+	e.mu.Lock()
+	res.violations = aliveFirst(append(slices.Clone(e.violations), res.violations...))
+	e.mu.Unlock()
 	res.end = e.snapshotProcs(ctx)
 	res.faults = log.faultCounts()
 	res.outcomes = d.outcomes()
@@ -238,6 +254,74 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 	keep = len(res.violations) > 0
 	return res, nil
+}
+
+// catchUp waits (up to catchUpBound) until the recorder's watch of Releases has
+// delivered the current state of every Release. When it has not by then (seed
+// 371706423: after a SIGKILL of convoy apiserver near the end of the faults, the
+// watch delivered nothing more in the 37 s to the checks, and its last states —
+// the settle's /sync answers — read as lower cluster waves never ready), a list
+// stands in for the relist that it missed (recorder.standIn), and the log says so.
+func (e *env) catchUp(ctx context.Context, rec *recorder, log *eventLog) {
+	var list v1alpha1.ReleaseList
+	stale := 0
+	err := retry(ctx, catchUpBound, func(ctx context.Context) error {
+		got := v1alpha1.ReleaseList{}
+		if err := e.convoy.Get().Resource(v1alpha1.ResourceReleases).Do(ctx).Into(&got); err != nil {
+			return err
+		}
+		list = got
+		if stale = rec.behind(list.Items); stale > 0 {
+			return fmt.Errorf("it has not delivered the current state of %d Releases", stale)
+		}
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	rv, perr := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	if perr != nil {
+		log.printf("The harness's watch of Releases may be behind, and no list of Releases could stand in: %v", err)
+		return
+	}
+	rec.standIn(rv, list.Items)
+	log.printf("The harness's watch of Releases had not delivered the current state of %d Releases %s after convergence: a list at resourceVersion %d stands in for the relist it missed (what it may hide is not judged)", stale, catchUpBound, rv)
+}
+
+// catchUpBound bounds the wait for the recorder's watch of Releases to catch up: a
+// reflector whose watch failed again and again waits up to twice its 30 s cap
+// between tries (client-go's back-off with jitter 1.0).
+const catchUpBound = time.Minute
+
+// aliveFirst puts the "alive" violations (a convoy process that exited) first,
+// keeping the order of each part.
+func aliveFirst(vs []violation) []violation {
+	out := slices.Clone(vs)
+	slices.SortStableFunc(out, func(a, b violation) int {
+		return cmp.Compare(b2i(a.Invariant != "alive"), b2i(b.Invariant != "alive"))
+	})
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withDead adds to err the convoy processes that have exited by now: what stopped the
+// run is often only their consequence.
+func (e *env) withDead(err error) error {
+	e.checkAlive("when the run stopped")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range e.violations {
+		if v.Invariant == "alive" {
+			err = fmt.Errorf("%w\n%s", err, v)
+		}
+	}
+	return err
 }
 
 // converge polls every Release until each has converged to what its inputs deserve
