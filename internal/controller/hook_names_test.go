@@ -25,8 +25,9 @@ import (
 // A pre-install,pre-upgrade hook Job named {{ .Release.Name }}-migrate (the testdata
 // chart hooks, no delete policy: Helm's before-hook-creation) is the Job web-migrate on
 // the cluster; an upgrade (a new render) deletes it and runs it again under the same
-// name, and the Release goes Ready. The periodic reconcile (interval 1 s) drives every
-// step; the test writes the observer's health.
+// name, and the Release goes Ready; web-check, a hook of a pre and a post event, runs
+// in both phases under its one name. The periodic reconcile (interval 1 s) drives
+// every step; the test writes the observer's health.
 func TestChartHookJobKeepsTheChartsNameAcrossUpgrades(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.createRelease("web", automatic(), interval(time.Second), chartName("hooks"))
@@ -37,6 +38,11 @@ func TestChartHookJobKeepsTheChartsNameAcrossUpgrades(t *testing.T) {
 	}
 	if e.chartJob("web-notify", install) == nil {
 		t.Error("the post-install Job web-notify does not exist under the chart's name")
+	}
+	// web-check, a hook of pre-install and post-install, ran in both phases under its
+	// name: the Job left is the PostApply run's.
+	if got, want := e.waitChartJobComplete("web-check", install).Annotations[v1.AnnotationHookRun], hooks.RunID(hooks.RunInstall, v1.HookPostApply, install); got != want {
+		t.Errorf("Job web-check annotation %s = %q, want %q", v1.AnnotationHookRun, got, want)
 	}
 
 	e.update("web", values(`{"greeting":"two"}`))
@@ -67,8 +73,11 @@ func TestChartHookJobKeepsTheChartsNameAcrossUpgrades(t *testing.T) {
 	for _, j := range jobs.Items {
 		names = append(names, j.Name)
 	}
-	if strings.Join(names, ",") != "web-migrate,web-notify" {
-		t.Errorf("Jobs in the namespace %v, want the chart's web-migrate and web-notify only", names)
+	if strings.Join(names, ",") != "web-check,web-migrate,web-notify" {
+		t.Errorf("Jobs in the namespace %v, want the chart's web-check, web-migrate and web-notify only", names)
+	}
+	if got, want := e.waitChartJobComplete("web-check", upgrade).Annotations[v1.AnnotationHookRun], hooks.RunID(hooks.RunUpgrade, v1.HookPostApply, upgrade); got != want {
+		t.Errorf("Job web-check annotation %s = %q, want %q", v1.AnnotationHookRun, got, want)
 	}
 
 	e.writeHealthy("web", upgrade)

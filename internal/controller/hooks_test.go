@@ -160,8 +160,8 @@ func TestHookBatchesRunInOrderAroundTheApply(t *testing.T) {
 	if e.hookJob("web", "seed", ref) != nil {
 		t.Fatalf("the Job of batch 1 exists while batch 0 runs")
 	}
-	if got := rel.Status.Hooks; len(got) != 1 || got[0].Name != "migrate" || got[0].Job != jobName("web", "migrate", ref) {
-		t.Fatalf("status.hooks = %+v, want the running batch 0 (migrate)", got)
+	if got := rel.Status.Hooks; len(got) != 1 || got[0].Name != "migrate" || got[0].Job != jobName("web", "migrate", ref) || got[0].RenderRef != ref {
+		t.Fatalf("status.hooks = %+v, want the running batch 0 (migrate) of render %s", got, ref)
 	}
 	if inv := e.inventory("web"); inv == nil {
 		t.Fatalf("no ReleaseInventory while the first hook batch runs: the observer could not follow it")
