@@ -20554,6 +20554,13 @@ func schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref common.ReferenceCallback
 							Enum:        []interface{}{"Delete", "Install", "Upgrade"},
 						},
 					},
+					"renderRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "renderRef is the render whose hooks run: a chart's hook Job keeps the chart's name from render to render, so its name does not say which run it is.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
 							Description: "phase is Pending, Running, Succeeded or Failed.\n\nPossible enum values:\n - `\"Failed\"` : the Job failed or timed out.\n - `\"Pending\"` : the Job is not created yet.\n - `\"Running\"` : the Job runs.\n - `\"Succeeded\"` : the Job succeeded.",

@@ -103,6 +103,9 @@ const (
 	// AnnotationRedactedData on a Secret in a Render served to a user who may not read the namespace's Secrets
 	// maps each data key to the sha256 of its value ({"key":"sha256:<hex>"}), in place of data and stringData.
 	AnnotationRedactedData = "convoy.kumodo.io/redacted-data"
+	// AnnotationHookRun on a hook Job names the hook run that created it, "<run>/<hook phase>/<render ref>"
+	// (Upgrade/PreApply/sha256:…): a chart's hook Job keeps its name from run to run, so the name does not tell them apart.
+	AnnotationHookRun = "convoy.kumodo.io/hook-run"
 )
 
 // Labels.

@@ -178,6 +178,10 @@ type HookStatus struct {
 	// run is what the hooks run for: Install, Upgrade or Delete.
 	// +optional
 	Run HookRun `json:"run,omitempty"`
+	// renderRef is the render whose hooks run: a chart's hook Job keeps the chart's
+	// name from render to render, so its name does not say which run it is.
+	// +optional
+	RenderRef string `json:"renderRef,omitempty"`
 	// phase is Pending, Running, Succeeded or Failed.
 	// +optional
 	Phase HookJobPhase `json:"phase,omitempty"`

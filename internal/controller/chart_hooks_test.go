@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hooks"
 )
 
 // Helm hooks of real charts (issue 12, rules 1–3), on the corpus charts of
@@ -66,12 +67,12 @@ func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
 	e.createRelease("awj", automatic(), chartName("admission-webhook-jobs"))
 
 	// PreApply (pre-install): the RBAC, then the create Job.
-	rel := e.waitHooksWaiting("awj", "awj-awj-admission-create-")
+	rel := e.waitHooksWaiting("awj", "Jobs awj-admission-create.")
 	ref := renderRefOf(rel)
 	if run := rel.Status.Hooks[0].Run; run != v1.HookRunInstall {
 		t.Errorf("status.hooks run = %q, want Install", run)
 	}
-	create := e.hookJob("awj", "awj-admission-create", ref)
+	create := e.chartJob("awj-admission-create", ref)
 	if create == nil {
 		t.Fatal("no create Job while WaitingForHooks names it")
 	}
@@ -83,21 +84,21 @@ func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
 		t.Fatal("the Deployment exists while a PreApply hook runs")
 	}
 	// The Job's pod was admitted with its ServiceAccount: the Job completes.
-	e.waitJobComplete("awj", "awj-admission-create", ref)
+	e.waitChartJobComplete("awj-admission-create", ref)
 
 	// The phase is done: hook-succeeded deletes the RBAC and the Job; the apply and the
 	// PostApply run follow, with the RBAC applied again for the patch Job.
 	e.sync("awj", false)
-	e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
+	e.waitHooksWaiting("awj", "Jobs awj-admission-patch.")
 	if e.deployment("awj-controller") == nil {
 		t.Fatal("the Deployment is not applied while the PostApply hook runs")
 	}
-	if job := e.hookJob("awj", "awj-admission-create", ref); job != nil && job.DeletionTimestamp == nil {
+	if job := e.job("awj-admission-create"); job != nil && job.DeletionTimestamp == nil {
 		t.Error("the create Job is still there after its phase succeeded (hook-succeeded)")
 	}
-	patch := e.hookJob("awj", "awj-admission-patch", ref)
+	patch := e.chartJob("awj-admission-patch", ref)
 	e.objectsExistBefore("PostApply", patch)
-	e.waitJobComplete("awj", "awj-admission-patch", ref)
+	e.waitChartJobComplete("awj-admission-patch", ref)
 
 	e.sync("awj", false)
 	e.waitApplied("awj", "True", v1.ReasonApplied)
@@ -109,13 +110,13 @@ func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
 	e.waitReconciled("awj", n)
 	e.settle("awj")
 	e.hookObjectsGone("after a reconcile of the same render")
-	if job := e.hookJob("awj", "awj-admission-create", ref); job != nil {
+	if job := e.job("awj-admission-create"); job != nil {
 		t.Error("a reconcile of the same render created the create Job again")
 	}
 
 	// An upgrade (a values change) runs the pre-upgrade and post-upgrade hooks.
 	e.update("awj", values(`{"replicas": 2}`))
-	rel = e.waitHooksWaiting("awj", "awj-awj-admission-create-")
+	rel = e.waitHooksWaiting("awj", "Jobs awj-admission-create.")
 	upgraded := renderRefOf(rel)
 	if upgraded == ref {
 		t.Fatal("the values change made no new render")
@@ -123,11 +124,11 @@ func TestChartHookObjectsExistBeforeTheirJobsAndGoWhenSucceeded(t *testing.T) {
 	if run := rel.Status.Hooks[0].Run; run != v1.HookRunUpgrade {
 		t.Errorf("status.hooks run = %q, want Upgrade", run)
 	}
-	e.objectsExistBefore("PreApply of the upgrade", e.hookJob("awj", "awj-admission-create", upgraded))
-	e.waitJobComplete("awj", "awj-admission-create", upgraded)
+	e.objectsExistBefore("PreApply of the upgrade", e.chartJob("awj-admission-create", upgraded))
+	e.waitChartJobComplete("awj-admission-create", upgraded)
 	e.sync("awj", false)
-	e.waitHooksWaiting("awj", "awj-awj-admission-patch-")
-	e.waitJobComplete("awj", "awj-admission-patch", upgraded)
+	e.waitHooksWaiting("awj", "Jobs awj-admission-patch.")
+	e.waitChartJobComplete("awj-admission-patch", upgraded)
 	e.sync("awj", false)
 	e.waitApplied("awj", "True", v1.ReasonApplied)
 	e.hookObjectsGone("after the upgrade's hooks succeeded")
@@ -182,40 +183,40 @@ func TestInstallHooksRunOnceAndUpgradeHooksAfter(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.createRelease("iuh", automatic(), chartName("install-upgrade-hooks"))
 
-	rel := e.waitHooksWaiting("iuh", "iuh-init-db-")
+	rel := e.waitHooksWaiting("iuh", "Jobs init-db.")
 	install := renderRefOf(rel)
 	if s := e.secret("iuh-initial-password"); s == nil || string(s.Data["version"]) != "1" {
 		t.Fatalf("pre-install Secret = %v, want it applied (weight -5) before the init-db Job", s)
 	}
-	if job := e.hookJob("iuh", "migrate-db", install); job != nil {
+	if job := e.chartJob("migrate-db", install); job != nil {
 		t.Error("the pre-upgrade Job runs on the install")
 	}
-	e.waitJobComplete("iuh", "init-db", install)
+	e.waitChartJobComplete("init-db", install)
 	e.sync("iuh", false)
-	e.waitHooksWaiting("iuh", "iuh-seed-data-")
-	if job := e.hookJob("iuh", "notify", install); job != nil {
+	e.waitHooksWaiting("iuh", "Jobs seed-data.")
+	if job := e.chartJob("notify", install); job != nil {
 		t.Error("the post-upgrade Job runs on the install")
 	}
-	e.waitJobComplete("iuh", "seed-data", install)
+	e.waitChartJobComplete("seed-data", install)
 	e.sync("iuh", false)
 	e.waitApplied("iuh", "True", v1.ReasonApplied)
 
 	e.update("iuh", values(`{"version": "2"}`))
-	rel = e.waitHooksWaiting("iuh", "iuh-migrate-db-")
+	rel = e.waitHooksWaiting("iuh", "Jobs migrate-db.")
 	upgrade := renderRefOf(rel)
 	if upgrade == install {
 		t.Fatal("the values change made no new render")
 	}
-	if job := e.hookJob("iuh", "init-db", upgrade); job != nil {
+	if job := e.chartJob("init-db", upgrade); job != nil {
 		t.Error("the pre-install Job runs again on the upgrade")
 	}
-	e.waitJobComplete("iuh", "migrate-db", upgrade)
+	e.waitChartJobComplete("migrate-db", upgrade)
 	e.sync("iuh", false)
-	e.waitHooksWaiting("iuh", "iuh-notify-")
-	if job := e.hookJob("iuh", "seed-data", upgrade); job != nil {
+	e.waitHooksWaiting("iuh", "Jobs notify.")
+	if job := e.chartJob("seed-data", upgrade); job != nil {
 		t.Error("the post-install Job runs again on the upgrade")
 	}
-	e.waitJobComplete("iuh", "notify", upgrade)
+	e.waitChartJobComplete("notify", upgrade)
 	e.sync("iuh", false)
 	e.waitApplied("iuh", "True", v1.ReasonApplied)
 	if cm := e.configMap("iuh-app"); cm == nil || cm.Data["version"] != "2" {
@@ -246,7 +247,7 @@ func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
 	e.createRelease("pdh", automatic(), chartName("pre-delete-hooks"))
 	rel := e.waitApplied("pdh", "True", v1.ReasonApplied)
 	ref := renderRefOf(rel)
-	if job := e.hookJob("pdh", "pdh-remove-webhook", ref); job != nil {
+	if job := e.chartJob("pdh-remove-webhook", ref); job != nil {
 		t.Fatal("a pre-delete Job ran on the install")
 	}
 
@@ -255,7 +256,7 @@ func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
 	}
 	var pre *batchv1.Job
 	e.eventually("the pre-delete Job", func() (bool, string) {
-		pre = e.hookJob("pdh", "pdh-remove-webhook", ref)
+		pre = e.chartJob("pdh-remove-webhook", ref)
 		return pre != nil, "no Job"
 	})
 	if e.deployment("pdh-webhook") == nil {
@@ -264,11 +265,15 @@ func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
 	if e.hookObject(&corev1.ServiceAccount{}, e.ns, "pdh-cleanup") == nil {
 		t.Error("the pre-delete hook's ServiceAccount does not exist while its Job runs")
 	}
-	pre = e.waitJobComplete("pdh", "pdh-remove-webhook", ref)
+	pre = e.waitChartJobComplete("pdh-remove-webhook", ref)
+	// The delete hook's Job keeps the chart's name, like the install's and upgrade's.
+	if got, want := pre.Annotations[v1.AnnotationHookRun], hooks.RunID(hooks.RunDelete, v1.HookPreApply, ref); got != want {
+		t.Errorf("Job pdh-remove-webhook annotation %s = %q, want %q", v1.AnnotationHookRun, got, want)
+	}
 
 	var post *batchv1.Job
 	e.eventually("the post-delete Job", func() (bool, string) {
-		post = e.hookJob("pdh", "pdh-cleanup-crds", ref)
+		post = e.chartJob("pdh-cleanup-crds", ref)
 		return post != nil, "no Job"
 	})
 	if d := e.deployment("pdh-webhook"); d != nil {
@@ -286,8 +291,8 @@ func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
 			obj  client.Object
 			name string
 		}{
-			{&batchv1.Job{}, jobName("pdh", "pdh-remove-webhook", ref)},
-			{&batchv1.Job{}, jobName("pdh", "pdh-cleanup-crds", ref)},
+			{&batchv1.Job{}, "pdh-remove-webhook"},
+			{&batchv1.Job{}, "pdh-cleanup-crds"},
 			{&corev1.ServiceAccount{}, "pdh-cleanup"},
 		} {
 			if e.hookObject(o.obj, e.ns, o.name) != nil {
@@ -326,10 +331,10 @@ func TestAFailedPreDeleteHookHoldsTheDeletionUntilOrphan(t *testing.T) {
 	// A forced /sync runs the failed hook again (a new Job); it fails again, and the
 	// deletion still waits.
 	ref := renderRefOf(rel)
-	first := e.hookJob("pdf", "pdf-remove-webhook", ref)
+	first := e.chartJob("pdf-remove-webhook", ref)
 	e.sync("pdf", true)
 	e.eventually("the pre-delete Job run again", func() (bool, string) {
-		job := e.hookJob("pdf", "pdf-remove-webhook", ref)
+		job := e.chartJob("pdf-remove-webhook", ref)
 		if job == nil || (first != nil && job.UID == first.UID) {
 			return false, "the first Job, or none"
 		}

@@ -53,7 +53,7 @@ func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, targ
 	d := &deletionHooks{run: &hookRun{r: r, st: st, renderRef: ref, namespace: owner.TargetNamespace, kind: v1.HookRunDelete, hooks: hs}}
 	recorded := rel.Status.Hooks
 	if len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete {
-		d.run.resume = resumeOf(recorded, hs)
+		d.run.resume = resumeOf(recorded, hs, ref, v1.HookRunDelete)
 	}
 	reqs := requests(rel)
 	if force, _ := release.EvaluateRequest(reqs.ForceRequestedAt, reqs.LastHandledForceSyncAt); force.Pending && force.At != nil {

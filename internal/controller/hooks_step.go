@@ -45,6 +45,16 @@ type hookRun struct {
 	// status is the new status.hooks that run decided: the batch that waits or failed,
 	// or the phase's last batch once it is done.
 	status change[[]v1.HookStatus]
+	// found is what observe found under the name of each Job of the phase that is not
+	// the Job of this run (hooks.Classify): another run's, to delete before its own is
+	// created, or one that convoy does not own.
+	found map[string]foundJob
+}
+
+// foundJob is a Job found under the name of a hook Job of the run that is not the run's.
+type foundJob struct {
+	job   *batchv1.Job
+	found hooks.Found
 }
 
 // newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
@@ -63,7 +73,7 @@ func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, ch
 			return nil, err
 		}
 		return &hookRun{r: r, st: st, renderRef: renderRef, namespace: owner.TargetNamespace, kind: run, hooks: hs,
-			resume: resumeOf(rel.Status.Hooks, hs)}, nil
+			resume: resumeOf(rel.Status.Hooks, hs, renderRef, run)}, nil
 	}
 	if hs := rel.Status.Hooks; len(hs) > 0 && hs[0].Run != "" {
 		if h, err := build(hs[0].Run); err != nil || h.resume != nil {
@@ -77,18 +87,16 @@ func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, ch
 	return build(run)
 }
 
-// resumeOf is the batch that status.hooks records for these hooks: every entry names
-// a hook of them (name, Job and phase), and none failed; Done when all succeeded; nil
-// otherwise.
-func resumeOf(status []v1.HookStatus, hs []hooks.Hook) *release.HookBatch {
+// resumeOf is the batch that status.hooks records for these hooks, of the run run of
+// the render renderRef: every entry records a hook of them (records), and none
+// failed; Done when all succeeded; nil otherwise.
+func resumeOf(status []v1.HookStatus, hs []hooks.Hook, renderRef string, run v1.HookRun) *release.HookBatch {
 	if len(status) == 0 {
 		return nil
 	}
 	batch := &release.HookBatch{Done: true}
 	for _, s := range status {
-		i := slices.IndexFunc(hs, func(h hooks.Hook) bool {
-			return h.Name == s.Name && h.Job == s.Job && (s.HookPhase == "" || h.Phase == s.HookPhase)
-		})
+		i := slices.IndexFunc(hs, func(h hooks.Hook) bool { return records(s, h, renderRef, run) })
 		if i < 0 || s.Phase == v1.HookJobFailed {
 			return nil
 		}
@@ -96,6 +104,15 @@ func resumeOf(status []v1.HookStatus, hs []hooks.Hook) *release.HookBatch {
 		batch.Done = batch.Done && s.Phase == v1.HookJobSucceeded
 	}
 	return batch
+}
+
+// records reports whether the status.hooks entry s records the hook h of the run run
+// of the render renderRef: the same name and Job, and the same phase, run and render
+// (an entry written before entries named them has none: its Job name, then new for
+// every render and phase, told the run).
+func records(s v1.HookStatus, h hooks.Hook, renderRef string, run v1.HookRun) bool {
+	return s.Name == h.Name && s.Job == h.Job && (s.HookPhase == "" || s.HookPhase == h.Phase) &&
+		(s.RenderRef == "" || s.RenderRef == renderRef) && (s.Run == "" || s.Run == run)
 }
 
 // rerun deletes the Jobs of the render's hooks (a forced sync), so that each batch
@@ -125,9 +142,15 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 		return nil, err
 	}
 	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs)
-	if h.forced && phase == v1.HookPreApply {
-		for i := range step.Status {
-			step.Status[i].Forced = true
+	for i := range step.Status {
+		step.Status[i].RenderRef = h.renderRef
+		step.Status[i].Forced = h.forced && phase == v1.HookPreApply
+	}
+	// A Job of a hook's name that convoy does not own stops the run before anything of
+	// the batch is written.
+	for _, hook := range step.Create {
+		if f, ok := h.found[hook.Job]; ok && f.found == hooks.FoundForeign {
+			return nil, foreignJobError(f.job, hook, h.st.rel)
 		}
 	}
 	if len(step.Create) > 0 || len(step.Apply) > 0 {
@@ -143,8 +166,18 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 		}
 	}
 	for _, hook := range step.Create {
+		if f, ok := h.found[hook.Job]; ok && f.found == hooks.FoundOtherRun {
+			gone, err := h.replace(ctx, f.job, hook)
+			if err != nil {
+				return nil, err
+			}
+			if !gone {
+				markReplacing(&step, hook)
+				continue
+			}
+		}
 		logger.Info("Creating a hook Job", "job", hook.Job, "phase", phase, "batch", hook.Batch)
-		if err := h.apply(ctx, hook.Object); err != nil {
+		if err := h.create(ctx, hook.Object); err != nil {
 			return nil, err
 		}
 	}
@@ -167,6 +200,59 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	return step.Stop, nil
 }
 
+// replaceWait is how soon a run that deleted the Job of another run looks again
+// whether it is gone, to create its own.
+const replaceWait = time.Second
+
+// replace deletes old, the Job of another run under the name of hook's Job, as Helm's
+// before-hook-creation does (propagation Background: its pods go after it), and
+// reports whether it is gone already (a Job has no finalizer of its own, so it
+// usually is), so that hook's Job can be created now.
+func (h *hookRun) replace(ctx context.Context, old *batchv1.Job, hook hooks.Hook) (bool, error) {
+	logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an earlier run before its new run", "job", old.Name,
+		"run", old.Annotations[v1.AnnotationHookRun], "hook", hook.Name)
+	if err := deleteListedJob(ctx, h.st.target.Client, old); err != nil {
+		return false, err
+	}
+	err := h.st.target.Client.Get(ctx, client.ObjectKeyFromObject(old), &batchv1.Job{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("read hook Job %s/%s: %w", old.Namespace, old.Name, err)
+	}
+	return false, nil
+}
+
+// markReplacing records in step that hook's Job waits for the Job of another run to
+// be gone, and makes the Release look again shortly.
+func markReplacing(step *release.HookStep, hook hooks.Hook) {
+	for i, s := range step.Status {
+		if s.Name == hook.Name && s.Job == hook.Job {
+			step.Status[i].Message = msgReplacing
+		}
+	}
+	if step.Stop != nil && (step.Stop.RecheckAfter == 0 || step.Stop.RecheckAfter > replaceWait) {
+		step.Stop.RecheckAfter = replaceWait
+	}
+}
+
+// msgReplacing is the message of a hook whose Job waits for the Job of an earlier run
+// of the same name to be gone.
+const msgReplacing = "The Job of an earlier run of the same name is being deleted first."
+
+// foreignJobError is the error of a hook whose Job name is taken by a Job that convoy
+// did not create for rel.
+func foreignJobError(job *batchv1.Job, hook hooks.Hook, rel *v1.Release) error {
+	owner := "no convoy Release"
+	if name := v1.NameOfLabel(job.Labels, job.Annotations, v1.LabelReleaseName); name != "" {
+		owner = "Release " + v1.NameOfLabel(job.Labels, job.Annotations, v1.LabelReleaseNamespace) + "/" + name
+	}
+	return fmt.Errorf("hook %s cannot run: Job %s/%s exists and belongs to %s, not to Release %s/%s; "+
+		"convoy neither replaces nor deletes it: delete it, or rename the hook's Job in the chart",
+		hook.Name, job.Namespace, job.Name, owner, rel.Namespace, rel.Name)
+}
+
 // deleteByPolicy deletes the hooks of phase (of batch, when set) whose delete
 // policies include policy. Jobs go with their pods (propagation Background).
 func (h *hookRun) deleteByPolicy(ctx context.Context, phase v1.HookPhase, batch *int32, policy helmrelease.HookDeletePolicy) error {
@@ -182,8 +268,12 @@ func (h *hookRun) deleteByPolicy(ctx context.Context, phase v1.HookPhase, batch 
 }
 
 // delete deletes a hook's Job (with its pods: propagation Background) or object; one
-// that is gone already is fine. why is for the log.
+// that is gone already is fine, and a Job of the name that convoy did not create for
+// this Release is left. why is for the log.
 func (h *hookRun) delete(ctx context.Context, hook hooks.Hook, why string) error {
+	if hook.IsJob() {
+		return h.deleteJob(ctx, hook, why)
+	}
 	obj := hook.Object.DeepCopy()
 	logr.FromContextOrDiscard(ctx).Info("Deleting a hook "+why, "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
 	err := h.st.target.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -193,6 +283,28 @@ func (h *hookRun) delete(ctx context.Context, hook hooks.Hook, why string) error
 	return nil
 }
 
+// deleteJob deletes the Job of hook when it is the Release's (of any run), with its
+// pods (propagation Background).
+func (h *hookRun) deleteJob(ctx context.Context, hook hooks.Hook, why string) error {
+	job := &batchv1.Job{}
+	err := h.st.target.Client.Get(ctx, client.ObjectKey{Namespace: h.namespace, Name: hook.Job}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read hook Job %s/%s: %w", h.namespace, hook.Job, err)
+	case job.DeletionTimestamp != nil:
+		return nil
+	}
+	logger := logr.FromContextOrDiscard(ctx)
+	if hooks.Classify(job, h.st.rel.Name, h.st.rel.Namespace, "") == hooks.FoundForeign {
+		logger.Info("Leaving a Job of a hook's name that is not the Release's", "namespace", job.Namespace, "name", job.Name)
+		return nil
+	}
+	logger.Info("Deleting a hook "+why, "kind", "Job", "namespace", job.Namespace, "name", job.Name)
+	return deleteListedJob(ctx, h.st.target.Client, job)
+}
+
 // observe reads the state of the Jobs of the hooks of phase that may run now (from
 // the resumed batch on). A Job that is gone counts as Succeeded when status.hooks
 // says so (a batch whose other Jobs still ran), so that a Job deleted after it
@@ -200,6 +312,8 @@ func (h *hookRun) delete(ctx context.Context, hook hooks.Hook, why string) error
 // status.hooks records are not read at all.
 func (h *hookRun) observe(ctx context.Context, phase v1.HookPhase) (map[string]release.HookJob, error) {
 	out := map[string]release.HookJob{}
+	h.found = map[string]foundJob{}
+	rel := h.st.rel
 	for _, hook := range h.hooks {
 		if !hook.IsJob() || hook.Phase != phase || (h.resume != nil && h.resume.Phase == phase && hook.Batch < h.resume.Batch) {
 			continue
@@ -215,12 +329,18 @@ func (h *hookRun) observe(ctx context.Context, phase v1.HookPhase) (map[string]r
 		case err != nil:
 			return nil, fmt.Errorf("read hook Job %s/%s: %w", h.namespace, hook.Job, err)
 		}
-		if job.DeletionTimestamp != nil {
-			// Deleted for a re-run and not gone yet: look again shortly.
-			out[hook.Job] = release.HookJob{Phase: v1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: time.Second}
-			continue
+		switch found := hooks.Classify(job, rel.Name, rel.Namespace, hooks.RunID(h.kind, phase, h.renderRef)); found {
+		case hooks.FoundOfRun:
+			out[hook.Job] = hooks.JobPhase(job, hook.Timeout, h.st.now)
+		case hooks.FoundDeleting:
+			// Deleted for a re-run, or as the Job of an earlier run, and not gone yet:
+			// look again shortly.
+			out[hook.Job] = release.HookJob{Phase: v1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: replaceWait}
+		default:
+			// Another run's Job, or one convoy does not own: this run's is still to
+			// be created (Pending), and run decides about the one found.
+			h.found[hook.Job] = foundJob{job: job, found: found}
 		}
-		out[hook.Job] = hooks.JobPhase(job, hook.Timeout, h.st.now)
 	}
 	return out, nil
 }
@@ -230,11 +350,26 @@ func (h *hookRun) succeededBefore(hook hooks.Hook) bool {
 		return false
 	}
 	return slices.ContainsFunc(h.st.rel.Status.Hooks, func(s v1.HookStatus) bool {
-		return s.Name == hook.Name && s.Job == hook.Job && s.Phase == v1.HookJobSucceeded
+		return records(s, hook, h.renderRef, h.kind) && s.Phase == v1.HookJobSucceeded
 	})
 }
 
-// apply applies a hook object or Job by server-side apply with field manager convoy.
+// create creates a hook Job (field manager convoy): never over an existing Job, which
+// observe found and run deleted first when it is the Release's. A Job created by
+// someone else meanwhile is an error; the next reconcile finds it. A failure is an
+// apply.Error, as apply's.
+func (h *hookRun) create(ctx context.Context, obj *unstructured.Unstructured) error {
+	u := obj.DeepCopy()
+	unstructured.RemoveNestedField(u.Object, "status")
+	if err := h.st.target.Client.Create(ctx, u, client.FieldOwner(v1.FieldManager)); err != nil {
+		gvk := u.GroupVersionKind()
+		return apply.ApplyFailure(v1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+			Namespace: u.GetNamespace(), Name: u.GetName()}, err)
+	}
+	return nil
+}
+
+// apply applies a hook object by server-side apply with field manager convoy.
 // A failure is an apply.Error: Unappliable when the server refuses the object as
 // rendered (a 422 or 400: every retry would fail the same way), else DeployFailed.
 func (h *hookRun) apply(ctx context.Context, obj *unstructured.Unstructured) error {

@@ -55,28 +55,59 @@ func unschedulable(timeout time.Duration) hookOption {
 	}
 }
 
-// hookJob reads the Job of hook for the render ref; nil when it does not exist.
-func (e *env) hookJob(release, hook, ref string) *batchv1.Job {
+// job reads the Job name of the test's namespace; nil when it does not exist.
+func (e *env) job(name string) *batchv1.Job {
 	e.t.Helper()
 	job := &batchv1.Job{}
-	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: jobName(release, hook, ref)}, job)
+	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, job)
 	if err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return nil
 		}
-		e.t.Fatalf("get the Job of hook %s: %v", hook, err)
+		e.t.Fatalf("get Job %s: %v", name, err)
 	}
 	return job
 }
 
+// hookJob reads the Job of the lifecycle hook hook for the render ref; nil when it
+// does not exist.
+func (e *env) hookJob(release, hook, ref string) *batchv1.Job {
+	e.t.Helper()
+	return e.job(jobName(release, hook, ref))
+}
+
 func jobName(rel, hook, ref string) string { return hooks.JobName(rel, hook, ref) }
 
-// waitJobComplete waits until the Job of hook for ref has succeeded.
+// chartJob reads the chart's hook Job name (its name as the chart has it) when a run
+// of the render ref created it (v1.AnnotationHookRun); nil otherwise.
+func (e *env) chartJob(name, ref string) *batchv1.Job {
+	e.t.Helper()
+	job := e.job(name)
+	if job == nil || !strings.HasSuffix(job.Annotations[v1.AnnotationHookRun], "/"+ref) {
+		return nil
+	}
+	return job
+}
+
+// waitJobComplete waits until the Job of the lifecycle hook hook for ref has succeeded.
 func (e *env) waitJobComplete(rel, hook, ref string) *batchv1.Job {
 	e.t.Helper()
+	return e.waitComplete("the Job of hook "+hook, func() *batchv1.Job { return e.hookJob(rel, hook, ref) })
+}
+
+// waitChartJobComplete waits until the chart's hook Job name of a run of the render
+// ref has succeeded.
+func (e *env) waitChartJobComplete(name, ref string) *batchv1.Job {
+	e.t.Helper()
+	return e.waitComplete("the chart's hook Job "+name, func() *batchv1.Job { return e.chartJob(name, ref) })
+}
+
+// waitComplete waits until the Job that get reads has succeeded.
+func (e *env) waitComplete(what string, get func() *batchv1.Job) *batchv1.Job {
+	e.t.Helper()
 	var job *batchv1.Job
-	e.eventually("the Job of hook "+hook+" complete", func() (bool, string) {
-		job = e.hookJob(rel, hook, ref)
+	e.eventually(what+" complete", func() (bool, string) {
+		job = get()
 		if job == nil {
 			return false, "no Job"
 		}
@@ -129,8 +160,8 @@ func TestHookBatchesRunInOrderAroundTheApply(t *testing.T) {
 	if e.hookJob("web", "seed", ref) != nil {
 		t.Fatalf("the Job of batch 1 exists while batch 0 runs")
 	}
-	if got := rel.Status.Hooks; len(got) != 1 || got[0].Name != "migrate" || got[0].Job != jobName("web", "migrate", ref) {
-		t.Fatalf("status.hooks = %+v, want the running batch 0 (migrate)", got)
+	if got := rel.Status.Hooks; len(got) != 1 || got[0].Name != "migrate" || got[0].Job != jobName("web", "migrate", ref) || got[0].RenderRef != ref {
+		t.Fatalf("status.hooks = %+v, want the running batch 0 (migrate) of render %s", got, ref)
 	}
 	if inv := e.inventory("web"); inv == nil {
 		t.Fatalf("no ReleaseInventory while the first hook batch runs: the observer could not follow it")
@@ -332,7 +363,7 @@ func TestHookJobsOfTheChartRunAroundTheApply(t *testing.T) {
 	e.createRelease("web", automatic(), interval(time.Second), func(r *v1.Release) { r.Spec.Chart.Name = "hooks" })
 	rel := e.waitApplied("web", "True", v1.ReasonApplied)
 	ref := renderRefOf(rel)
-	migrate, notify := e.waitJobComplete("web", "web-migrate", ref), e.waitJobComplete("web", "web-notify", ref)
+	migrate, notify := e.waitChartJobComplete("web-migrate", ref), e.waitChartJobComplete("web-notify", ref)
 	cm := e.configMap("web-config")
 	if cm == nil {
 		t.Fatal("web-config not applied")

@@ -134,7 +134,8 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 }
 
 // hookRecord reads status.hooks, the hook batch the last reconcile that ran hooks
-// recorded: the render it belongs to (found by the Job names, among the renders this
+// recorded: the render it belongs to (status.hooks[].renderRef, or for an entry
+// written before it, the render its Job name was made for; among the renders this
 // reconcile may apply) and whether it failed. A failed batch holds its render until
 // the render changes or a forced sync, also across restarts of the controller and
 // after its Job is gone. forced: the batch is recorded as a forced sync's.
@@ -156,7 +157,7 @@ func hookRecord(rel *v1.Release, in release.Input) (ref string, phase v1.HookPha
 		return "", "", false, nil
 	}
 	for _, ref := range candidates {
-		if ref == "" || !slices.Contains(hooks.JobNames(rel.Name, hs[i].Name, ref), hs[i].Job) {
+		if ref == "" || !recordsRender(rel, hs[i], ref) {
 			continue
 		}
 		if failed := release.FailedHookOf(ref, hs); failed != nil {
@@ -165,6 +166,15 @@ func hookRecord(rel *v1.Release, in release.Input) (ref string, phase v1.HookPha
 		return ref, hs[i].HookPhase, hs[i].Forced, nil
 	}
 	return "", "", false, nil
+}
+
+// recordsRender reports whether the status.hooks entry s of rel records a hook run
+// of the render ref.
+func recordsRender(rel *v1.Release, s v1.HookStatus, ref string) bool {
+	if s.RenderRef != "" {
+		return s.RenderRef == ref
+	}
+	return slices.Contains(hooks.LegacyJobNames(rel.Name, s.Name, ref), s.Job)
 }
 
 func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {

@@ -23,9 +23,9 @@ func TestHookObjectsNamedWithAColon(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.createRelease("web", automatic(), testdataChart(t, "colon-hooks"))
 
-	install := renderRefOf(e.waitHooksWaiting("web", "web-web-create-cert-"))
+	install := renderRefOf(e.waitHooksWaiting("web", "Jobs web-create-cert."))
 	e.colonHookObjectsLabelled("the install")
-	e.waitJobComplete("web", "web-create-cert", install)
+	e.waitChartJobComplete("web-create-cert", install)
 	e.sync("web", false)
 	e.waitApplied("web", "True", v1.ReasonApplied)
 	if cm := e.configMap("web-config"); cm == nil || cm.Data["version"] != "1" {
@@ -33,12 +33,12 @@ func TestHookObjectsNamedWithAColon(t *testing.T) {
 	}
 
 	e.update("web", values(`{"version": "2"}`))
-	upgrade := renderRefOf(e.waitHooksWaiting("web", "web-web-create-cert-"))
+	upgrade := renderRefOf(e.waitHooksWaiting("web", "Jobs web-create-cert."))
 	if upgrade == install {
 		t.Fatal("the values change made no new render")
 	}
 	e.colonHookObjectsLabelled("the upgrade")
-	e.waitJobComplete("web", "web-create-cert", upgrade)
+	e.waitChartJobComplete("web-create-cert", upgrade)
 	e.sync("web", false)
 	e.waitApplied("web", "True", v1.ReasonApplied)
 	if cm := e.configMap("web-config"); cm == nil || cm.Data["version"] != "2" {

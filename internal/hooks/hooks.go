@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -193,11 +195,24 @@ type Owner struct {
 // and name: the lifecycle hooks (for install and upgrade runs; they have no delete
 // run) and the chart hooks of run's events. A chart hook of both the pre and the post
 // event is a hook of both phases: its object is applied in each, its Job runs in each
-// (the PostApply one named with a "post" suffix). Lifecycle hooks come first, and a
-// chart hook whose name a lifecycle hook uses is left out.
+// under the same name (ChartJobName), as Helm runs it at each event. Lifecycle hooks
+// come first, and a chart hook whose name a lifecycle hook uses is left out. Every
+// hook Job carries v1.AnnotationHookRun with RunID(run, phase, renderRef). Two hooks
+// whose Jobs would have one name in the target namespace (chart Jobs of one name in
+// two namespaces) are an error.
 func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart []Chart) ([]Hook, error) {
 	var out []Hook
 	taken := map[string]bool{}
+	// jobs maps a Job name to the hook object (namespace/name) that runs under it.
+	jobs := map[string]string{}
+	claim := func(job, source string) error {
+		if other, ok := jobs[job]; ok && other != source {
+			return fmt.Errorf("hooks %s and %s would both run as Job %s in namespace %s: convoy runs every hook Job "+
+				"in the target namespace under its own name; rename one", other, source, job, owner.TargetNamespace)
+		}
+		jobs[job] = source
+		return nil
+	}
 	if run != RunDelete {
 		for _, lh := range lifecycle {
 			if lh.Job == nil || taken[lh.Name] {
@@ -205,10 +220,13 @@ func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart [
 			}
 			taken[lh.Name] = true
 			h := Hook{Name: lh.Name, Phase: lh.Phase, Batch: lh.Batch, Job: JobName(owner.Name, lh.Name, renderRef)}
+			if err := claim(h.Job, "lifecycle hook "+lh.Name); err != nil {
+				return nil, err
+			}
 			if lh.Timeout != nil {
 				h.Timeout = lh.Timeout.Duration
 			}
-			job, err := buildJob(owner, h, *lh.Job, nil, nil)
+			job, err := buildJob(owner, h, RunID(run, h.Phase, renderRef), *lh.Job, nil, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -236,9 +254,13 @@ func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart [
 				v1.SetNameLabel(obj, v1.LabelHook, name)
 				h.Object = obj
 			} else {
-				h.Job = JobName(owner.Name, name, renderRef)
-				if phase == v1.HookPostApply && c.Has(pre) {
-					h.Job = JobName(owner.Name, name+postSuffix, renderRef)
+				h.Job = ChartJobName(name)
+				source := "Job " + name
+				if ns := c.Object.GetNamespace(); ns != "" {
+					source = "Job " + ns + "/" + name
+				}
+				if err := claim(h.Job, source); err != nil {
+					return nil, err
 				}
 				var job batchv1.Job
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(c.Object.Object, &job); err != nil {
@@ -249,7 +271,7 @@ func ForRun(owner Owner, renderRef string, run Run, lifecycle []v1.Hook, chart [
 				// reads the Job at its next reconcile and must find it: the delete
 				// policies decide when it goes.
 				job.Spec.TTLSecondsAfterFinished = nil
-				obj, err := buildJob(owner, h, job.Spec, c.Object.GetLabels(), c.Object.GetAnnotations())
+				obj, err := buildJob(owner, h, RunID(run, phase, renderRef), job.Spec, c.Object.GetLabels(), c.Object.GetAnnotations())
 				if err != nil {
 					return nil, err
 				}
@@ -287,17 +309,18 @@ func compareBool(a, b bool) int {
 }
 
 // buildJob is the one Job builder: the hook's Job in the target namespace, with the
-// chart's labels and annotations, and convoy's labels that name the Release and the
-// hook.
-func buildJob(owner Owner, h Hook, spec batchv1.JobSpec, labels, annotations map[string]string) (*unstructured.Unstructured, error) {
+// chart's labels and annotations, convoy's labels that name the Release and the hook,
+// and the annotation that names the run (runID).
+func buildJob(owner Owner, h Hook, runID string, spec batchv1.JobSpec, labels, annotations map[string]string) (*unstructured.Unstructured, error) {
 	job := &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: owner.TargetNamespace, Name: h.Job, Labels: map[string]string{}, Annotations: annotations},
-		Spec:       *spec.DeepCopy(),
+		TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: owner.TargetNamespace, Name: h.Job, Labels: map[string]string{},
+			Annotations: map[string]string{}},
+		Spec: *spec.DeepCopy(),
 	}
-	for k, v := range labels {
-		job.Labels[k] = v
-	}
+	maps.Copy(job.Labels, labels)
+	maps.Copy(job.Annotations, annotations)
+	job.Annotations[v1.AnnotationHookRun] = runID
 	v1.SetReleaseLabels(job, owner.Name, owner.Namespace)
 	v1.SetNameLabel(job, v1.LabelHook, h.Name)
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
@@ -310,25 +333,51 @@ func buildJob(owner Owner, h Hook, spec batchv1.JobSpec, labels, annotations map
 	return u, nil
 }
 
-// postSuffix is added to the hook name in the Job name of the PostApply run of a
-// chart hook that is also a PreApply hook.
-const postSuffix = "-post"
+// legacyPostSuffix was added to the hook name in the Job name of the PostApply run of
+// a chart hook that is also a PreApply hook, before chart hook Jobs kept the chart's
+// names.
+const legacyPostSuffix = "-post"
 
-// JobNames are the names the Job of a hook may have for a render: that of its run in
-// one phase, and that of the PostApply run of a hook of both phases (ForRun).
-func JobNames(release, hook, renderRef string) []string {
-	return []string{JobName(release, hook, renderRef), JobName(release, hook+postSuffix, renderRef)}
+// LegacyJobNames are the names an older convoy gave the Job of a hook for a render:
+// that of its run in one phase, and that of the PostApply run of a hook of both
+// phases. Only to read a status.hooks written before status.hooks[].renderRef.
+func LegacyJobNames(release, hook, renderRef string) []string {
+	return []string{JobName(release, hook, renderRef), JobName(release, hook+legacyPostSuffix, renderRef)}
 }
 
-// maxJobName is the longest hook Job name: a DNS label, since the Job controller
-// copies the name into the job-name label of its pods.
-const maxJobName = 63
+// maxJobName is the longest Job name the API server accepts: the Job controller
+// copies the name into the job-name label of its pods, and a label value has at most
+// 63 characters.
+const maxJobName = validation.LabelValueMaxLength
 
-// JobName is the name of the Job of hook for a render of the Release release:
-// <release>-<hook>-<first 10 hex digits of the render ref>, lowercase, with every
-// character other than a-z, 0-9 and '-' replaced by '-'. When that is longer than 63
-// characters, <release>-<hook> is cut and followed by the first 8 hex digits of its
-// sha256, so that names stay distinct: <cut>-<8 hex>-<10 hex>.
+// ChartJobName is the name of the Job of a chart's hook Job named name: the chart's
+// own name, as Helm creates it, whenever the API server accepts it for a Job (a DNS
+// subdomain of at most 63 characters). Any other name (Helm's install fails on it) is
+// made one: <name lowercase, each character other than a-z, 0-9 and '-' made '-', cut
+// to 54 characters>-<first 8 hex digits of sha256(name)>. Either way it is the same for
+// every render, so a new run deletes the Job of the previous one first (Helm's
+// before-hook-creation).
+func ChartJobName(name string) string {
+	if len(name) <= maxJobName && len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	digest := hex.EncodeToString(sum[:])[:8]
+	readable := dnsLabel(name)
+	if len(readable) > maxJobName-len(digest)-1 {
+		readable = strings.TrimRight(readable[:maxJobName-len(digest)-1], "-")
+	}
+	if readable == "" {
+		return "hook-" + digest
+	}
+	return readable + "-" + digest
+}
+
+// JobName is the name of the Job of the lifecycle hook hook for a render of the
+// Release release: <release>-<hook>-<first 10 hex digits of the render ref>,
+// lowercase, with every character other than a-z, 0-9 and '-' replaced by '-'. When
+// that is longer than 63 characters, <release>-<hook> is cut and followed by the
+// first 8 hex digits of its sha256, so that names stay distinct: <cut>-<8 hex>-<10 hex>.
 func JobName(release, hook, renderRef string) string {
 	short := strings.TrimPrefix(renderRef, "sha256:")
 	if len(short) > 10 {

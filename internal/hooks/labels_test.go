@@ -83,7 +83,9 @@ func TestForRunLabelsAreValidForAwkwardNames(t *testing.T) {
 					t.Errorf("%s: labels %v do not name Release %s/%s", what, labels, owner.Namespace, owner.Name)
 				}
 				if h.IsJob() {
-					if errs := validation.IsDNS1123Label(h.Job); len(errs) > 0 {
+					// What the API server enforces of a Job's name: a DNS subdomain, and a
+					// label value (the job-name label of its pods).
+					if errs := append(validation.IsDNS1123Subdomain(h.Job), validation.IsValidLabelValue(h.Job)...); len(errs) > 0 {
 						t.Errorf("Job name %q: %v", h.Job, errs)
 					}
 				} else if h.Object.GetName() != tc.hook {

@@ -17,7 +17,9 @@ import (
 // (status.hooks, written by the controller), assessed with health.HookJobPhase from
 // the Job informer of the target, and when to look again for a Job that may time out.
 // Hook Jobs are not part of the health. A Job the informer has not listed yet keeps
-// its stored state.
+// its stored state. A chart's hook Job keeps its name from run to run: a Job of the
+// name that another run created (v1.AnnotationHookRun) is not this run's, which is
+// then Pending.
 func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName, now time.Time) ([]v1.HookStatus, time.Duration, error) {
 	if len(rel.Status.Hooks) == 0 {
 		return nil, 0, nil
@@ -28,12 +30,12 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 	}
 	stored := map[string]v1.HookStatus{}
 	for _, h := range inv.Status.Hooks {
-		stored[h.Name+"/"+h.Job] = h
+		stored[storedKey(h)] = h
 	}
 	var recheck time.Duration
 	out := make([]v1.HookStatus, 0, len(rel.Status.Hooks))
 	for _, h := range rel.Status.Hooks {
-		st := v1.HookStatus{Name: h.Name, Batch: h.Batch, Job: h.Job}
+		st := v1.HookStatus{Name: h.Name, Batch: h.Batch, Job: h.Job, RenderRef: h.RenderRef}
 		if h.Job == "" {
 			out = append(out, h)
 			continue
@@ -44,7 +46,7 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 			return nil, 0, err
 		}
 		if !known {
-			if s, ok := stored[h.Name+"/"+h.Job]; ok {
+			if s, ok := stored[storedKey(h)]; ok {
 				st = s
 			} else {
 				st.Phase = v1.HookJobPending
@@ -52,9 +54,12 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 			out = append(out, st)
 			continue
 		}
+		if id := hooks.RunIDOf(h); live != nil && id != "" && !hooks.OfRun(live, id) {
+			live = nil // another run's Job: this run's is not created yet
+		}
 		var job *batchv1.Job
 		// The run is the Job's UID; a Job gone keeps the UID it had.
-		st.JobUID = stored[h.Name+"/"+h.Job].JobUID
+		st.JobUID = stored[storedKey(h)].JobUID
 		if live != nil {
 			st.JobUID = string(live.GetUID())
 			job = &batchv1.Job{}
@@ -68,6 +73,11 @@ func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Relea
 		out = append(out, st)
 	}
 	return out, recheck, nil
+}
+
+// storedKey identifies the run of a hook in the inventory's status.hooks.
+func storedKey(h v1.HookStatus) string {
+	return h.Name + "/" + h.Job + "/" + h.RenderRef
 }
 
 // hookTimeout is the timeout of the Release's hook name; 0 (the default) when the

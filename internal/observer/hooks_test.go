@@ -258,3 +258,62 @@ func TestSP16_AReRunThatFailsTheSameWayIsSignalledAgain(t *testing.T) {
 		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers after the restart", obs.hookTriggers())
 	})
 }
+
+// Issue 31, point 6: a chart's hook Job keeps the chart's name from run to run, so
+// the Job of that name may be another run's (here the install's, Succeeded) while
+// status.hooks records the upgrade's. The observer tells the runs apart by the Job's
+// hook-run annotation: the upgrade's hook is Pending, and no batch completion is
+// signalled, until the upgrade's own Job exists and succeeds.
+func TestHookJobOfAnotherRunUnderTheSameNameIsNotThisRuns(t *testing.T) {
+	e := newEnv(t)
+	install, upgrade := renderRef("8"), renderRef("9")
+	e.create(testRelease(e.ns, "app"))
+	e.create(testConfigMap(e.ns, "app", "config"))
+	e.create(testInventory(e.ns, "app", upgrade, entry("ConfigMap", e.ns, "config", 0)))
+	runJob := func(ref string, run v1.HookRun) *batchv1.Job {
+		j := testJob(e.ns, "app", "app-migrate")
+		j.Annotations = map[string]string{v1.AnnotationHookRun: hooks.RunID(run, v1.HookPreApply, ref)}
+		return j
+	}
+	old := runJob(install, hooks.RunInstall)
+	e.create(old)
+	e.eventually("the install's Job complete", func() (bool, string) {
+		j := &batchv1.Job{}
+		if err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), j); err != nil {
+			return false, err.Error()
+		}
+		return j.Status.CompletionTime != nil, fmt.Sprintf("status %+v", j.Status)
+	})
+	obs := e.startObserver(observerOptions{})
+	e.waitHealth("app", upgrade, v1.HealthHealthy)
+
+	e.setHooks("app", v1.HookStatus{Name: "app-migrate", Batch: 0, HookPhase: v1.HookPreApply, Run: hooks.RunUpgrade,
+		RenderRef: upgrade, Job: "app-migrate", Phase: v1.HookJobRunning})
+	e.eventually("the upgrade's hook Pending", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobPending && hs[0].RenderRef == upgrade && hs[0].JobUID == "", fmt.Sprintf("hooks %+v", hs)
+	})
+	e.consistently("the install's Job is not taken for the upgrade's", 3*time.Second, func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobPending && obs.hookTriggers() == 0,
+			fmt.Sprintf("hooks %+v, %d hook batch triggers", hs, obs.hookTriggers())
+	})
+
+	// The controller deletes the install's Job and creates the upgrade's.
+	if err := e.client.Delete(e.ctx, old, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the install's Job gone", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), &batchv1.Job{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	current := runJob(upgrade, hooks.RunUpgrade)
+	e.create(current)
+	e.eventually("the upgrade's hook Succeeded, with its Job's UID", func() (bool, string) {
+		hs := e.inventory("app").Status.Hooks
+		return len(hs) == 1 && hs[0].Phase == v1.HookJobSucceeded && hs[0].JobUID == string(current.UID), fmt.Sprintf("hooks %+v", hs)
+	})
+	e.eventually("one /sync for the upgrade's batch", func() (bool, string) {
+		return obs.hookTriggers() == 1, fmt.Sprintf("%d hook batch triggers", obs.hookTriggers())
+	})
+}

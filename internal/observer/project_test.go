@@ -73,6 +73,14 @@ func TestProjectObjectKeepsOnlyWhatHealthReads(t *testing.T) {
 				"spec":{"completions":1,"parallelism":1,"backoffLimit":2},
 				"status":{"failed":1,"startTime":"2026-12-04T00:00:01Z","conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded"}]}}`,
 		},
+		"a chart's hook Job: its run kept, the chart's annotations not": {
+			object: `{"apiVersion":"batch/v1","kind":"Job","metadata":{` + meta + `,"generation":1,` + labels + `,
+				"annotations":{"helm.sh/hook":"pre-upgrade","convoy.kumodo.io/hook-run":"Upgrade/PreApply/sha256:9"}},
+				"spec":{"template":{"spec":{"containers":[{"name":"m"}]}}},"status":{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}}`,
+			want: `{"apiVersion":"batch/v1","kind":"Job","metadata":{` + meta + `,"generation":1,` + kept + `,
+				"annotations":{"convoy.kumodo.io/hook-run":"Upgrade/PreApply/sha256:9"}},
+				"spec":{},"status":{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}}`,
+		},
 		"a running hook Job without a start time": {
 			object: `{"apiVersion":"batch/v1","kind":"Job","metadata":{` + meta + `,"generation":1},
 				"spec":{"template":{"spec":{"containers":[{"name":"m"}]}}},"status":{"active":1}}`,

@@ -310,14 +310,15 @@ func releaseOf(o metav1.Object) (types.NamespacedName, bool) {
 
 // projectObject keeps of a cached object only what the observer reads, in a new,
 // small map: apiVersion and kind; of metadata the name, namespace, uid,
-// resourceVersion, generation, creation and deletion timestamps and convoy's own
-// labels (which name the object's Release); of spec only its scalar fields and
+// resourceVersion, generation, creation and deletion timestamps, convoy's own
+// labels (which name the object's Release) and a hook Job's convoy.kumodo.io/hook-run
+// annotation (which names its run); of spec only its scalar fields and
 // spec.updateStrategy; and status whole. kstatus reads, besides status, metadata's
 // generation, creationTimestamp (a Pod) and deletionTimestamp and these spec fields:
 // replicas, progressDeadlineSeconds, parallelism, completions, type, clusterIP and
 // updateStrategy (type, rollingUpdate.partition) (fluxcd/cli-utils
 // pkg/kstatus/status/core.go); a hook Job's phase reads its status and creation
-// timestamp. Everything else — managed fields, annotations, other labels, owner
+// timestamp and its run. Everything else — managed fields, other annotations, other labels, owner
 // references, a workload's pod template, a Service's ports, an Ingress's rules, a
 // ConfigMap's data, a Role's rules, a CustomResourceDefinition's schemas — is dropped
 // before caching: these objects are most of what the observer holds per Release
@@ -447,6 +448,12 @@ func projectMetadata(obj map[string]any) (kept, packed map[string]any, release s
 		ns := nameOfLabel(convoy, annotations, v1.LabelReleaseNamespace)
 		if name != "" && ns != "" {
 			release = ns + "/" + name
+		}
+	}
+	// A hook Job's run: a chart's hook Job keeps its name from run to run (hooks.go).
+	if annotations, ok := m["annotations"].(map[string]any); ok {
+		if run, ok := annotations[v1.AnnotationHookRun]; ok {
+			rest["annotations"] = map[string]any{v1.AnnotationHookRun: run}
 		}
 	}
 	if len(rest) > 0 {
