@@ -94,6 +94,17 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	return ap, nil
 }
 
+// attempt is how the apply attempt ended, for release.Finish: its result, with the
+// generation of the ReleaseInventory as the apply left it (the observer's health of
+// an older one does not count).
+func (ap applied) attempt() release.Result {
+	res := ap.result
+	if ap.inventory != nil {
+		res.InventoryGeneration = ap.inventory.Generation
+	}
+	return res
+}
+
 // ended is ap ended with res, with the status.hooks that the hook run hr (nil: none)
 // decided.
 func (ap applied) ended(res release.Result, hr *hookRun) applied {

@@ -120,6 +120,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		return in, err
 	}
 	in.Health = health(st.inventory)
+	in.InventoryGeneration = r.inventoryGeneration(st)
 	if st.inventory != nil && st.inventory.SyncWave != nil {
 		// The inventory's syncWave, written with its renderRef: the Release's
 		// status.syncWave misses it when the status write after the apply failed.
@@ -239,7 +240,7 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 	if inv == nil || inv.Status.RenderRef == "" {
 		return nil
 	}
-	h := &release.Health{RenderRef: inv.Status.RenderRef, State: inv.Status.Health}
+	h := &release.Health{RenderRef: inv.Status.RenderRef, Generation: inv.Status.ObservedGeneration, State: inv.Status.Health}
 	if len(inv.Status.Objects) > 0 {
 		h.Objects = make(map[v1.ObjectReference]v1.HealthStatus, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
@@ -253,6 +254,24 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 		}
 	}
 	return h
+}
+
+// inventoryGeneration is the newest generation of the Release's ReleaseInventory that
+// the controller knows of: the cached inventory's, or the one the controller's own
+// last write or read of it returned (inventories), when the cache has not caught up
+// with it yet. The observer's health counts only for that generation
+// (release.AssessedHealth): a cache that lags behind the write of a wave's apply still
+// holds the assessment of the waves before, which says nothing of it. 0 when there is
+// no inventory.
+func (r *Reconciler) inventoryGeneration(st *state) int64 {
+	inv := st.inventory
+	if inv == nil {
+		return 0
+	}
+	if last, ok := r.inventories.get(releaseKey(st.rel), st.rel.UID); ok && last.uid == inv.UID && last.generation > inv.Generation {
+		return last.generation
+	}
+	return inv.Generation
 }
 
 // cachedInventory is the Release's ReleaseInventory from the cache; nil when none.

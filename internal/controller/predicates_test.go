@@ -256,6 +256,8 @@ func TestSP30_ClusterWaveConditionChange(t *testing.T) {
 		"a spec change": {
 			new: with(base, resourceVersion("2"), generation(2), values(`{"a":1}`)), want: false,
 		},
+		// Issue 33: a Release not ready whose deletion starts lets the higher waves go on.
+		"its deletion starts": {new: with(base, resourceVersion("2"), deleting()), want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

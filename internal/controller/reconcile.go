@@ -135,7 +135,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 			return reconcile.Result{}, err
 		}
 	}
-	out := release.Finish(in, plan, ap.result)
+	out := release.Finish(in, plan, ap.attempt())
 	out = release.CheckAssessment(in, r.assessment(key, st, ap), out)
 	r.failures.Update(key, out.Counter)
 	if out.Counter == release.CounterKeep {

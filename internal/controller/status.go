@@ -62,7 +62,19 @@ func newStatus(rel *v1.Release, st *state, ap applied, out release.Outcome) v1.R
 	if ap.hooks.set {
 		s.Hooks = ap.hooks.to
 	}
+	if out.Status.HooksForcedDone {
+		s.Hooks = unforced(s.Hooks)
+	}
 	return s
+}
+
+// unforced is hooks without the forced mark (status.hooks[].forced): the forced
+// sync's apply that the batches carried on has begun.
+func unforced(hooks []v1.HookStatus) []v1.HookStatus {
+	for i := range hooks {
+		hooks[i].Forced = false
+	}
+	return hooks
 }
 
 // setCondition sets c on conditions: lastTransitionTime changes only when the status

@@ -158,7 +158,14 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 // higher ones from the edit on, not only once its reconcile has written the status of
 // the new render — else a higher wave edited at the same time applied first, on the
 // lower one's stale Applied and Healthy (the chaos harness's finding, issue 16).
+//
+// A Release being deleted (metadata.deletionTimestamp set) no longer gates them: it
+// is going away with what it applied, and the higher waves do not wait for the end of
+// a deletion that may wait for good (a failed pre-delete hook, issue 33).
 func waveReady(rel *v1.Release) bool {
+	if rel.DeletionTimestamp != nil {
+		return true
+	}
 	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
 		c := apimeta.FindStatusCondition(rel.Status.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != rel.Generation {

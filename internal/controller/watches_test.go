@@ -66,6 +66,14 @@ func TestClusterWaveBlocker(t *testing.T) {
 				condition(v1.ConditionApplied, "True", v1.ReasonApplied),
 				condition(v1.ConditionHealthy, "True", v1.ReasonHealthy))}, want: "",
 		},
+		// Issue 33: a Release being deleted no longer gates the waves above it, also
+		// when its deletion waits (a failed pre-delete hook) and it was never ready.
+		"a lower wave being deleted does not hold": {
+			others: []v1.Release{*with(new(notHealthy("db", 0)), deleting())}, want: "",
+		},
+		"a lower wave being deleted, never applied, does not hold": {
+			others: []v1.Release{*testRelease("db", clusterWave(1), deleting())}, want: "",
+		},
 		"the first blocker, sorted": {
 			others: []v1.Release{notHealthy("z", 0), notHealthy("b", 1)}, want: "team-a/b",
 		},

@@ -117,6 +117,7 @@ var steps = []step{
 // Decide runs the steps of the reconcile flow up to the apply and returns the Plan. It
 // reads nothing but in.
 func Decide(in Input) Plan {
+	in.Health = AssessedHealth(in.Health, in.InventoryGeneration)
 	d := &decision{in: in, target: in.CurrentRender}
 	d.plan.Sync, d.plan.Force, d.plan.Warnings = requests(in)
 	for _, s := range steps {

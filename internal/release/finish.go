@@ -57,6 +57,12 @@ type StatusUpdate struct {
 	// rollback in the same reconcile follows it at once: status.rollout goes straight
 	// to RolledBack (RolloutPhase), and the failure is reported by an event of its own.
 	RolloutFailure *RolloutChange
+	// HooksForcedDone: the hook batches that status.hooks records as a forced sync's
+	// (Input.HooksForced) carried the force into its apply, which applied its first
+	// waves in this reconcile: clear the mark (status.hooks[].forced), so that the
+	// reconciles that carry the apply on through its later waves neither start
+	// another rollout nor skip the dry run as forced.
+	HooksForcedDone bool
 }
 
 // RolloutStart is a new Progressing rollout.
@@ -83,7 +89,7 @@ type RolloutStart struct {
 // reconcile forward.
 func Finish(in Input, plan Plan, attempt Result) Outcome {
 	res := attempt
-	res.AfterApply, res.WavesApplied, res.RecheckAfter = false, false, 0
+	res.AfterApply, res.WavesApplied, res.RecheckAfter, res.InventoryGeneration = false, false, 0, 0
 	applied, hooksDone, started := false, true, false
 	switch {
 	case plan.Stop != nil:
@@ -120,6 +126,12 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	if (applied || started) && plan.Apply.StartRollout {
 		out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
 	}
+	if (applied || started) && in.HooksForced {
+		// The forced sync's PreApply batches have carried it into its apply: its
+		// rollout starts now, and a mark left on them would start another at every
+		// later reconcile (issue 33).
+		out.Status.HooksForcedDone = true
+	}
 	switch {
 	case out.Status.Rollout != nil:
 	case applied && plan.Apply.RollBack:
@@ -145,7 +157,11 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 
 	out.Applied = AppliedCondition(res)
-	out.Healthy = withFailedRollout(HealthyCondition(in.Health, lastSuccessful), in.Rollout, out.Status, lastSuccessful)
+	// Health counts only when it assesses the inventory as this reconcile left it: the
+	// reconcile that applies a render's last wave must not report it Healthy from the
+	// assessment of its first waves (issue 33).
+	health := AssessedHealth(in.Health, max(in.InventoryGeneration, attempt.InventoryGeneration))
+	out.Healthy = withFailedRollout(HealthyCondition(health, lastSuccessful), in.Rollout, out.Status, lastSuccessful)
 	out.Ready = ReadyCondition(out.Applied, out.Healthy)
 
 	var deadline time.Time

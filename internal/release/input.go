@@ -60,8 +60,13 @@ type Input struct {
 	// syncWave.current); 0 when WaveHold is empty.
 	WaveHoldApplied int
 	// Health is the observer's data from the ReleaseInventory status; nil when the
-	// observer has written none.
+	// observer has written none. It counts only when it assesses the inventory's
+	// generation (InventoryGeneration): see AssessedHealth.
 	Health *Health
+	// InventoryGeneration is the newest generation of the ReleaseInventory that the
+	// controller knows of: the cache's, or the one its own last write of it gave (the
+	// cache may lag behind that write); 0 when there is none.
+	InventoryGeneration int64
 
 	// Failures is the in-memory count of consecutive transient failures before this
 	// reconcile (FailureCounter.Get).
@@ -146,6 +151,10 @@ type FailedHook struct {
 type Health struct {
 	// RenderRef is the render the data assesses.
 	RenderRef string
+	// Generation is the ReleaseInventory generation whose objects the data assesses
+	// (status.observedGeneration); 0, from an observer that does not record it,
+	// counts as current.
+	Generation int64
 	// State is the health of the whole render.
 	State v1.HealthStatus
 	// Message is the observer's explanation (for example the first unhealthy object);
@@ -155,4 +164,16 @@ type Health struct {
 	Objects map[v1.ObjectReference]v1.HealthStatus
 	// Waves is the sync wave of each object of the inventory, by ObjectKey.
 	Waves map[v1.ObjectReference]int32
+}
+
+// AssessedHealth is h when it assesses the ReleaseInventory of the given generation
+// (or a later one): every object of the render applied so far was assessed for what
+// was applied, so its health counts. Else nil: the data is older than the objects it
+// would judge (a wave applied since, a drift put back), and neither a rollout, nor a
+// sync wave, nor the Healthy condition may be judged on it (issue 33).
+func AssessedHealth(h *Health, generation int64) *Health {
+	if h == nil || (h.Generation != 0 && h.Generation < generation) {
+		return nil
+	}
+	return h
 }

@@ -26,6 +26,10 @@ type Result struct {
 	// RecheckAfter, when > 0, is when the step that stopped wants to look again (the
 	// earliest timeout of a running hook batch). Only for an attempt's Result.
 	RecheckAfter time.Duration
+	// InventoryGeneration, when > 0, is the generation of the ReleaseInventory as the
+	// attempt's writes left it: the observer's health of an older generation does not
+	// count for the Outcome (AssessedHealth). Only for an attempt's Result.
+	InventoryGeneration int64
 }
 
 // Succeeded is the Result of an apply attempt that applied everything the Plan asked

@@ -145,3 +145,40 @@ func TestCreateAddsTheFinalizer(t *testing.T) {
 		t.Errorf("finalizers = %v, want %v (not twice)", got.Finalizers, want)
 	}
 }
+
+// SP-25: a deletion does not change the generation either (issue 33). The generic
+// registry raises it when it marks an object with finalizers as being deleted; the
+// Release keeps its generation, so that the Releases of higher cluster waves, which
+// compare it with the observedGeneration of its conditions, see no new spec. A spec
+// change of the Release being deleted still raises it, and an object gone stays gone.
+func TestSP25_DeletionKeepsGeneration(t *testing.T) {
+	ns := testNamespace(t)
+	r := create(t, release(ns, "podinfo"))
+	r.Spec.Chart.Version = "6.7.2"
+	r = update(t, r, "")
+	if r.Generation != 2 || len(r.Finalizers) == 0 {
+		t.Fatalf("before the deletion: generation %d, finalizers %v; want 2 and convoy's", r.Generation, r.Finalizers)
+	}
+	for range 2 { // a second DELETE of a Release being deleted changes nothing either
+		if err := admin(t).Delete().Namespace(ns).Resource("releases").Name("podinfo").Do(ctx(t)).Error(); err != nil {
+			t.Fatalf("deleting the Release: %v", err)
+		}
+		got := get(t, ns, "podinfo")
+		if got.DeletionTimestamp == nil {
+			t.Fatalf("deletionTimestamp not set: the finalizer should hold the Release")
+		}
+		if got.Generation != 2 {
+			t.Errorf("generation after the deletion = %d, want 2: only a change to spec changes it", got.Generation)
+		}
+	}
+	got := get(t, ns, "podinfo")
+	got.Spec.Chart.Version = "6.7.3"
+	if got = update(t, got, ""); got.Generation != 3 {
+		t.Errorf("generation after a spec change of the Release being deleted = %d, want 3", got.Generation)
+	}
+	got.Finalizers = nil
+	update(t, got, "")
+	if err := admin(t).Get().Namespace(ns).Resource("releases").Name("podinfo").Do(ctx(t)).Error(); statusCode(err) != 404 {
+		t.Errorf("after its finalizer went: %v, want 404", err)
+	}
+}
