@@ -230,9 +230,13 @@ func array(desc string, items map[string]any) map[string]any {
 	return map[string]any{"type": "array", "description": desc, "items": items}
 }
 
-func str(desc string) map[string]any     { return map[string]any{"type": "string", "description": desc} }
-func integer(desc string) map[string]any { return map[string]any{"type": "integer", "format": "int32", "description": desc} }
-func boolean(desc string) map[string]any { return map[string]any{"type": "boolean", "description": desc} }
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+func integer(desc string) map[string]any {
+	return map[string]any{"type": "integer", "format": "int32", "description": desc}
+}
+func boolean(desc string) map[string]any {
+	return map[string]any{"type": "boolean", "description": desc}
+}
 
 func stringMap(desc string) map[string]any {
 	return map[string]any{"type": "object", "description": desc, "additionalProperties": map[string]any{"type": "string"}}
