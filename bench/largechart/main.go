@@ -9,9 +9,11 @@
 //   - create → Ready (Applied and Healthy) of the install, and values change →
 //     Ready of an upgrade that rolls every workload out;
 //   - a steady window after the upgrade (default 70 s, two controller and observer
-//     resyncs at -resync=30s): writes of the controller's and the observer's clients
-//     (rest_client_requests_total), the observer's status writes, and whether the
-//     Release and its ReleaseInventory were written (goal 0 for all);
+//     resyncs at -resync=30s): the writes that store something on kube-apiserver (its
+//     apiserver_request_total, less server-side dry runs and the control plane's
+//     heartbeats) and on convoy apiserver, the observer's status writes, and whether
+//     the Release and its ReleaseInventory were written (goal 0 for all); and the
+//     controller's dry runs (its client's writes: a resync dry-runs the render);
 //   - Release deleted → gone (everything it applied deleted);
 //   - the peak RSS (VmHWM) and CPU seconds of convoy controller, convoy observer and
 //     convoy apiserver over the whole run, from /proc.
@@ -36,7 +38,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,7 +90,9 @@ func main() {
 type result struct {
 	objects                  int
 	install, upgrade, delete time.Duration
-	steadyWrites             map[string]float64 // client (controller, observer) → writes
+	steadyKube               map[string]float64 // kube-apiserver writes that store: verb dry_run group resource subresource code
+	steadyConvoy             float64            // convoy apiserver writes
+	steadyClients            map[string]float64 // client (controller, observer) → write requests, dry runs included
 	observerStatusWrites     float64
 	releaseWritten           bool
 	inventoryWritten         bool
@@ -182,16 +188,30 @@ func (cfg config) run(ctx context.Context) error {
 		return err
 	}
 	ctlBefore, obsBefore := e.ControllerMetrics(ctx), benchenv.HTTPGet(ctx, http.DefaultClient, obsMetrics)
+	kubeBefore, err := e.KubeMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	convoyBefore := e.ConvoyMetrics(ctx)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(cfg.steady):
 	}
 	ctlAfter, obsAfter := e.ControllerMetrics(ctx), benchenv.HTTPGet(ctx, http.DefaultClient, obsMetrics)
-	r.steadyWrites = map[string]float64{
+	kubeAfter, err := e.KubeMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	convoyAfter := e.ConvoyMetrics(ctx)
+	r.steadyClients = map[string]float64{
 		"controller": writes(ctlBefore, ctlAfter),
 		"observer":   writes(obsBefore, obsAfter),
 	}
+	kk := []string{"verb", "dry_run", "group", "resource", "subresource", "code"}
+	r.steadyKube = benchenv.Filter(benchenv.Delta(benchenv.Counts(kubeBefore, "apiserver_request_total", kk...), benchenv.Counts(kubeAfter, "apiserver_request_total", kk...)),
+		func(k string) bool { return benchenv.IsWrite(k) && !dryRun(k) && !heartbeat(k) })
+	r.steadyConvoy = benchenv.SumWhere(benchenv.Delta(benchenv.Counts(convoyBefore, "apiserver_request_total", kk...), benchenv.Counts(convoyAfter, "apiserver_request_total", kk...)), benchenv.IsWrite)
 	r.observerStatusWrites = benchenv.Total(benchenv.Counts(obsAfter, "convoy_observer_status_writes_total")) -
 		benchenv.Total(benchenv.Counts(obsBefore, "convoy_observer_status_writes_total"))
 	relAfter, invAfter := &v1.Release{}, &v1.ReleaseInventory{}
@@ -299,6 +319,18 @@ func withPodAnnotation(values []byte, key, value string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// dryRun says whether a key carries the dry_run label: a server-side dry run, which
+// kube-apiserver counts as a write but stores nothing.
+func dryRun(key string) bool { return slices.Contains(strings.Fields(key), "All") }
+
+// heartbeat says whether a key is one of the control plane's own periodic writes
+// (Leases, Nodes) or a review that stores nothing.
+func heartbeat(key string) bool {
+	return slices.ContainsFunc(strings.Fields(key), func(w string) bool {
+		return w == "leases" || w == "nodes" || w == "subjectaccessreviews" || w == "tokenreviews"
+	})
+}
+
 // writes is the number of write requests of a client (rest_client_requests_total)
 // between two metrics texts.
 func writes(before, after string) float64 {
@@ -315,8 +347,10 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| install: create → Ready | **%s** |\n", r.install.Round(time.Millisecond))
 	fmt.Fprintf(w, "| upgrade: values change → Ready | **%s** |\n", r.upgrade.Round(time.Millisecond))
-	fmt.Fprintf(w, "| steady window: writes of the controller / observer clients, observer status writes | %.0f / %.0f / %.0f |\n",
-		r.steadyWrites["controller"], r.steadyWrites["observer"], r.observerStatusWrites)
+	fmt.Fprintf(w, "| steady window: writes that store on kube-apiserver / convoy apiserver, observer status writes | **%.0f** / **%.0f** / %.0f %s |\n",
+		benchenv.Total(r.steadyKube), r.steadyConvoy, r.observerStatusWrites, benchenv.FmtMap(r.steadyKube, 5))
+	fmt.Fprintf(w, "| steady window: write requests of the controller / observer clients, dry runs included | %.0f / %.0f |\n",
+		r.steadyClients["controller"], r.steadyClients["observer"])
 	fmt.Fprintf(w, "| steady window: Release / ReleaseInventory written | %t / %t |\n", r.releaseWritten, r.inventoryWritten)
 	fmt.Fprintf(w, "| deletion: delete → Release gone | **%s** |\n", r.delete.Round(time.Millisecond))
 	for _, p := range []string{"convoy-controller", "convoy-observer", "convoy-apiserver"} {
