@@ -96,6 +96,11 @@ bench-observer: kube
 bench-e2e: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/e2e $(BENCH_FLAGS)
 
+## bench-largechart: one large chart end to end (test/corpus large-umbrella with ci/large-values.yaml: ~150 objects, four subcharts, CRDs of 1.1 and 0.5 MB): install and upgrade → Ready, a steady window's writes, the deletion, peak RSS of controller and observer; flags: BENCH_FLAGS='-steady=30s'. Figures: docs/performance.md
+.PHONY: bench-largechart
+bench-largechart: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/largechart $(BENCH_FLAGS)
+
 ## dist: kubectl-convoy archives for every krew platform (linux, darwin, windows; amd64, arm64; CGO_ENABLED=0) and the krew manifest with their sha256 into dist/; VERSION=v0.1.0 is required. hack/release; test/deploy's TestKrewPackage runs it for one platform
 .PHONY: dist
 dist:

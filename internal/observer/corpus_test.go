@@ -25,14 +25,18 @@ import (
 
 // corpusValues are the values of the install of each corpus chart and of its
 // upgrade: a change that makes a new render. A chart added to the corpus needs an
-// entry. The local control plane has no storage provisioner, so persistence is off.
+// entry. subchart-deps names a StorageClass (standard) the local control plane does
+// not have, so its persistence is off; large-umbrella's claims take the default
+// class.
 var corpusValues = map[string]struct{ install, upgrade string }{
 	"admission-webhook-jobs": {`{}`, `{"replicas": 2}`},
 	"crds":                   {`{}`, `{"policy": {"mode": "audit"}}`},
 	"generated":              {`{}`, `{"greeting": "hi"}`},
 	"install-upgrade-hooks":  {`{}`, `{"version": "2"}`},
 	"keep-on-uninstall":      {`{}`, `{"replicas": 2}`},
+	"large-umbrella":         {`{}`, `{"global": {"podAnnotations": {"corpus.example.com/revision": "2"}}}`},
 	"lookup":                 {`{}`, `{"greeting": "hi"}`},
+	"operator-hooks":         {`{}`, `{"policyLevel": "restricted"}`},
 	"pre-delete-hooks":       {`{}`, `{"replicas": 2}`},
 	"schema":                 {`{}`, `{"replicaCount": 2}`},
 	"subchart-deps": {`{"database": {"persistence": {"enabled": false}}}`,
@@ -50,6 +54,9 @@ var leftoverKinds = []struct {
 	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, true},
 	{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, true},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, true},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, true},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, true},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, true},
 	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, true},
 	{schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}, true},
 	{schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}, true},
@@ -64,6 +71,8 @@ var leftoverKinds = []struct {
 // a new render and reaches them again, a steady window (periodic reconciles every
 // second in automatic mode) writes nothing and keeps the render ref, and the deletion
 // leaves nothing of the Release behind but CRDs and objects with resource-policy keep.
+// Charts with entries in corpusChecks are also checked for what they are for, from
+// what happened on the cluster (corpus_patterns_test.go).
 func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 	patterns, err := corpus.Charts()
 	if err != nil {
@@ -100,13 +109,23 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 				if automatic {
 					rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Second}
 				}
+				check, run := corpusChecks[pattern], &corpusRun{name: name}
+				if check.installed != nil {
+					run.events = e.recordEvents()
+				}
 				e.create(rel)
 
 				first := e.corpusReady(name, automatic, "")
+				if check.installed != nil {
+					check.installed(e, run)
+				}
 				e.corpusSteady(name, first)
 
 				e.corpusUpdate(name, vals.upgrade)
 				second := e.corpusReady(name, automatic, first)
+				if check.upgraded != nil {
+					check.upgraded(e, run)
+				}
 				e.corpusSteady(name, second)
 
 				kept := e.kept(name)
@@ -123,6 +142,9 @@ func TestCorpusChartsInstallUpgradeSteadyAndDelete(t *testing.T) {
 				})
 				if now := e.kept(name); !slices.Equal(now, kept) {
 					t.Errorf("objects with resource-policy keep after the deletion: %v, want %v", now, kept)
+				}
+				if check.deleted != nil {
+					check.deleted(e, run)
 				}
 			})
 		}

@@ -7,8 +7,13 @@
 // A chart may hold ci/*-values.yaml files, as chart-testing (ct) expects: the
 // values sets that tests render it with besides its defaults.
 //
-// Only tests import this package.
+// A chart may hold generated files: the large CRDs of large-umbrella are written by
+// internal/gencrds (go generate ./test/corpus) and committed.
+//
+// Only tests and benchmarks import this package.
 package corpus
+
+//go:generate go run ./internal/gencrds -out charts/large-umbrella/charts/crds/crds
 
 import (
 	"os"
