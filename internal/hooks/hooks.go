@@ -18,6 +18,7 @@ import (
 	"time"
 
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -294,8 +295,32 @@ func Sort(hs []Hook) {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.Batch, b.Batch), compareBool(a.IsJob(), b.IsJob()), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), compareBool(a.IsJob(), b.IsJob()),
+			cmp.Compare(KindRank(a.kind()), KindRank(b.kind())), strings.Compare(a.kind(), b.kind()),
+			strings.Compare(a.Name, b.Name))
 	})
+}
+
+// kind is the kind of the hook's object; empty without one.
+func (h Hook) kind() string {
+	if h.Object == nil {
+		return ""
+	}
+	return h.Object.GetKind()
+}
+
+// KindRank orders kinds as Helm installs them (its InstallOrder), with
+// CustomResourceDefinitions first; kinds Helm does not know come after. Helm sorts the
+// hooks of one weight this way too (ServiceAccount, then ClusterRole, then
+// ClusterRoleBinding, then Job), and renders order their objects by it.
+func KindRank(kind string) int {
+	if kind == "CustomResourceDefinition" {
+		return -1
+	}
+	if i := slices.Index(releaseutil.InstallOrder, kind); i >= 0 {
+		return i
+	}
+	return len(releaseutil.InstallOrder)
 }
 
 func compareBool(a, b bool) int {

@@ -6,25 +6,12 @@ import (
 	"slices"
 	"sort"
 
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/internal/gz"
 	"kumodo.io/convoy/internal/hooks"
 )
-
-// kindRank orders kinds as Helm installs them, with CustomResourceDefinitions first;
-// kinds Helm does not know come after, by name.
-func kindRank(kind string) int {
-	if kind == "CustomResourceDefinition" {
-		return -1
-	}
-	if i := slices.Index(releaseutil.InstallOrder, kind); i >= 0 {
-		return i
-	}
-	return len(releaseutil.InstallOrder)
-}
 
 // objectLess is the canonical order: wave, kind (Helm's install order), namespace,
 // name; then group and version, so that the order is total.
@@ -33,7 +20,7 @@ func objectLess(a, b Object) bool {
 		return a.Wave < b.Wave
 	}
 	ka, kb := a.GetKind(), b.GetKind()
-	if ra, rb := kindRank(ka), kindRank(kb); ra != rb {
+	if ra, rb := hooks.KindRank(ka), hooks.KindRank(kb); ra != rb {
 		return ra < rb
 	}
 	if ka != kb {
