@@ -1,12 +1,15 @@
 package apply
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -29,6 +32,16 @@ func TestAwkwardNamesPassServerValidation(t *testing.T) {
 		"uppercase and a trailing colon":           {release: "web", hook: "Web:Admin:"},
 		"a 253-character Release":                  {release: strings.Repeat("r", 60) + "." + strings.Repeat("e", 60) + "." + strings.Repeat("l", 60) + "." + strings.Repeat("s", 71), hook: "create-cert"},
 		"a long Release and a long RBAC name":      {release: strings.Repeat("a", 63) + ".b", hook: strings.Repeat("a", 63) + ".b:" + strings.Repeat("c", 150)},
+	}
+	// Random names as well, seeded (replay a failing one by its case name): a Release
+	// name is a DNS subdomain, an RBAC name any path segment name.
+	rng := rand.New(rand.NewPCG(31, 2026))
+	for i := range randomNameCases {
+		release, hook := randomReleaseName(rng), randomRBACName(rng)
+		if errs := validation.IsDNS1123Subdomain(release); len(errs) > 0 {
+			t.Fatalf("the generator made a Release name the API server refuses, %q: %v", release, errs)
+		}
+		cases[fmt.Sprintf("random %d: %q %q", i, release, hook)] = struct{ release, hook string }{release, hook}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -87,6 +100,47 @@ func TestAwkwardNamesPassServerValidation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomNameCases is how many random name pairs TestAwkwardNamesPassServerValidation
+// tries besides its table.
+const randomNameCases = 24
+
+// randomReleaseName is a DNS subdomain of 1 to 253 characters: labels of lowercase
+// letters, digits and '-', joined by '.', starting and ending alphanumeric.
+func randomReleaseName(rng *rand.Rand) string {
+	const alnum, inner = "abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijklmnopqrstuvwxyz0123456789-"
+	n := 1 + rng.IntN(253)
+	b := make([]byte, n)
+	for i := range b {
+		switch {
+		case i == 0 || i == n-1:
+			b[i] = alnum[rng.IntN(len(alnum))]
+		case rng.IntN(12) == 0 && b[i-1] != '.' && b[i-1] != '-':
+			b[i] = '.'
+		default:
+			b[i] = inner[rng.IntN(len(inner))]
+			if b[i] == '-' && b[i-1] == '.' {
+				b[i] = 'x'
+			}
+		}
+	}
+	return string(b)
+}
+
+// randomRBACName is a name the API server takes for a Role: any path segment name (no
+// '/', no '%', not "." or ".."), here of 1 to 200 characters that charts use
+// (letters of both cases, digits, ':', '.', '-', '_', '@', '+', '=').
+func randomRBACName(rng *rand.Rand) string {
+	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:.-_@+="
+	b := make([]byte, 1+rng.IntN(200))
+	for i := range b {
+		b[i] = chars[rng.IntN(len(chars))]
+	}
+	if s := string(b); s == "." || s == ".." {
+		return s + "x"
+	}
+	return string(b)
 }
 
 // namedObject builds an object with annotations.
