@@ -79,7 +79,7 @@ func TestApplied(t *testing.T) {
 		want []string
 	}{
 		"upgrade": {run: hooks.RunUpgrade, want: []string{"Service apps/web", "ServiceAccount apps/migrate"}},
-		"install": {run: hooks.RunInstall, want: []string{"Service apps/web", "ConfigMap apps/install-only", "ServiceAccount apps/migrate"}},
+		"install": {run: hooks.RunInstall, want: []string{"Service apps/web", "ServiceAccount apps/migrate", "ConfigMap apps/install-only"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
