@@ -708,3 +708,30 @@ func TestRecorderStandIn(t *testing.T) {
 		t.Errorf("checkClusterWaves = %v, %d judged, %d unverified; want none, 1 judged, 2 unverified (ns/low and ns/gone)", got, judged, unverified)
 	}
 }
+
+// TestChangedIn: the quiet window's report names each Release whose new state the
+// watch saw in the window, with its state before; a state from a write's answer or
+// outside the window is not named.
+func TestChangedIn(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 5, 26, 10, 0, time.UTC)
+	from, to := t0, t0.Add(15*time.Second)
+	states := map[string][]relState{
+		"chaos-0/r021": {
+			{rv: 10, at: t0.Add(-5 * time.Second), status: "Ready=False/WaitingForSyncWave"},
+			{rv: 11, at: t0.Add(-time.Second), written: true, status: "written"},
+			{rv: 12, at: t0.Add(3 * time.Second), status: "Ready=False/WaitingForSyncWave; overdue"},
+		},
+		"chaos-1/r001": {{rv: 5, at: t0.Add(-time.Minute), status: "Ready=True"}},
+		"chaos-1/r002": {{rv: 6, at: t0.Add(time.Second), written: true, status: "written in the window"}},
+		"chaos-2/r003": {{rv: 7, at: t0.Add(20 * time.Second), status: "after the window"}},
+		"chaos-2/r004": {{rv: 8, at: t0.Add(14 * time.Second), status: "first seen"}},
+	}
+	got := changedIn(states, from, to)
+	want := []string{
+		"chaos-0/r021 at rv 12: Ready=False/WaitingForSyncWave; overdue (before, rv 10: Ready=False/WaitingForSyncWave)",
+		"chaos-2/r004 at rv 8: first seen (before, none seen)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changedIn =\n%q\nwant\n%q", got, want)
+	}
+}
