@@ -524,7 +524,7 @@ func TestCheckClusterWaves(t *testing.T) {
 func TestGoingAway(t *testing.T) {
 	now := metav1.Now()
 	rel := func(deleting bool) *v1alpha1.Release {
-		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043"}}
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043", CreationTimestamp: now}}
 		if deleting {
 			r.DeletionTimestamp = &now
 			r.Finalizers = []string{v1alpha1.Finalizer}
@@ -532,11 +532,16 @@ func TestGoingAway(t *testing.T) {
 		return r
 	}
 	ns := func(deleting bool, phase corev1.NamespacePhase) *corev1.Namespace {
-		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3"}, Status: corev1.NamespaceStatus{Phase: phase}}
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3", CreationTimestamp: now}, Status: corev1.NamespaceStatus{Phase: phase}}
 		if deleting {
 			n.DeletionTimestamp = &now
 		}
 		return n
+	}
+	// created sets the Release's creation d from the namespace's (now).
+	created := func(r *v1alpha1.Release, d time.Duration) *v1alpha1.Release {
+		r.CreationTimestamp = metav1.NewTime(now.Add(d))
+		return r
 	}
 	cases := map[string]struct {
 		rel  *v1alpha1.Release
@@ -552,6 +557,9 @@ func TestGoingAway(t *testing.T) {
 		"the phase Terminating is enough":                    {rel: rel(false), ns: ns(false, corev1.NamespaceTerminating), want: true},
 		"a Release whose namespace is gone goes":             {rel: rel(false), ns: nil, want: true},
 		"a Release being deleted in a terminating namespace": {rel: rel(true), ns: ns(true, corev1.NamespaceTerminating), want: true},
+		// Seed 1251186771: chaos-2 deleted without its Releases, and created again.
+		"a Release older than its namespace goes": {rel: created(rel(false), -time.Minute), ns: ns(false, corev1.NamespaceActive), want: true},
+		"a Release as old as its namespace stays": {rel: created(rel(false), 0), ns: ns(false, corev1.NamespaceActive), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
