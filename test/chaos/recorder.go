@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -453,11 +454,17 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 }
 
 // statusSummary is rel's generation and conditions in short: type=status/reason
-// (observedGeneration): message.
+// (observedGeneration): message; then the rest of its status as JSON (a write may
+// change no condition).
 func statusSummary(rel *v1alpha1.Release) string {
 	b := fmt.Sprintf("generation %d", rel.Generation)
 	for _, c := range rel.Status.Conditions {
 		b += fmt.Sprintf("; %s=%s/%s (%d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	rest := rel.Status.DeepCopy()
+	rest.Conditions = nil
+	if j, err := json.Marshal(rest); err == nil {
+		b += "; status " + string(j)
 	}
 	return b
 }
