@@ -300,8 +300,12 @@ func TestJudge(t *testing.T) {
 	}{
 		"Ready for the current generation": {rel: rel(3, "", "", cond("Ready", "True", "Ready", 3)), want: true},
 		"Ready for an older generation":    {rel: rel(3, "", "", cond("Ready", "True", "Ready", 2))},
-		"not Ready":                        {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
-		"no conditions yet":                {rel: rel(1, "", "")},
+		// Seed 3467476935: chaos-2/r002 Ready after a forced /sync, its rollout
+		// Progressing; the write of Succeeded came in the quiet window.
+		"Ready, its rollout still Progressing": {rel: rel(3, "", v1alpha1.RolloutProgressing, cond("Ready", "True", "Ready", 3))},
+		"Ready, its rollout Succeeded":         {rel: rel(3, "", v1alpha1.RolloutSucceeded, cond("Ready", "True", "Ready", 3)), want: true},
+		"not Ready":                            {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
+		"no conditions yet":                    {rel: rel(1, "", "")},
 		"failing, Rollback, rolled back": {
 			rel:           rel(2, rollback, v1alpha1.RolloutRolledBack, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)),
 			expectFailure: true, want: true,
