@@ -76,6 +76,8 @@ const (
 const (
 	// EventObserverAssessmentOverdue: a Warning, once per wait, when the Release has waited on the observer's assessment of its ReleaseInventory for longer than the controller's bound.
 	EventObserverAssessmentOverdue = "ObserverAssessmentOverdue"
+	// EventOutlivedNamespace: a Warning when the controller deletes a Release that outlived its namespace (the namespace was deleted, or deleted and created again, and the Release was left in convoy's storage).
+	EventOutlivedNamespace = "OutlivedNamespace"
 )
 
 // Annotations.

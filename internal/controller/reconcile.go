@@ -88,6 +88,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if rel.DeletionTimestamp != nil {
 		return r.reconcileDelete(ctx, rel)
 	}
+	if outlived, err := r.outlivedNamespace(ctx, rel); err != nil {
+		return reconcile.Result{}, err
+	} else if outlived {
+		// Its deletion event brings it back, to reconcileDelete.
+		return reconcile.Result{}, r.deleteOutlived(ctx, rel)
+	}
 	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
 		logger.V(1).Info("Adding the finalizer")
 		if err := r.patchFinalizer(ctx, rel, controllerutil.AddFinalizer); err != nil {

@@ -176,6 +176,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 			builder.WithPredicates(inventoryPredicate())).
 		Watches(&v1.Release{}, clusterWaveHandler(mgr.GetClient()),
 			builder.WithPredicates(clusterWavePredicate())).
+		Watches(&corev1.Namespace{}, namespaceHandler(mgr.GetClient()),
+			builder.WithPredicates(namespacePredicate())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.Concurrency,
 			SkipNameValidation:      ptr.To(o.SkipNameValidation),

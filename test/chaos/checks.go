@@ -354,7 +354,7 @@ func fmtTime(t time.Time) string {
 }
 
 // judge says whether rel has converged to what its inputs deserve, and if not, why.
-// A good version: Ready=True for the current generation. The failing version (its
+// A good version: Ready=True for the current generation, and no rollout Progressing. The failing version (its
 // wave-1 Deployment never becomes Available) ends, for the current generation, as its
 // failurePolicy says: Rollback — rolled back (Applied=False/RolledBack), or the rollout
 // Failed when no render ever succeeded (nothing to roll back to); Halt — the
@@ -371,6 +371,12 @@ func judge(rel *v1alpha1.Release, expectFailure, degraded bool) (bool, string) {
 	if !expectFailure {
 		if ready.Status != metav1.ConditionTrue {
 			return false, fmt.Sprintf("Ready=%s/%s: %s", ready.Status, ready.Reason, ready.Message)
+		}
+		// A rollout still Progressing ends with a status write (Succeeded) once the
+		// observer has assessed it, although Ready may already be True (a forced
+		// sync's rollout of a render that was Healthy; seed 3467476935).
+		if ro := rel.Status.Rollout; ro != nil && ro.Phase == v1alpha1.RolloutProgressing {
+			return false, fmt.Sprintf("Ready=True, but the rollout of render %s is still Progressing", ro.RenderRef)
 		}
 		return true, ""
 	}

@@ -300,8 +300,12 @@ func TestJudge(t *testing.T) {
 	}{
 		"Ready for the current generation": {rel: rel(3, "", "", cond("Ready", "True", "Ready", 3)), want: true},
 		"Ready for an older generation":    {rel: rel(3, "", "", cond("Ready", "True", "Ready", 2))},
-		"not Ready":                        {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
-		"no conditions yet":                {rel: rel(1, "", "")},
+		// Seed 3467476935: chaos-2/r002 Ready after a forced /sync, its rollout
+		// Progressing; the write of Succeeded came in the quiet window.
+		"Ready, its rollout still Progressing": {rel: rel(3, "", v1alpha1.RolloutProgressing, cond("Ready", "True", "Ready", 3))},
+		"Ready, its rollout Succeeded":         {rel: rel(3, "", v1alpha1.RolloutSucceeded, cond("Ready", "True", "Ready", 3)), want: true},
+		"not Ready":                            {rel: rel(3, "", "", cond("Ready", "False", "WaitingForSyncWave", 3))},
+		"no conditions yet":                    {rel: rel(1, "", "")},
 		"failing, Rollback, rolled back": {
 			rel:           rel(2, rollback, v1alpha1.RolloutRolledBack, cond("Ready", "False", "RolledBack", 2), cond("Applied", "False", "RolledBack", 2)),
 			expectFailure: true, want: true,
@@ -524,7 +528,7 @@ func TestCheckClusterWaves(t *testing.T) {
 func TestGoingAway(t *testing.T) {
 	now := metav1.Now()
 	rel := func(deleting bool) *v1alpha1.Release {
-		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043"}}
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "chaos-3", Name: "r043", CreationTimestamp: now}}
 		if deleting {
 			r.DeletionTimestamp = &now
 			r.Finalizers = []string{v1alpha1.Finalizer}
@@ -532,11 +536,16 @@ func TestGoingAway(t *testing.T) {
 		return r
 	}
 	ns := func(deleting bool, phase corev1.NamespacePhase) *corev1.Namespace {
-		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3"}, Status: corev1.NamespaceStatus{Phase: phase}}
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chaos-3", CreationTimestamp: now}, Status: corev1.NamespaceStatus{Phase: phase}}
 		if deleting {
 			n.DeletionTimestamp = &now
 		}
 		return n
+	}
+	// created sets the Release's creation d from the namespace's (now).
+	created := func(r *v1alpha1.Release, d time.Duration) *v1alpha1.Release {
+		r.CreationTimestamp = metav1.NewTime(now.Add(d))
+		return r
 	}
 	cases := map[string]struct {
 		rel  *v1alpha1.Release
@@ -552,6 +561,9 @@ func TestGoingAway(t *testing.T) {
 		"the phase Terminating is enough":                    {rel: rel(false), ns: ns(false, corev1.NamespaceTerminating), want: true},
 		"a Release whose namespace is gone goes":             {rel: rel(false), ns: nil, want: true},
 		"a Release being deleted in a terminating namespace": {rel: rel(true), ns: ns(true, corev1.NamespaceTerminating), want: true},
+		// Seed 1251186771: chaos-2 deleted without its Releases, and created again.
+		"a Release older than its namespace goes": {rel: created(rel(false), -time.Minute), ns: ns(false, corev1.NamespaceActive), want: true},
+		"a Release as old as its namespace stays": {rel: created(rel(false), 0), ns: ns(false, corev1.NamespaceActive), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -706,5 +718,32 @@ func TestRecorderStandIn(t *testing.T) {
 	got, judged, _, unverified := checkClusterWaves(history{events: []objEvent{ev("cm/first", 0, "t1@1", 25, true)}, states: h.states, places: places, gaps: h.gaps})
 	if len(got) != 0 || judged != 1 || unverified != 2 {
 		t.Errorf("checkClusterWaves = %v, %d judged, %d unverified; want none, 1 judged, 2 unverified (ns/low and ns/gone)", got, judged, unverified)
+	}
+}
+
+// TestChangedIn: the quiet window's report names each Release whose new state the
+// watch saw in the window, with its state before; a state from a write's answer or
+// outside the window is not named.
+func TestChangedIn(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 5, 26, 10, 0, time.UTC)
+	from, to := t0, t0.Add(15*time.Second)
+	states := map[string][]relState{
+		"chaos-0/r021": {
+			{rv: 10, at: t0.Add(-5 * time.Second), status: "Ready=False/WaitingForSyncWave"},
+			{rv: 11, at: t0.Add(-time.Second), written: true, status: "written"},
+			{rv: 12, at: t0.Add(3 * time.Second), status: "Ready=False/WaitingForSyncWave; overdue"},
+		},
+		"chaos-1/r001": {{rv: 5, at: t0.Add(-time.Minute), status: "Ready=True"}},
+		"chaos-1/r002": {{rv: 6, at: t0.Add(time.Second), written: true, status: "written in the window"}},
+		"chaos-2/r003": {{rv: 7, at: t0.Add(20 * time.Second), status: "after the window"}},
+		"chaos-2/r004": {{rv: 8, at: t0.Add(14 * time.Second), status: "first seen"}},
+	}
+	got := changedIn(states, from, to)
+	want := []string{
+		"chaos-0/r021 at rv 12: Ready=False/WaitingForSyncWave; overdue (before, rv 10: Ready=False/WaitingForSyncWave)",
+		"chaos-2/r004 at rv 8: first seen (before, none seen)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changedIn =\n%q\nwant\n%q", got, want)
 	}
 }

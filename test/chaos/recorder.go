@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,6 +68,9 @@ type relState struct {
 	// written: from the answer to one of the driver's writes, not from the watch (so
 	// not evidence of where the watch stood)
 	written bool
+	// status is its conditions in short (statusSummary): what a write in the quiet
+	// window changed (changedIn)
+	status string
 }
 
 // place is where a Release stands in cluster waves.
@@ -445,7 +449,48 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 		ready:   currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
 		inputs:  inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
 		written: !fromWatch,
+		status:  statusSummary(rel),
 	})
+}
+
+// statusSummary is rel's generation and conditions in short: type=status/reason
+// (observedGeneration): message; then the rest of its status as JSON (a write may
+// change no condition).
+func statusSummary(rel *v1alpha1.Release) string {
+	b := fmt.Sprintf("generation %d", rel.Generation)
+	for _, c := range rel.Status.Conditions {
+		b += fmt.Sprintf("; %s=%s/%s (%d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	rest := rel.Status.DeepCopy()
+	rest.Conditions = nil
+	if j, err := json.Marshal(rest); err == nil {
+		b += "; status " + string(j)
+	}
+	return b
+}
+
+// changedIn names the Releases whose new states the watch saw between from and to,
+// each with the state before and after: which Release a write in the quiet window
+// changed, and how (the metrics that count the writes name no object).
+func changedIn(states map[string][]relState, from, to time.Time) []string {
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(states)) {
+		ss := states[key]
+		for i, st := range ss {
+			if st.written || st.at.Before(from) || st.at.After(to) {
+				continue
+			}
+			before := "none seen"
+			for j := i - 1; j >= 0; j-- {
+				if !ss[j].written {
+					before = fmt.Sprintf("rv %d: %s", ss[j].rv, ss[j].status)
+					break
+				}
+			}
+			out = append(out, fmt.Sprintf("%s at rv %d: %s (before, %s)", key, st.rv, st.status, before))
+		}
+	}
+	return out
 }
 
 // currentTrue says whether the condition t of rel is True for rel's generation: one

@@ -214,6 +214,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	}
 
 	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
+	quietFrom := time.Now()
 	kubeA, remoteA, convoyA := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
 	select {
 	case <-ctx.Done():
@@ -221,6 +222,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	case <-time.After(cfg.Quiet):
 	}
 	kubeB, remoteB, convoyB := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
+	// Which Releases the window's writes changed, as far as the watch has delivered them.
+	for _, c := range changedIn(rec.snapshot().states, quietFrom, time.Now()) {
+		log.printf("Quiet window: the watch saw %s", c)
+	}
 	res.quietWrites = delta(writes(kubeA, appliedResources), writes(kubeB, appliedResources))
 	for k, v := range delta(writes(remoteA, appliedResources), writes(remoteB, appliedResources)) {
 		res.quietWrites["remote "+k] += v

@@ -1,0 +1,83 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
+)
+
+// A Release that outlived its namespace is deleted, with what it applied. The
+// namespace controller leaves convoy's Releases behind when it finalizes a namespace
+// on a discovery without convoy's API, which a kube-apiserver that has just started
+// serves for a moment (the chaos run's seed 1251186771: the namespace deleted, then
+// created again, and the old Releases applied their objects into the new one). The
+// test leaves the Release behind the same way, without the namespace controller: it
+// empties the namespace's finalizers before the deletion, so that the namespace goes
+// with its content left in storage, and creates it again. A Release created in the new namespace stays.
+func TestAReleaseThatOutlivedItsNamespaceIsDeleted(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic())
+	old := e.waitApplied("web", "True", v1.ReasonApplied)
+	if e.configMap("web-config") == nil {
+		t.Fatal("web-config was not applied")
+	}
+
+	// The new namespace must be younger than the Release by more than the margin for
+	// the servers' clocks (timestamps are to the second).
+	e.eventually("the clock skew margin after the Release's creation", func() (bool, string) {
+		return time.Since(old.CreationTimestamp.Time) > release.ClockSkewMargin+1100*time.Millisecond, ""
+	})
+	kube, err := kubernetes.NewForConfig(hostConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := kube.CoreV1().Namespaces().Get(e.ctx, e.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := kube.CoreV1().Namespaces().Finalize(e.ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The first delete makes the namespace Terminating; the namespace controller does
+	// nothing with a namespace already finalized, and the next delete removes it.
+	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
+		err := kube.CoreV1().Namespaces().Delete(e.ctx, e.ns, metav1.DeleteOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("delete: %v", err)
+	})
+	again := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: ns.Labels}}
+	if err := e.client.Create(e.ctx, again); err != nil {
+		t.Fatal(err)
+	}
+
+	e.eventually("the Release that outlived its namespace gone, with web-config", func() (bool, string) {
+		rel := &v1.Release{}
+		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), rel)
+		switch {
+		case err == nil && rel.UID == old.UID:
+			return false, fmt.Sprintf("the Release is there, deletionTimestamp %v", rel.DeletionTimestamp)
+		case err != nil && !apierrors.IsNotFound(err):
+			return false, fmt.Sprintf("get the Release: %v", err)
+		}
+		if cm := e.configMap("web-config"); cm != nil {
+			return false, "web-config is left"
+		}
+		return true, ""
+	})
+
+	e.createRelease("api", automatic())
+	e.waitApplied("api", "True", v1.ReasonApplied)
+	e.consistently("the Release of the new namespace stays", 3*time.Second, func() (bool, string) {
+		rel := e.release("api")
+		return rel.DeletionTimestamp == nil, fmt.Sprintf("deletionTimestamp %v", rel.DeletionTimestamp)
+	})
+}
