@@ -13,9 +13,13 @@ type Namespace struct {
 
 // ClockSkewMargin is by how much a Release must predate the namespace of its name to
 // have outlived an earlier one: the two creation times come from two servers' clocks
-// (convoy apiserver's and kube-apiserver's, to the second), and a Release created
-// just after its namespace must never read as older than it.
-const ClockSkewMargin = 5 * time.Second
+// (convoy apiserver's, on a node, and kube-apiserver's, to the second), and a Release
+// created just after its namespace must never read as older than it — the mistake
+// would delete the Release and what it applied. One minute is the clock skew that
+// Kubernetes itself tolerates between its servers (the leeway of its token
+// validation); a namespace deleted and created again within it of the Release's
+// creation is not told apart.
+const ClockSkewMargin = time.Minute
 
 // OutlivedNamespace says whether a Release created at created has outlived the
 // namespace it was created in: that namespace is gone, or the namespace of that name

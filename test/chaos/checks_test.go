@@ -562,7 +562,7 @@ func TestGoingAway(t *testing.T) {
 		"a Release whose namespace is gone goes":             {rel: rel(false), ns: nil, want: true},
 		"a Release being deleted in a terminating namespace": {rel: rel(true), ns: ns(true, corev1.NamespaceTerminating), want: true},
 		// Seed 1251186771: chaos-2 deleted without its Releases, and created again.
-		"a Release older than its namespace goes": {rel: created(rel(false), -time.Minute), ns: ns(false, corev1.NamespaceActive), want: true},
+		"a Release older than its namespace goes": {rel: created(rel(false), -2*time.Minute), ns: ns(false, corev1.NamespaceActive), want: true},
 		"a Release as old as its namespace stays": {rel: created(rel(false), 0), ns: ns(false, corev1.NamespaceActive), want: false},
 	}
 	for name, tc := range cases {
