@@ -43,7 +43,7 @@ func TestDevRestartsAKilledProcess(t *testing.T) {
 	testenv.Integration(t)
 	stateDir := filepath.Join(t.TempDir(), "dev")
 	readyPath := filepath.Join(stateDir, dev.ReadyFile)
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -73,7 +72,7 @@ func TestMain(m *testing.M) {
 // convoyProcess is `convoy <args>` run by the test binary (runMainEnv).
 type convoyProcess struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testenv.SyncBuffer
 	done chan struct{}
 	err  error // valid once done is closed
 }
@@ -82,7 +81,7 @@ type convoyProcess struct {
 // with the test binary).
 func startConvoy(t *testing.T, args ...string) *convoyProcess {
 	t.Helper()
-	p := &convoyProcess{cmd: exec.Command(os.Args[0], args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &convoyProcess{cmd: exec.Command(os.Args[0], args...), out: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -129,25 +128,6 @@ func (p *convoyProcess) waitExit(t *testing.T, timeout time.Duration) int {
 		t.Fatalf("convoy %v: %v", p.cmd.Args[1:], p.err)
 	}
 	return 0
-}
-
-// syncBuffer is a bytes.Buffer that a process's output copier and the test may use at
-// once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func freePort(t *testing.T) int {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // buildConvoy compiles cmd/convoy into a temporary folder.
@@ -58,7 +58,7 @@ func TestDevReachesReadyAndStopsCleanly(t *testing.T) {
 	chartsAddr := l.Addr().String()
 	chartsURL := "http://" + chartsAddr
 	l.Close()
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd := exec.Command(bin, "dev", "--state-dir", stateDir, "--nodes", "2", "--charts-addr", chartsAddr)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -210,25 +210,6 @@ func TestDevReachesReadyAndStopsCleanly(t *testing.T) {
 	} else {
 		l.Close()
 	}
-}
-
-// syncBuffer is a bytes.Buffer that the process's output copier and the test
-// may use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // processesMentioning lists the command lines of running processes that
