@@ -415,8 +415,15 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ReleaseInventoryList{}.OpenAPIModelName():                           schema_kumodoio_convoy_api_v1alpha1_ReleaseInventoryList(ref),
 		v1alpha1.ReleaseInventoryStatus{}.OpenAPIModelName():                         schema_kumodoio_convoy_api_v1alpha1_ReleaseInventoryStatus(ref),
 		v1alpha1.ReleaseList{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ReleaseList(ref),
+		v1alpha1.ReleaseSet{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_ReleaseSet(ref),
+		v1alpha1.ReleaseSetList{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_ReleaseSetList(ref),
+		v1alpha1.ReleaseSetSpec{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref),
+		v1alpha1.ReleaseSetStatus{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref),
+		v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName():                             schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStrategy(ref),
 		v1alpha1.ReleaseSpec{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ReleaseSpec(ref),
 		v1alpha1.ReleaseStatus{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_ReleaseStatus(ref),
+		v1alpha1.ReleaseTemplate{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplate(ref),
+		v1alpha1.ReleaseTemplateMetadata{}.OpenAPIModelName():                        schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplateMetadata(ref),
 		v1alpha1.Render{}.OpenAPIModelName():                                         schema_kumodoio_convoy_api_v1alpha1_Render(ref),
 		v1alpha1.RenderChart{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_RenderChart(ref),
 		v1alpha1.RenderList{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_RenderList(ref),
@@ -424,6 +431,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.RetryBackoff{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_RetryBackoff(ref),
 		v1alpha1.RolloutStatus{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_RolloutStatus(ref),
 		v1alpha1.SecretKeyReference{}.OpenAPIModelName():                             schema_kumodoio_convoy_api_v1alpha1_SecretKeyReference(ref),
+		v1alpha1.SkippedCluster{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_SkippedCluster(ref),
+		v1alpha1.Stage{}.OpenAPIModelName():                                          schema_kumodoio_convoy_api_v1alpha1_Stage(ref),
+		v1alpha1.StageApproval{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_StageApproval(ref),
+		v1alpha1.StageStatus{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_StageStatus(ref),
 		v1alpha1.SyncOptions{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_SyncOptions(ref),
 		v1alpha1.SyncPolicy{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_SyncPolicy(ref),
 		v1alpha1.SyncWaveStatus{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_SyncWaveStatus(ref),
@@ -21453,6 +21464,281 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseList(ref common.ReferenceCallbac
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSet(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSet delivers one chart to every Cluster that its selector picks, one Release per Cluster, and rolls each revision of its template out stage by stage.\n\nA ReleaseSet only writes Releases: what a Release does is unchanged. Only a change to spec changes metadata.generation; approvals are written only through /promote and status only through /status.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec says which Clusters get a Release, what it holds, and how a revision rolls out.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseSetSpec{}.OpenAPIModelName()),
+						},
+					},
+					"approvals": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "approvals record the POSTs to /promote: each approves one Manual stage at one revision. Written only through the /promote subresource; writes through the main resource keep the stored value. Approvals of earlier revisions are dropped.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.StageApproval{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status is written by the controller through the /status subresource.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseSetStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.ReleaseSetSpec{}.OpenAPIModelName(), v1alpha1.ReleaseSetStatus{}.OpenAPIModelName(), v1alpha1.StageApproval{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSetList is a list of ReleaseSets.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the ReleaseSets.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ReleaseSet{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), v1alpha1.ReleaseSet{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSetSpec says which Clusters get a Release, what it holds, and how a revision rolls out.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clusterSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterSelector selects Cluster objects by label. Empty or unset selects none. A selected Cluster whose namespaceSelector does not admit the ReleaseSet's namespace is skipped (status.skipped says so).",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"template": {
+						SchemaProps: spec.SchemaProps{
+							Description: "template is the Release written for each selected Cluster; its spec.cluster must be empty (the ReleaseSet sets it).",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"strategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "strategy orders the rollout of a revision into stages.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"template"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName(), v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName(), v1alpha1.ReleaseTemplate{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSetStatus is written by the controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "revision is the digest of spec.template that the rollout delivers.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions hold Ready (every Release Ready at the revision), Progressing and Halted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"stages": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "stages say where each stage's rollout of the revision stands, in rollout order.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.StageStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"skipped": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "skipped are selected Clusters that get no Release, with the reason.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.SkippedCluster{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName(), v1alpha1.SkippedCluster{}.OpenAPIModelName(), v1alpha1.StageStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSetStrategy orders the rollout of a revision into stages.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"stages": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "stages in rollout order. A Cluster is in the first stage whose clusterSelector matches it; a stage without clusterSelector takes all the rest. Clusters that no stage takes are in a last, implicit stage named \"rest\". No stages: one stage \"rest\" with every Cluster.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.Stage{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.Stage{}.OpenAPIModelName()},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_ReleaseSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21653,6 +21939,79 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseStatus(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName(), v1alpha1.HookStatus{}.OpenAPIModelName(), v1alpha1.LastSuccessful{}.OpenAPIModelName(), v1alpha1.RenderStatus{}.OpenAPIModelName(), v1alpha1.RolloutStatus{}.OpenAPIModelName(), v1alpha1.SyncWaveStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplate(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseTemplate is a Release without its Cluster.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata holds the labels and annotations each Release gets.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseTemplateMetadata{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec is the Release's spec; spec.cluster must be empty.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReleaseSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ReleaseSpec{}.OpenAPIModelName(), v1alpha1.ReleaseTemplateMetadata{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplateMetadata(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseTemplateMetadata holds the labels and annotations of a generated Release.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "labels of each Release, besides the ReleaseSet's own.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "annotations of each Release, besides the ReleaseSet's own.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -22001,6 +22360,188 @@ func schema_kumodoio_convoy_api_v1alpha1_SecretKeyReference(ref common.Reference
 					},
 				},
 				Required: []string{"namespace", "name"},
+			},
+		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_SkippedCluster(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SkippedCluster is a selected Cluster that gets no Release.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the Cluster.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "reason, such as NamespaceNotAdmitted.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says why, for people.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "reason"},
+			},
+		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_Stage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Stage is one step of a rollout.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the stage, unique in the ReleaseSet (a DNS label).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"clusterSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterSelector picks this stage's Clusters among those the ReleaseSet selects and no earlier stage took. Unset: all of them.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"maxParallel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "maxParallel is how many of the stage's Releases may be updated and not yet Ready at a time: a number, or a percentage of the stage's Clusters (rounded up, at least 1). Unset: all.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
+					"approval": {
+						SchemaProps: spec.SchemaProps{
+							Description: "approval is Automatic (default) or Manual: a Manual stage starts only after POST releasesets/<name>/promote.\n\nPossible enum values:\n - `\"Automatic\"` : the stage starts when the stages before it are Ready.\n - `\"Manual\"` : the stage also waits for POST releasesets/<name>/promote.",
+							Default:     "Automatic",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Automatic", "Manual"},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_StageApproval(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StageApproval records one POST to /promote.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"stage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "stage is the name of the stage approved.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "revision is the template revision the approval is for.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"approvedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "approvedAt is when the approval was recorded.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"approvedBy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "approvedBy is the user who approved, as the API server authenticated them.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"stage", "revision"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_StageStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StageStatus says where one stage's rollout of the revision stands.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the stage.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "phase: Waiting, WaitingForApproval, Progressing, Complete or Halted.\n\nPossible enum values:\n - `\"Complete\"` : every Release of the stage is Ready at the revision.\n - `\"Halted\"` : a Release of the stage ended its rollout Failed or RolledBack.\n - `\"Progressing\"` : the stage's Releases are being updated to the revision.\n - `\"Waiting\"` : an earlier stage is not Complete.\n - `\"WaitingForApproval\"` : a Manual stage whose earlier stages are Complete waits for /promote.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Complete", "Halted", "Progressing", "Waiting", "WaitingForApproval"},
+						},
+					},
+					"clusters": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusters is the number of Clusters in the stage.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"updated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "updated is the number of the stage's Releases that have the revision.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ready is the number of the stage's Releases that are Ready at the revision.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"name", "phase", "clusters", "updated", "ready"},
 			},
 		},
 	}

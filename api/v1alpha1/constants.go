@@ -130,6 +130,27 @@ const (
 	// LabelShard assigns a Release to the controller and observer of one shard; the
 	// controller copies it to the Release's ReleaseInventory, which the shard caches.
 	LabelShard = "convoy.kumodo.io/shard"
+	// LabelReleaseSet on a Release names the ReleaseSet that writes it (LabelValue of its name).
+	LabelReleaseSet = "convoy.kumodo.io/release-set"
+	// LabelCluster on a Release that a ReleaseSet writes names its Cluster (LabelValue of its name).
+	LabelCluster = "convoy.kumodo.io/cluster"
+)
+
+// ReleaseSet names.
+const (
+	// AnnotationReleaseSetRevision on a Release that a ReleaseSet writes is the template
+	// revision (ReleaseSet status.revision) that its spec holds.
+	AnnotationReleaseSetRevision = "convoy.kumodo.io/release-set-revision"
+	// StageRest is the implicit last stage: the Clusters that no stage of spec.strategy takes.
+	StageRest = "rest"
+	// ConditionProgressing on a ReleaseSet: a revision is rolling out.
+	ConditionProgressing = "Progressing"
+	// ConditionHalted on a ReleaseSet: the rollout stopped because a Release failed.
+	ConditionHalted = "Halted"
+	// ReasonReleaseFailed: a Release of the rollout ended its rollout Failed or RolledBack (Halted's reason).
+	ReasonReleaseFailed = "ReleaseFailed"
+	// ReasonNamespaceNotAdmitted: a selected Cluster's namespaceSelector does not admit the ReleaseSet's namespace.
+	ReasonNamespaceNotAdmitted = "NamespaceNotAdmitted"
 )
 
 // Finalizer is set on every Release and on its ReleaseInventory so that convoy can

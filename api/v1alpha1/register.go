@@ -25,6 +25,8 @@ const (
 	ResourceReleaseInventories = "releaseinventories"
 	// ResourceClusters is the resource of Cluster.
 	ResourceClusters = "clusters"
+	// ResourceReleaseSets is the resource of ReleaseSet.
+	ResourceReleaseSets = "releasesets"
 )
 
 // Subresources of releases, as used in URLs and RBAC rules (releases/<subresource>).
@@ -39,6 +41,9 @@ const (
 	SubresourceMutations = "mutations"
 	// SubresourceLifecycle changes only lifecycle.
 	SubresourceLifecycle = "lifecycle"
+	// SubresourcePromote is POSTed to a ReleaseSet to approve its Manual stage waiting
+	// for approval (releasesets/promote).
+	SubresourcePromote = "promote"
 )
 
 // Resource takes an unqualified resource and returns a group-qualified GroupResource.
@@ -67,6 +72,7 @@ func KnownTypes() []runtime.Object {
 		&Render{}, &RenderList{},
 		&ReleaseInventory{}, &ReleaseInventoryList{},
 		&Cluster{}, &ClusterList{},
+		&ReleaseSet{}, &ReleaseSetList{},
 		&SyncOptions{},
 	}
 }

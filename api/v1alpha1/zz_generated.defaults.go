@@ -16,6 +16,8 @@ import (
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&Release{}, func(obj interface{}) { SetObjectDefaults_Release(obj.(*Release)) })
 	scheme.AddTypeDefaultingFunc(&ReleaseList{}, func(obj interface{}) { SetObjectDefaults_ReleaseList(obj.(*ReleaseList)) })
+	scheme.AddTypeDefaultingFunc(&ReleaseSet{}, func(obj interface{}) { SetObjectDefaults_ReleaseSet(obj.(*ReleaseSet)) })
+	scheme.AddTypeDefaultingFunc(&ReleaseSetList{}, func(obj interface{}) { SetObjectDefaults_ReleaseSetList(obj.(*ReleaseSetList)) })
 	return nil
 }
 
@@ -225,5 +227,35 @@ func SetObjectDefaults_ReleaseList(in *ReleaseList) {
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_Release(a)
+	}
+}
+
+func SetObjectDefaults_ReleaseSet(in *ReleaseSet) {
+	SetDefaults_ReleaseSpec(&in.Spec.Template.Spec)
+	if in.Spec.Template.Spec.FailurePolicy != nil {
+		SetDefaults_FailurePolicy(in.Spec.Template.Spec.FailurePolicy)
+		if in.Spec.Template.Spec.FailurePolicy.Action == "" {
+			in.Spec.Template.Spec.FailurePolicy.Action = "Rollback"
+		}
+	}
+	if in.Spec.Template.Spec.Prune == nil {
+		var ptrVar1 bool = true
+		in.Spec.Template.Spec.Prune = &ptrVar1
+	}
+	if in.Spec.Template.Spec.DeletionPolicy == "" {
+		in.Spec.Template.Spec.DeletionPolicy = "Delete"
+	}
+	for i := range in.Spec.Strategy.Stages {
+		a := &in.Spec.Strategy.Stages[i]
+		if a.Approval == "" {
+			a.Approval = "Automatic"
+		}
+	}
+}
+
+func SetObjectDefaults_ReleaseSetList(in *ReleaseSetList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_ReleaseSet(a)
 	}
 }

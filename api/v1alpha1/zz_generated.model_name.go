@@ -141,6 +141,31 @@ func (in ReleaseList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSet) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSet"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSetList) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSetSpec) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSetStatus) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSetStrategy) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetStrategy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ReleaseSpec) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ReleaseSpec"
 }
@@ -148,6 +173,16 @@ func (in ReleaseSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ReleaseStatus) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ReleaseStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseTemplate) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseTemplate"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseTemplateMetadata) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseTemplateMetadata"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -183,6 +218,26 @@ func (in RolloutStatus) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SecretKeyReference) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.SecretKeyReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SkippedCluster) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.SkippedCluster"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Stage) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.Stage"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StageApproval) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.StageApproval"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StageStatus) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.StageStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

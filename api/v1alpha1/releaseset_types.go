@@ -1,0 +1,206 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ReleaseSet delivers one chart to every Cluster that its selector picks, one Release
+// per Cluster, and rolls each revision of its template out stage by stage.
+//
+// A ReleaseSet only writes Releases: what a Release does is unchanged. Only a change to
+// spec changes metadata.generation; approvals are written only through /promote and
+// status only through /status.
+type ReleaseSet struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which Clusters get a Release, what it holds, and how a revision rolls out.
+	Spec ReleaseSetSpec `json:"spec"`
+
+	// approvals record the POSTs to /promote: each approves one Manual stage at one
+	// revision. Written only through the /promote subresource; writes through the main
+	// resource keep the stored value. Approvals of earlier revisions are dropped.
+	// +optional
+	// +listType=atomic
+	Approvals []StageApproval `json:"approvals,omitempty"`
+
+	// status is written by the controller through the /status subresource.
+	// +optional
+	Status ReleaseSetStatus `json:"status,omitempty"`
+}
+
+// ReleaseSetSpec says which Clusters get a Release, what it holds, and how a revision
+// rolls out.
+type ReleaseSetSpec struct {
+	// clusterSelector selects Cluster objects by label. Empty or unset selects none.
+	// A selected Cluster whose namespaceSelector does not admit the ReleaseSet's
+	// namespace is skipped (status.skipped says so).
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// template is the Release written for each selected Cluster; its spec.cluster must be
+	// empty (the ReleaseSet sets it).
+	Template ReleaseTemplate `json:"template"`
+
+	// strategy orders the rollout of a revision into stages.
+	// +optional
+	Strategy ReleaseSetStrategy `json:"strategy,omitempty"`
+}
+
+// ReleaseTemplate is a Release without its Cluster.
+type ReleaseTemplate struct {
+	// metadata holds the labels and annotations each Release gets.
+	// +optional
+	Metadata ReleaseTemplateMetadata `json:"metadata,omitempty"`
+	// spec is the Release's spec; spec.cluster must be empty.
+	Spec ReleaseSpec `json:"spec"`
+}
+
+// ReleaseTemplateMetadata holds the labels and annotations of a generated Release.
+type ReleaseTemplateMetadata struct {
+	// labels of each Release, besides the ReleaseSet's own.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// annotations of each Release, besides the ReleaseSet's own.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ReleaseSetStrategy orders the rollout of a revision into stages.
+type ReleaseSetStrategy struct {
+	// stages in rollout order. A Cluster is in the first stage whose clusterSelector
+	// matches it; a stage without clusterSelector takes all the rest. Clusters that no
+	// stage takes are in a last, implicit stage named "rest". No stages: one stage
+	// "rest" with every Cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Stages []Stage `json:"stages,omitempty"`
+}
+
+// ApprovalMode says whether a stage starts by itself.
+// +enum
+type ApprovalMode string
+
+// Approval modes of a stage.
+const (
+	// ApprovalAutomatic: the stage starts when the stages before it are Ready.
+	ApprovalAutomatic ApprovalMode = "Automatic"
+	// ApprovalManual: the stage also waits for POST releasesets/<name>/promote.
+	ApprovalManual ApprovalMode = "Manual"
+)
+
+// Stage is one step of a rollout.
+type Stage struct {
+	// name of the stage, unique in the ReleaseSet (a DNS label).
+	Name string `json:"name"`
+	// clusterSelector picks this stage's Clusters among those the ReleaseSet selects and
+	// no earlier stage took. Unset: all of them.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	// maxParallel is how many of the stage's Releases may be updated and not yet Ready
+	// at a time: a number, or a percentage of the stage's Clusters (rounded up, at
+	// least 1). Unset: all.
+	// +optional
+	MaxParallel *intstr.IntOrString `json:"maxParallel,omitempty"`
+	// approval is Automatic (default) or Manual: a Manual stage starts only after POST
+	// releasesets/<name>/promote.
+	// +optional
+	// +default="Automatic"
+	Approval ApprovalMode `json:"approval,omitempty"`
+}
+
+// StageApproval records one POST to /promote.
+type StageApproval struct {
+	// stage is the name of the stage approved.
+	Stage string `json:"stage"`
+	// revision is the template revision the approval is for.
+	Revision string `json:"revision"`
+	// approvedAt is when the approval was recorded.
+	// +optional
+	ApprovedAt *metav1.Time `json:"approvedAt,omitempty"`
+	// approvedBy is the user who approved, as the API server authenticated them.
+	// +optional
+	ApprovedBy string `json:"approvedBy,omitempty"`
+}
+
+// StagePhase is where a stage's rollout of the current revision stands.
+// +enum
+type StagePhase string
+
+// Phases of a stage.
+const (
+	// StageWaiting: an earlier stage is not Complete.
+	StageWaiting StagePhase = "Waiting"
+	// StageWaitingForApproval: a Manual stage whose earlier stages are Complete waits for /promote.
+	StageWaitingForApproval StagePhase = "WaitingForApproval"
+	// StageProgressing: the stage's Releases are being updated to the revision.
+	StageProgressing StagePhase = "Progressing"
+	// StageComplete: every Release of the stage is Ready at the revision.
+	StageComplete StagePhase = "Complete"
+	// StageHalted: a Release of the stage ended its rollout Failed or RolledBack.
+	StageHalted StagePhase = "Halted"
+)
+
+// ReleaseSetStatus is written by the controller.
+type ReleaseSetStatus struct {
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// revision is the digest of spec.template that the rollout delivers.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// conditions hold Ready (every Release Ready at the revision), Progressing and Halted.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// stages say where each stage's rollout of the revision stands, in rollout order.
+	// +optional
+	// +listType=atomic
+	Stages []StageStatus `json:"stages,omitempty"`
+	// skipped are selected Clusters that get no Release, with the reason.
+	// +optional
+	// +listType=atomic
+	Skipped []SkippedCluster `json:"skipped,omitempty"`
+}
+
+// StageStatus says where one stage's rollout of the revision stands.
+type StageStatus struct {
+	// name of the stage.
+	Name string `json:"name"`
+	// phase: Waiting, WaitingForApproval, Progressing, Complete or Halted.
+	Phase StagePhase `json:"phase"`
+	// clusters is the number of Clusters in the stage.
+	Clusters int32 `json:"clusters"`
+	// updated is the number of the stage's Releases that have the revision.
+	Updated int32 `json:"updated"`
+	// ready is the number of the stage's Releases that are Ready at the revision.
+	Ready int32 `json:"ready"`
+}
+
+// SkippedCluster is a selected Cluster that gets no Release.
+type SkippedCluster struct {
+	// name of the Cluster.
+	Name string `json:"name"`
+	// reason, such as NamespaceNotAdmitted.
+	Reason string `json:"reason"`
+	// message says why, for people.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ReleaseSetList is a list of ReleaseSets.
+type ReleaseSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ReleaseSets.
+	Items []ReleaseSet `json:"items"`
+}
