@@ -62,10 +62,12 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		return &release.Result{Reason: reason, Message: err.Error()}, nil
 	}
 	st.render = res
-	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
 	if err := r.storeRender(ctx, st); err != nil {
+		// status.render names only a render whose Render object is stored.
+		st.render = nil
 		return nil, err
 	}
+	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
 	return nil, nil
 }
 
