@@ -55,7 +55,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	if err != nil {
 		reason := render.ReasonOf(err)
 		if reason == "" {
-			return nil, err // a cancelled context, or a bug: let the work queue retry
+			return nil, err // a cancelled context, or a bug: a failure of convoy's own (ownFailure)
 		}
 		// A lookup refused on the target, or a valuesFrom read refused on the host.
 		reason = forbiddenReason(host, forbiddenReason(target, reason, err), err)
