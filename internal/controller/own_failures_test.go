@@ -102,6 +102,14 @@ func TestARefusedPreDeleteHookObjectHoldsTheDeletionAsHookFailed(t *testing.T) {
 			got.Status, rel.Status, e.configMap("web-config") != nil)
 	}
 
+	// A forced /sync applies the hook again: refused again, the deletion still waits,
+	// and the force is handled.
+	forceAt := e.sync("web", true).Annotations[v1.AnnotationSyncForceRequestedAt]
+	rel = e.waitForceHandled("web", forceAt)
+	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); c == nil || c.Reason != v1.ReasonHookFailed || e.configMap("web-config") == nil {
+		t.Errorf("after a forced /sync: Applied %+v, web-config exists %v; want HookFailed and the objects kept", c, e.configMap("web-config") != nil)
+	}
+
 	e.update("web", func(r *v1.Release) { r.Spec.DeletionPolicy = v1.DeletionPolicyOrphan })
 	e.eventually("the Release deleted", func() (bool, string) {
 		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &v1.Release{})
