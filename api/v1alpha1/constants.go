@@ -78,6 +78,8 @@ const (
 	EventObserverAssessmentOverdue = "ObserverAssessmentOverdue"
 	// EventOutlivedNamespace: a Warning when the controller deletes a Release that outlived its namespace (the namespace was deleted, or deleted and created again, and the Release was left in convoy's storage).
 	EventOutlivedNamespace = "OutlivedNamespace"
+	// EventForceSpent: a Warning when a reconcile used up a forced /sync without acting on it (it waited for a cluster wave, stopped before the apply, or its forced apply failed); a new forced /sync is needed.
+	EventForceSpent = "ForceSpent"
 )
 
 // Annotations.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
@@ -72,7 +74,7 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 	failed := len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete && release.FailedHookOf("", recorded) != nil
 	switch {
 	case failed && d.forced == nil:
-		res := &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(release.FailedHookOf("", recorded).Message)}
+		res := &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(recorded)}
 		return res, h.r.writeDeletionStatus(ctx, rel, h.st.now, h.status, res, nil)
 	case failed:
 		if err := h.rerun(ctx); err != nil {
@@ -81,10 +83,17 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 	}
 	stop, err := h.run(ctx, phase)
 	if err != nil {
-		return nil, err
+		failed, ok := refusedHook(h, phase, err)
+		if !ok {
+			return nil, err
+		}
+		// Recorded as a failed hook, so that the deletion holds on it as on a failed
+		// Job, until a forced /sync or deletionPolicy Orphan (issue 33 point 6).
+		h.status = changeTo(failed)
+		stop = &release.Result{Reason: v1.ReasonHookFailed}
 	}
 	if stop != nil && stop.Reason == v1.ReasonHookFailed {
-		stop = &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(stop.Message)}
+		stop = &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(h.status.to)}
 		h.r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonHookFailed, "Delete", "%s", stop.Message)
 	}
 	var forced *metav1.Time
@@ -94,12 +103,35 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 	return stop, h.r.writeDeletionStatus(ctx, rel, h.st.now, h.status, stop, forced)
 }
 
-// deleteHookFailed is the message of a failed delete hook: what holds the deletion,
-// and the two ways on.
-func deleteHookFailed(msg string) string {
-	return fmt.Sprintf("The deletion waits: a delete hook failed. %s Run it again with a forced /sync "+
-		"(kubectl convoy release sync --force), or set spec.deletionPolicy to Orphan to delete the Release "+
-		"without its hooks and leave its objects.", msg)
+// refusedHook is the status.hooks of a delete hook whose object the API server
+// refuses as rendered (err, from run: a 422 or 400, Unappliable), recorded as failed;
+// false for any other error, which the work queue retries.
+func refusedHook(h *hookRun, phase v1.HookPhase, err error) ([]v1.HookStatus, bool) {
+	he, ok := errors.AsType[*hookError](err)
+	if !ok || apply.Reason(err) != v1.ReasonUnappliable {
+		return nil, false
+	}
+	return []v1.HookStatus{{
+		Name: he.hook.Name, Batch: he.hook.Batch, HookPhase: phase, Run: h.kind, RenderRef: h.renderRef,
+		Phase: v1.HookJobFailed, Job: he.hook.Job,
+		Message: "The API server refuses its object: " + err.Error(),
+	}}, true
+}
+
+// deleteHookFailed is the message of a failed delete hook, from what status.hooks
+// records of it: what holds the deletion, and the two ways on. A re-run runs the hooks
+// of the same render (the deletion renders nothing anew), so it helps only when the
+// cause is outside the chart: a Job that failed on the cluster's state, an object the
+// cluster refused because of another one.
+func deleteHookFailed(status []v1.HookStatus) string {
+	batch := int32(0)
+	if len(status) > 0 {
+		batch = status[0].Batch
+	}
+	return fmt.Sprintf("The deletion waits: delete hook batch %d failed: %s. Run it again with a forced /sync "+
+		"(kubectl convoy release sync --force) once its cause is fixed (the deletion runs the hooks of the render "+
+		"applied last: one that the chart renders wrong fails again), or set spec.deletionPolicy to Orphan to "+
+		"delete the Release without its hooks and leave its objects.", batch, release.HookFailures(status))
 }
 
 // jobs are the names of the delete hooks' Jobs.

@@ -32,6 +32,11 @@ type env struct {
 	calls  *calls
 	// reconciler is the controller's Reconciler, for tests that call it directly.
 	reconciler *Reconciler
+	// opts are the options the controller was started with.
+	opts envOptions
+	// stopController stops the controller; stopped is closed once its manager stopped.
+	stopController context.CancelFunc
+	stopped        <-chan struct{}
 }
 
 // envOptions configure the controller of a test.
@@ -104,8 +109,18 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	ns := testenv.Namespace(t, ctx, c, "ctrl", nil)
-	e := &env{t: t, ctx: ctx, ns: ns, client: c, calls: &calls{}}
+	e := &env{t: t, ctx: ctx, ns: ns, client: c, calls: &calls{}, opts: o}
+	e.startController()
+	return e
+}
 
+// startController starts a release controller on the test's namespace with the
+// test's options, as convoy controller builds it: a new manager and Setup.
+func (e *env) startController() {
+	t, ctx, o := e.t, e.ctx, e.opts
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
+	e.stopController = stop
 	mgrConfig := hostConfig()
 	if o.requests != nil {
 		mgrConfig.WrapTransport = o.requests.wrap
@@ -148,15 +163,25 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startManager(t, ctx, mgr)
+	e.stopped = startManager(t, ctx, mgr)
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("the controller's cache did not sync")
 	}
-	return e
 }
 
-// startManager runs mgr until the end of the test.
-func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) {
+// restartController stops the test's controller, waits until its manager has
+// stopped, and starts a new one: what survives in the controller's memory (failure
+// counts, the work queue's retry counts) is gone, as after a restart of the process.
+func (e *env) restartController() {
+	e.t.Helper()
+	e.stopController()
+	<-e.stopped
+	e.startController()
+}
+
+// startManager runs mgr until ctx ends or the test does; the channel it returns is
+// closed once mgr has stopped.
+func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) <-chan struct{} {
 	t.Helper()
 	ctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -170,6 +195,7 @@ func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) {
 		stop()
 		<-done
 	})
+	return done
 }
 
 // calls records the reconciles the controller makes and what they returned.

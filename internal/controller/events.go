@@ -40,6 +40,9 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 		changes = fmt.Sprintf(" Objects: %d created, %d changed, %d pruned.", c.created, c.configured, c.pruned)
 	}
 
+	if f := out.ForceSpent; f != nil {
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventForceSpent, "Sync", "%s", f.Message)
+	}
 	if o := out.Overdue; o != nil && overdueIsNew(rel, o) {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventObserverAssessmentOverdue, "Reconcile", "%s", o.Message)
 	}

@@ -162,7 +162,7 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	for _, hook := range step.Apply {
 		logger.Info("Applying a hook object", "kind", hook.Object.GetKind(), "name", hook.Object.GetName(), "phase", phase, "batch", hook.Batch)
 		if err := h.apply(ctx, hook.Object); err != nil {
-			return nil, err
+			return nil, &hookError{hook: hook, err: err}
 		}
 	}
 	for _, hook := range step.Create {
@@ -199,6 +199,16 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	}
 	return step.Stop, nil
 }
+
+// hookError is the failure to apply the object of one hook, naming the hook; its
+// message is the apply's (apply.Reason reads through it).
+type hookError struct {
+	hook hooks.Hook
+	err  error
+}
+
+func (e *hookError) Error() string { return e.err.Error() }
+func (e *hookError) Unwrap() error { return e.err }
 
 // replaceWait is how soon a run that deleted the Job of another run looks again
 // whether it is gone, to create its own.

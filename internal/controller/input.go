@@ -84,8 +84,11 @@ type changeCounts struct {
 }
 
 // gather reads everything one reconcile decides from, once: steps 2–4 of the flow
-// and the data of steps 5–7. An error is a failure to read convoy's own objects (the
-// cache, the API server); a failure of the cluster or the render is Input.Preflight.
+// and the data of steps 5–7. An error is a failure to read or write convoy's own
+// objects (the cache, the API server: a Render to store, say); the Input holds what was
+// gathered before it, the observer's health included, and the reconcile reports the
+// error as a transient failure (ownFailure). A failure of the cluster or the render is
+// Input.Preflight.
 func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, error) {
 	rel := st.rel
 	in := release.Input{
@@ -97,6 +100,20 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	}
 	if ls := rel.Status.LastSuccessful; ls != nil {
 		in.LastSuccessfulRender = ls.RenderRef
+	}
+
+	// The observer's health first: a failure to read anything after it still
+	// reports the Healthy condition as it is (ownFailure).
+	var err error
+	if st.inventory, err = r.cachedInventory(ctx, rel); err != nil {
+		return in, err
+	}
+	in.Health = health(st.inventory)
+	in.InventoryGeneration = r.inventoryGeneration(st)
+	if st.inventory != nil && st.inventory.SyncWave != nil {
+		// The inventory's syncWave, written with its renderRef: the Release's
+		// status.syncWave misses it when the status write after the apply failed.
+		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
 	}
 
 	others, err := sameCluster(ctx, r.client, rel)
@@ -114,17 +131,6 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		if st.render != nil {
 			in.CurrentRender = st.render.Ref
 		}
-	}
-
-	if st.inventory, err = r.cachedInventory(ctx, rel); err != nil {
-		return in, err
-	}
-	in.Health = health(st.inventory)
-	in.InventoryGeneration = r.inventoryGeneration(st)
-	if st.inventory != nil && st.inventory.SyncWave != nil {
-		// The inventory's syncWave, written with its renderRef: the Release's
-		// status.syncWave misses it when the status write after the apply failed.
-		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
 	}
 
 	if in.Pin, err = r.pin(ctx, st); err != nil {

@@ -43,3 +43,38 @@ func TestSP42_NonTransientFailureKeepsTheWorkQueueCount(t *testing.T) {
 		t.Errorf("NumRequeues = %d after a reset and one failure, want 1", n)
 	}
 }
+
+// SP-42 — seed: "Without retryBackoff.initial, the work queue retries with its default
+// rate limiter. That limiter starts at 5 milliseconds and doubles the delay up to 1000
+// seconds." The limiter is convoy's own (newRetryLimiter, which Setup gives the
+// controller's work queue: TestSP42_TransientFailureWithoutInitialGoesToTheWorkQueue
+// sees its count grow); this pins its delays, the 1000 s cap included, for as many
+// failures as a Release may have.
+func TestSP42_DefaultRateLimiterStartsAt5msAndDoublesTo1000s(t *testing.T) {
+	seed := "That limiter starts at 5 milliseconds and doubles the delay up to 1000 seconds."
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "podinfo"}}
+	l := newRetryLimiter()
+	var got []time.Duration
+	for range 40 {
+		got = append(got, l.When(req))
+	}
+	var want []time.Duration
+	for d := 5 * time.Millisecond; len(want) < 40; d *= 2 {
+		want = append(want, min(d, 1000*time.Second))
+	}
+	// 5 ms × 2^17 = 655.36 s, × 2^18 = 1310.72 s: the 19th failure is the first at the cap.
+	if want[0] != 5*time.Millisecond || want[1] != 10*time.Millisecond || want[17] != 655360*time.Millisecond ||
+		want[18] != 1000*time.Second || want[39] != 1000*time.Second {
+		t.Fatalf("the expected table is wrong: %v", want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("seed: %q\ndelay of failure %d = %v, want %v", seed, i+1, got[i], want[i])
+		}
+	}
+	// A success (or a hold) makes the work queue forget the Release: 5 ms again.
+	l.Forget(req)
+	if d := l.When(req); d != 5*time.Millisecond {
+		t.Errorf("seed: %q\ndelay after a success = %v, want 5ms", seed, d)
+	}
+}

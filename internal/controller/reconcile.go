@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -130,7 +131,9 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	st := &state{rel: rel, now: started}
 	in, err := r.gather(ctx, st)
 	if err != nil {
-		return reconcile.Result{}, err
+		if in.Preflight, err = ownFailure(ctx, err); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	in.Failures = r.failures.Get(key)
 
@@ -138,7 +141,11 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	var ap applied
 	if plan.Apply != nil {
 		if ap, err = r.applyStep(ctx, st, in, plan.Apply); err != nil {
-			return reconcile.Result{}, err
+			var res *release.Result
+			if res, err = ownFailure(ctx, err); err != nil {
+				return reconcile.Result{}, err
+			}
+			ap.result = *res
 		}
 	}
 	out := release.Finish(in, plan, ap.attempt())
@@ -175,6 +182,21 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		return reconcile.Result{}, &reasonError{reason: out.Result.Reason, message: out.Result.Message}
 	}
 	return reconcile.Result{RequeueAfter: out.Requeue.After}, nil
+}
+
+// ownFailure turns err, a failure to read or write convoy's own objects on the host
+// (the cache, a Render to store, the Render of the render to apply), into the Result
+// of the reconcile: DeployFailed, transient, so that it is reported in the Applied
+// condition, counted, and retried with the Release's retryBackoff like any transient
+// failure (issue 33 point 6). A cancelled context (the controller stops) is no failure
+// of the Release: it is returned as it is, and nothing is written.
+func ownFailure(ctx context.Context, err error) (*release.Result, error) {
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	logr.FromContextOrDiscard(ctx).Error(err, "Cannot read or write convoy's own objects")
+	return &release.Result{Reason: v1.ReasonDeployFailed, Message: fmt.Sprintf(
+		"Convoy cannot read or write its own objects on the host cluster: %s. It retries.", strings.TrimSuffix(strings.TrimSpace(err.Error()), "."))}, nil
 }
 
 // reasonError is a transient failure handed to the work queue, whose default rate

@@ -55,17 +55,19 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	if err != nil {
 		reason := render.ReasonOf(err)
 		if reason == "" {
-			return nil, err // a cancelled context, or a bug: let the work queue retry
+			return nil, err // a cancelled context, or a bug: a failure of convoy's own (ownFailure)
 		}
 		// A lookup refused on the target, or a valuesFrom read refused on the host.
 		reason = forbiddenReason(host, forbiddenReason(target, reason, err), err)
 		return &release.Result{Reason: reason, Message: err.Error()}, nil
 	}
 	st.render = res
-	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
 	if err := r.storeRender(ctx, st); err != nil {
+		// status.render names only a render whose Render object is stored.
+		st.render = nil
 		return nil, err
 	}
+	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
 	return nil, nil
 }
 

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
 )
 
 func TestSP42_TransientFailureWithoutInitialGoesToTheWorkQueue(t *testing.T) {
@@ -30,6 +32,49 @@ func TestSP42_TransientFailureWithoutInitialGoesToTheWorkQueue(t *testing.T) {
 	r, _ := e.lastResult("web")
 	if r.err == nil || !strings.HasPrefix(r.err.Error(), v1.ReasonClusterNotReady+":") || r.res.RequeueAfter != 0 {
 		t.Errorf("last result %+v, want the ClusterNotReady error returned to the work queue", r)
+	}
+	// The work queue that retries is convoy's limiter (newRetryLimiter, whose delays
+	// TestSP42_DefaultRateLimiterStartsAt5msAndDoublesTo1000s pins): it counts them.
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.ns, Name: "web"}}
+	if n := e.reconciler.retries.NumRequeues(req); n < 3 {
+		t.Errorf("the controller's retry limiter counts %d retries of web after 4 failed reconciles, want at least 3", n)
+	}
+}
+
+func TestSP41_RestartResetsTheCount(t *testing.T) {
+	// seed: "convoy counts the failures in memory. [...] A restart of the controller
+	// also resets it." The controller is stopped and started again as the process
+	// builds it (a new manager and Setup): the first retry after the restart waits
+	// initial again, not the next step of the backoff.
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic(), cluster("nowhere"), func(r *v1.Release) {
+		r.Spec.SyncPolicy.RetryBackoff = &v1.RetryBackoff{
+			Initial: &metav1.Duration{Duration: 500 * time.Millisecond}, Factor: v1.NewFactor(10),
+		}
+	})
+	e.eventually("two failures", func() (bool, string) {
+		d := e.requeueDelays("web")
+		return len(d) >= 2, fmt.Sprintf("delays %v", d)
+	})
+	if d := e.requeueDelays("web"); d[0] != 500*time.Millisecond || d[1] != 5*time.Second {
+		t.Fatalf("delays %v, want 500ms then 5s", d)
+	}
+	if n := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}); n != 2 {
+		t.Fatalf("the controller counts %d failures, want 2", n)
+	}
+
+	// Restarted while the next retry (5 s) waits; without the reset it would wait 50 s.
+	n := len(e.requeueDelays("web"))
+	e.restartController()
+	e.eventually("the first reconcile after the restart", func() (bool, string) {
+		d := e.requeueDelays("web")
+		return len(d) > n, fmt.Sprintf("delays %v", d)
+	})
+	if d := e.requeueDelays("web"); d[n] != 500*time.Millisecond {
+		t.Errorf("delays %v: the first failure after the restart waits %v, want initial (500ms): the count starts again", d, d[n])
+	}
+	if got := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}); got < 1 || got > 2 {
+		t.Errorf("the restarted controller counts %d failures, want the failures since its start", got)
 	}
 }
 

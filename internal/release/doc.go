@@ -9,8 +9,9 @@
 //     or stops with which reason and message (Decide);
 //   - which sync waves to apply before holding with WaitingForSyncWave (PlanWaves);
 //   - the next step of the lifecycle hooks of one phase: which batch runs, which of
-//     its Jobs to create, WaitingForHooks or HookFailed (PlanHooks), and the hook
-//     Jobs' names (HookJobName);
+//     its Jobs to create, WaitingForHooks or HookFailed (PlanHooks; the hook Jobs'
+//     names are internal/hooks');
+//   - whether a pending force was used up without acting on it (SpentForce);
 //   - from how the attempt ended: the Applied, Healthy and Ready conditions, the status
 //     fields to write (lastSuccessful, lastHandledSyncAt, lastHandledForceSyncAt, a new
 //     rollout), how the in-memory failure count changes, and when to reconcile again

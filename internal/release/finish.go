@@ -31,6 +31,10 @@ type Outcome struct {
 	// Overdue, when set, is a wait on the observer's assessment that has lasted longer
 	// than the bound (CheckAssessment); Finish leaves it nil.
 	Overdue *Overdue
+	// ForceSpent, when set, is the pending force that this reconcile used up without
+	// acting on it (SpentForce), for a Warning event; the Applied condition's message
+	// says it too.
+	ForceSpent *ForceSpent
 }
 
 // StatusUpdate lists the status fields a reconcile changes besides the conditions. A
@@ -114,6 +118,9 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 
 	out := Outcome{Result: res, Kind: KindOf(res.Reason), Counter: counterUpdateFor(KindOf(res.Reason))}
+	if out.ForceSpent = SpentForce(plan, attempt); out.ForceSpent != nil {
+		out.Result.Message = withSentence(out.Result.Message, out.ForceSpent.Message)
+	}
 
 	lastSuccessful := in.LastSuccessfulRender
 	if applied {
@@ -156,7 +163,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 		out.Status.LastHandledForceSyncAt = timeCopy(plan.Force.At)
 	}
 
-	out.Applied = AppliedCondition(res)
+	out.Applied = AppliedCondition(out.Result)
 	// Health counts only when it assesses the inventory as this reconcile left it: the
 	// reconcile that applies a render's last wave must not report it Healthy from the
 	// assessment of its first waves (issue 33).

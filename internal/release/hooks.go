@@ -163,16 +163,28 @@ func timeoutOf(h hooks.Hook) time.Duration {
 // message is the one the reconcile that saw the failure reported, so the condition
 // does not change.
 func FailedHookOf(renderRef string, status []v1.HookStatus) *FailedHook {
-	var failed []string
-	for _, h := range status {
-		if h.Phase == v1.HookJobFailed {
-			failed = append(failed, fmt.Sprintf("Job %s of hook %s: %s", h.Job, h.Name, strings.TrimSuffix(h.Message, ".")))
-		}
-	}
-	if len(failed) == 0 {
+	failed := HookFailures(status)
+	if failed == "" {
 		return nil
 	}
 	return &FailedHook{RenderRef: renderRef, Message: fmt.Sprintf(
 		"Hook batch %d failed: %s. Nothing more runs for this render until the render changes "+
-			"or a forced /sync runs the hooks again.", status[0].Batch, strings.Join(failed, "; "))}
+			"or a forced /sync runs the hooks again.", status[0].Batch, failed)}
+}
+
+// HookFailures lists the Failed entries of status, each with its Job (or, for a hook
+// object the API server refused, its hook) and why, joined by "; "; empty when none
+// failed.
+func HookFailures(status []v1.HookStatus) string {
+	var failed []string
+	for _, h := range status {
+		switch {
+		case h.Phase != v1.HookJobFailed:
+		case h.Job == "":
+			failed = append(failed, fmt.Sprintf("hook %s: %s", h.Name, strings.TrimSuffix(h.Message, ".")))
+		default:
+			failed = append(failed, fmt.Sprintf("Job %s of hook %s: %s", h.Job, h.Name, strings.TrimSuffix(h.Message, ".")))
+		}
+	}
+	return strings.Join(failed, "; ")
 }

@@ -26,7 +26,9 @@ type Input struct {
 	ClusterWaveBlocker string
 	// Preflight is the Result of resolving the Cluster and rendering (steps 3–4) when
 	// one of them stopped the reconcile (ClusterNotReady, SourceNotReady,
-	// ValuesNotReady, Unsupported, Unappliable); nil when the render succeeded.
+	// ValuesNotReady, Unsupported, Unappliable), or DeployFailed when the controller
+	// could not read or write its own objects while it gathered the Input (a Render to
+	// store, say); nil when the render succeeded.
 	Preflight *Result
 
 	// CurrentRender is the ref of this reconcile's render (status.render.ref); empty
