@@ -42,9 +42,13 @@ func TestMainStrategyUpdate(t *testing.T) {
 			want:           func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Template.Spec.Chart.Version = "6.7.2" },
 		},
 		"a strategy change bumps the generation": {
-			change:         func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Strategy.Stages[0].Approval = convoyv1alpha1.ApprovalAutomatic },
+			change: func(s *convoyv1alpha1.ReleaseSet) {
+				s.Spec.Strategy.Stages[0].Approval = convoyv1alpha1.ApprovalAutomatic
+			},
 			wantGeneration: 4,
-			want:           func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Strategy.Stages[0].Approval = convoyv1alpha1.ApprovalAutomatic },
+			want: func(s *convoyv1alpha1.ReleaseSet) {
+				s.Spec.Strategy.Stages[0].Approval = convoyv1alpha1.ApprovalAutomatic
+			},
 		},
 		"equal values in another order do not": {
 			change: func(s *convoyv1alpha1.ReleaseSet) {
