@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -456,5 +460,57 @@ func TestReleaseSetTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("REVISION, STAGE, READY cells (-want +got):\n%s", diff)
+	}
+}
+
+// kubectl finds ReleaseSets by their short name and prints where the rollout stands;
+// kubectl explain describes the stages from the OpenAPI document.
+func TestKubectlGetAndExplainReleaseSets(t *testing.T) {
+	ns := testNamespace(t)
+	kubectl := filepath.Join(env.cluster.BinDir(), "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Skipf("kubectl is not built (%v): run hack/kube/build.sh kubectl", err)
+	}
+	waitingForApproval(t, mustCreateSet(t, releaseSet(ns, "podinfo")))
+	cache := t.TempDir() // no discovery or OpenAPI cached by an earlier kubectl
+	kubectlOut := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx(t), kubectl, append([]string{"--kubeconfig", env.cluster.KubeconfigPath(),
+			"--cache-dir", cache}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := kubectlOut(args...)
+		if err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	lines := strings.Split(strings.TrimSpace(run("-n", ns, "get", "relset")), "\n")
+	if len(lines) != 2 || !slices.Equal(strings.Fields(lines[0]), []string{"NAME", "REVISION", "STAGE", "READY", "AGE"}) {
+		t.Fatalf("kubectl get relset:\n%s", strings.Join(lines, "\n"))
+	}
+	if got := strings.Fields(lines[1]); len(got) != 6 || got[0] != "podinfo" || got[1] != "0123456789" ||
+		got[2] != "rest" || got[3] != "(WaitingForApproval)" || got[4] != "1/4" {
+		t.Errorf("kubectl get relset row: %q", lines[1])
+	}
+	wide := run("-n", ns, "get", "releasesets", "-o", "wide")
+	for _, want := range []string{"UPDATED", "SKIPPED", "MESSAGE"} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("kubectl get -o wide lacks %s:\n%s", want, wide)
+		}
+	}
+	// The aggregator fetches convoy apiserver's OpenAPI document a little after the
+	// APIService became Available.
+	var explain string
+	testenv.Eventually(t, ctx(t), "kubectl explain releaseset", time.Minute, func() (bool, string) {
+		var err error
+		explain, err = kubectlOut("explain", "releaseset.spec.strategy.stages")
+		return err == nil, explain
+	})
+	for _, want := range []string{"maxParallel", "approval", "clusterSelector", "Manual"} {
+		if !strings.Contains(explain, want) {
+			t.Errorf("kubectl explain releaseset.spec.strategy.stages lacks %q:\n%s", want, explain)
+		}
 	}
 }
