@@ -383,8 +383,9 @@ func TestReleaseSetPromoteUnderAdmissionPolicy(t *testing.T) {
 }
 
 // A user who may write releasesets but not releases gets nothing through a set: 403
-// naming the missing verb, on create and on update; with create, update and delete
-// on releases the same request is allowed.
+// naming the missing verb, on create and on an update of spec; with create, update
+// and delete on releases the same request is allowed. Writes of metadata alone are
+// left to RBAC on releasesets.
 func TestReleaseSetTenancy(t *testing.T) {
 	ns := testNamespace(t)
 	sets := rule(convoyv1alpha1.ResourceReleaseSets, "get", "list", "watch", "create", "update", "patch")
@@ -419,6 +420,25 @@ func TestReleaseSetTenancy(t *testing.T) {
 	}
 	if got := getSet(t, ns, "podinfo"); got.Generation != 1 {
 		t.Errorf("generation %d after refused updates, want 1", got.Generation)
+	}
+	// A write of metadata alone changes no Release: RBAC on releasesets decides (the
+	// garbage collector, which may not create Releases, removes its finalizers so).
+	meta := []byte(`{"metadata":{"labels":{"tier":"web"},"finalizers":["example.com/hold"]}}`)
+	if err := setsOnly.Patch(types.MergePatchType).Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").
+		Body(meta).Do(ctx(t)).Error(); err != nil {
+		t.Errorf("PATCH of labels and finalizers as a user who may not write releases: %v", err)
+	}
+	if err := setsOnly.Patch(types.JSONPatchType).Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").
+		Body([]byte(`[{"op":"remove","path":"/metadata/finalizers"}]`)).Do(ctx(t)).Error(); err != nil {
+		t.Errorf("removing the finalizer as a user who may not write releases: %v", err)
+	}
+	// Server-side apply that would create a set is checked as a create.
+	apply := []byte(`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"ReleaseSet","metadata":{"name":"applied","namespace":"` + ns + `"},
+"spec":{"template":{"spec":{"chart":{"repository":"https://charts.example.com","name":"podinfo"}}}}}`)
+	err = setsOnly.Patch(types.ApplyPatchType).Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("applied").
+		Param("fieldManager", "sets-only").Body(apply).Do(ctx(t)).Error()
+	if statusCode(err) != http.StatusForbidden {
+		t.Errorf("server-side apply creating a set as a user who may not write releases: %v, want 403", err)
 	}
 	err = writer.Patch(types.MergePatchType).Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").Body(patch).Do(ctx(t)).Error()
 	if err != nil {

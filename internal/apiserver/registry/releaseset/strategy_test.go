@@ -113,3 +113,38 @@ func TestStatusStrategyWritesOnlyStatus(t *testing.T) {
 		t.Errorf("a /status write changed more than status (-want +got):\n%s", diff)
 	}
 }
+
+func TestWritesReleases(t *testing.T) {
+	cases := map[string]struct {
+		change func(*convoyv1alpha1.ReleaseSet)
+		old    func(*convoyv1alpha1.ReleaseSet)
+		want   bool
+	}{
+		"a create (nothing stored)": {old: func(s *convoyv1alpha1.ReleaseSet) { *s = convoyv1alpha1.ReleaseSet{} }, want: true},
+		"a template change":         {change: func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Template.Spec.Chart.Version = "2" }, want: true},
+		"a selector change": {change: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}
+		}, want: true},
+		"labels, annotations, finalizers": {change: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Labels, s.Annotations, s.Finalizers = map[string]string{"x": "y"}, nil, []string{"foregroundDeletion"}
+		}},
+		"equal values in another order": {change: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Template.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"b":2, "a":1}`)}
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			old, obj := stored(), stored()
+			old.ResourceVersion, obj.ResourceVersion = "7", "7"
+			if tc.old != nil {
+				tc.old(old)
+			}
+			if tc.change != nil {
+				tc.change(obj)
+			}
+			if got := WritesReleases(obj, old); got != tc.want {
+				t.Errorf("WritesReleases = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -52,10 +52,14 @@ func (a AuthorizerAccess) MayWriteReleases(ctx context.Context, namespace, verb 
 	return false, reason, err
 }
 
-// tenantREST is the main resource of ReleaseSets: a create or update (PUT, PATCH,
-// server-side apply, dry runs included) is refused with 403 unless the user may also
-// create, update and delete releases in the namespace. Deletes, reads and the
-// subresources are not checked: RBAC on releasesets decides them.
+// tenantREST is the main resource of ReleaseSets: a create, or an update that changes
+// spec (PUT, PATCH, server-side apply, dry runs included), is refused with 403 unless
+// the user may also create, update and delete releases in the namespace. A write of
+// metadata alone (labels, annotations, finalizers, owner references) changes no
+// Release and is not checked, so that the garbage collector and the namespace
+// controller, which may not create Releases, can still remove their finalizers.
+// Deletes, reads and the subresources are not checked either: RBAC on releasesets
+// decides them.
 type tenantREST struct {
 	*registry.REST
 	access ReleasesAccess
@@ -74,14 +78,46 @@ func (r *tenantREST) Create(ctx context.Context, obj runtime.Object, createValid
 	return r.REST.Create(ctx, obj, createValidation, options)
 }
 
-// Update checks the user's rights on releases, then updates.
+// Update updates; when the update creates the ReleaseSet or changes its spec, only
+// after checking the user's rights on releases (inside the storage's
+// read-modify-write, where the stored object is known).
 func (r *tenantREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo,
 	createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc,
 	forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	if err := r.authorize(ctx, name); err != nil {
-		return nil, false, err
+	checked := checkedObjectInfo{UpdatedObjectInfo: objInfo, authorize: func(ctx context.Context) error { return r.authorize(ctx, name) }}
+	return r.REST.Update(ctx, name, checked, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// checkedObjectInfo is the new object of an update, refused by authorize when it
+// creates the ReleaseSet or changes its spec.
+type checkedObjectInfo struct {
+	rest.UpdatedObjectInfo
+	authorize func(context.Context) error
+}
+
+// UpdatedObject returns the new object, or authorize's error.
+func (i checkedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
+	obj, err := i.UpdatedObjectInfo.UpdatedObject(ctx, oldObj)
+	if err != nil {
+		return nil, err
 	}
-	return r.REST.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	if WritesReleases(obj, oldObj) {
+		if err := i.authorize(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
+}
+
+// WritesReleases reports whether an update from old to obj may change the Releases
+// a set writes: it creates the set (old not stored yet) or changes its spec.
+func WritesReleases(obj, old runtime.Object) bool {
+	s, ok1 := obj.(*convoyv1alpha1.ReleaseSet)
+	o, ok2 := old.(*convoyv1alpha1.ReleaseSet)
+	if !ok1 || !ok2 || o.ResourceVersion == "" {
+		return true
+	}
+	return !registry.Semantic.DeepEqual(s.Spec, o.Spec)
 }
 
 // authorize is nil when the user of ctx may do every ReleaseVerb on releases in the
