@@ -384,8 +384,8 @@ func TestReleaseSetPromoteUnderAdmissionPolicy(t *testing.T) {
 
 // A user who may write releasesets but not releases gets nothing through a set: 403
 // naming the missing verb, on create and on an update of spec; with create, update
-// and delete on releases the same request is allowed. Writes of metadata alone are
-// left to RBAC on releasesets.
+// and delete on releases the same request is allowed. A delete needs delete on
+// releases. Writes of metadata alone are left to RBAC on releasesets.
 func TestReleaseSetTenancy(t *testing.T) {
 	ns := testNamespace(t)
 	sets := rule(convoyv1alpha1.ResourceReleaseSets, "get", "list", "watch", "create", "update", "patch")
@@ -432,6 +432,17 @@ func TestReleaseSetTenancy(t *testing.T) {
 		Body([]byte(`[{"op":"remove","path":"/metadata/finalizers"}]`)).Do(ctx(t)).Error(); err != nil {
 		t.Errorf("removing the finalizer as a user who may not write releases: %v", err)
 	}
+	// Deleting a set deletes its Releases: it needs delete on releases.
+	deleter := grant(t, ns, "deleter-"+testenv.RandomSuffix(), rule(convoyv1alpha1.ResourceReleaseSets, "get", "delete", "deletecollection"))
+	err = deleter.Delete().Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").Do(ctx(t)).Error()
+	if statusCode(err) != http.StatusForbidden || !strings.Contains(err.Error(), `cannot delete resource "releases"`) {
+		t.Errorf("DELETE as a user who may not delete releases: %v, want 403 naming delete on releases", err)
+	}
+	err = deleter.Delete().Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Do(ctx(t)).Error()
+	if statusCode(err) != http.StatusForbidden {
+		t.Errorf("DELETE of the collection as a user who may not delete releases: %v, want 403", err)
+	}
+	getSet(t, ns, "podinfo")
 	// Server-side apply that would create a set is checked as a create.
 	apply := []byte(`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"ReleaseSet","metadata":{"name":"applied","namespace":"` + ns + `"},
 "spec":{"template":{"spec":{"chart":{"repository":"https://charts.example.com","name":"podinfo"}}}}}`)
@@ -443,6 +454,9 @@ func TestReleaseSetTenancy(t *testing.T) {
 	err = writer.Patch(types.MergePatchType).Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").Body(patch).Do(ctx(t)).Error()
 	if err != nil {
 		t.Errorf("PATCH as a user who may write releases: %v", err)
+	}
+	if err := admin(t).Delete().Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets).Name("podinfo").Do(ctx(t)).Error(); err != nil {
+		t.Errorf("DELETE as the admin: %v", err)
 	}
 }
 

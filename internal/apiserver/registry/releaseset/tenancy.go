@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -58,8 +59,9 @@ func (a AuthorizerAccess) MayWriteReleases(ctx context.Context, namespace, verb 
 // metadata alone (labels, annotations, finalizers, owner references) changes no
 // Release and is not checked, so that the garbage collector and the namespace
 // controller, which may not create Releases, can still remove their finalizers.
-// Deletes, reads and the subresources are not checked either: RBAC on releasesets
-// decides them.
+// A delete (one or a collection) needs delete on releases, since the garbage
+// collector then deletes the set's Releases. Reads and the subresources are not
+// checked: RBAC on releasesets decides them.
 type tenantREST struct {
 	*registry.REST
 	access ReleasesAccess
@@ -72,10 +74,28 @@ func (r *tenantREST) Create(ctx context.Context, obj runtime.Object, createValid
 	if s, ok := obj.(*convoyv1alpha1.ReleaseSet); ok {
 		name = s.Name
 	}
-	if err := r.authorize(ctx, name); err != nil {
+	if err := r.authorize(ctx, name, ReleaseVerbs...); err != nil {
 		return nil, err
 	}
 	return r.REST.Create(ctx, obj, createValidation, options)
+}
+
+// Delete checks that the user may delete releases, then deletes.
+func (r *tenantREST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc,
+	options *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	if err := r.authorize(ctx, name, "delete"); err != nil {
+		return nil, false, err
+	}
+	return r.REST.Delete(ctx, name, deleteValidation, options)
+}
+
+// DeleteCollection checks that the user may delete releases, then deletes.
+func (r *tenantREST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc,
+	options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
+	if err := r.authorize(ctx, "", "delete"); err != nil {
+		return nil, err
+	}
+	return r.REST.DeleteCollection(ctx, deleteValidation, options, listOptions)
 }
 
 // Update updates; when the update creates the ReleaseSet or changes its spec, only
@@ -84,7 +104,7 @@ func (r *tenantREST) Create(ctx context.Context, obj runtime.Object, createValid
 func (r *tenantREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo,
 	createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc,
 	forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	checked := checkedObjectInfo{UpdatedObjectInfo: objInfo, authorize: func(ctx context.Context) error { return r.authorize(ctx, name) }}
+	checked := checkedObjectInfo{UpdatedObjectInfo: objInfo, authorize: func(ctx context.Context) error { return r.authorize(ctx, name, ReleaseVerbs...) }}
 	return r.REST.Update(ctx, name, checked, createValidation, updateValidation, forceAllowCreate, options)
 }
 
@@ -120,16 +140,16 @@ func WritesReleases(obj, old runtime.Object) bool {
 	return !registry.Semantic.DeepEqual(s.Spec, o.Spec)
 }
 
-// authorize is nil when the user of ctx may do every ReleaseVerb on releases in the
+// authorize is nil when the user of ctx may do every verb on releases in the
 // namespace of ctx; else 403 naming the first verb missing, or 500 when the
 // authorizer cannot tell.
-func (r *tenantREST) authorize(ctx context.Context, name string) error {
+func (r *tenantREST) authorize(ctx context.Context, name string, verbs ...string) error {
 	namespace, _ := genericapirequest.NamespaceFrom(ctx)
 	user := "the user"
 	if u, ok := genericapirequest.UserFrom(ctx); ok {
 		user = fmt.Sprintf("user %q", u.GetName())
 	}
-	for _, verb := range ReleaseVerbs {
+	for _, verb := range verbs {
 		allowed, reason, err := r.access.MayWriteReleases(ctx, namespace, verb)
 		if allowed {
 			continue
@@ -138,8 +158,8 @@ func (r *tenantREST) authorize(ctx context.Context, name string) error {
 			return apierrors.NewInternalError(fmt.Errorf("checking whether %s may %s releases in namespace %q: %w", user, verb, namespace, err))
 		}
 		msg := fmt.Sprintf("%s cannot %s resource %q in API group %q in the namespace %q, "+
-			"and a ReleaseSet writes Releases: writing one needs %v on releases", user, verb,
-			convoyv1alpha1.ResourceReleases, convoyv1alpha1.GroupName, namespace, ReleaseVerbs)
+			"and a ReleaseSet writes Releases: this write of a ReleaseSet needs %v on releases", user, verb,
+			convoyv1alpha1.ResourceReleases, convoyv1alpha1.GroupName, namespace, verbs)
 		if reason != "" {
 			msg += " (" + reason + ")"
 		}
