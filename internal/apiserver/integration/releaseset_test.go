@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
@@ -367,6 +368,37 @@ func TestReleaseSetPromote(t *testing.T) {
 	reader := grant(t, ns, "reader-"+testenv.RandomSuffix(), rule(convoyv1alpha1.ResourceReleaseSets, "get", "list", "watch", "update", "patch"))
 	if _, err := postPromote(reader, ctx(t), ns, "podinfo"); statusCode(err) != http.StatusForbidden {
 		t.Errorf("POST /promote without releasesets/promote: %v, want 403", err)
+	}
+}
+
+// Discovery lists releasesets with their verbs, /status, and /promote as a create
+// (POST) whose kind is ReleaseSet (it answers with the set; it has no options kind).
+func TestReleaseSetDiscovery(t *testing.T) {
+	testenv.Integration(t)
+	list, err := discovery.NewDiscoveryClientForConfigOrDie(env.admin).ServerResourcesForGroupVersion(convoyv1alpha1.SchemeGroupVersion.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type resource struct {
+		Kind       string
+		Namespaced bool
+		Verbs      []string
+	}
+	got := map[string]resource{}
+	for _, r := range list.APIResources {
+		if strings.HasPrefix(r.Name, convoyv1alpha1.ResourceReleaseSets) {
+			verbs := slices.Clone([]string(r.Verbs))
+			slices.Sort(verbs)
+			got[r.Name] = resource{r.Kind, r.Namespaced, verbs}
+		}
+	}
+	want := map[string]resource{
+		"releasesets":         {"ReleaseSet", true, []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+		"releasesets/status":  {"ReleaseSet", true, []string{"get", "patch", "update"}},
+		"releasesets/promote": {"ReleaseSet", true, []string{"create"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("discovery of releasesets (-want +got):\n%s", diff)
 	}
 }
 
