@@ -110,9 +110,10 @@ func Promote(s *convoyv1alpha1.ReleaseSet, user string, now metav1.Time) error {
 			approvals = append(approvals, a)
 		}
 	}
-	s.Approvals = append(approvals, convoyv1alpha1.StageApproval{
+	approvals = append(approvals, convoyv1alpha1.StageApproval{
 		Stage: stage, Revision: st.Revision, ApprovedAt: &now, ApprovedBy: user,
 	})
+	s.Approvals = approvals
 	return nil
 }
 

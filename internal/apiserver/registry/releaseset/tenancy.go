@@ -2,6 +2,7 @@ package releaseset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,7 +42,7 @@ func (a AuthorizerAccess) MayWriteReleases(ctx context.Context, namespace, verb 
 		return false, "the request has no user", nil
 	}
 	if a.Authorizer == nil {
-		return false, "", fmt.Errorf("no authorizer")
+		return false, "", errors.New("no authorizer")
 	}
 	decision, reason, err := a.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
 		User: user, Verb: verb, Namespace: namespace, APIGroup: convoyv1alpha1.GroupName,
@@ -163,7 +164,7 @@ func (r *tenantREST) authorize(ctx context.Context, name string, verbs ...string
 		if reason != "" {
 			msg += " (" + reason + ")"
 		}
-		return apierrors.NewForbidden(convoyv1alpha1.Resource(convoyv1alpha1.ResourceReleaseSets), name, fmt.Errorf("%s", msg))
+		return apierrors.NewForbidden(convoyv1alpha1.Resource(convoyv1alpha1.ResourceReleaseSets), name, errors.New(msg))
 	}
 	return nil
 }
