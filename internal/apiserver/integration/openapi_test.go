@@ -3,10 +3,12 @@ package integration_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +186,7 @@ func TestTableAndSelectors(t *testing.T) {
 }
 
 // Discovery names the short names and the category of every kind, as kubectl uses
-// them: `kubectl get rel`, `kubectl get rinv`, `kubectl get convoy`.
+// them: `kubectl get rel`, `kubectl get rinv`, `kubectl get relset`, `kubectl get convoy`.
 func TestDiscoveryShortNamesAndCategories(t *testing.T) {
 	testenv.Integration(t)
 	dc, err := discovery.NewDiscoveryClientForConfig(env.admin)
@@ -206,10 +208,45 @@ func TestDiscoveryShortNamesAndCategories(t *testing.T) {
 	want := map[string]names{
 		"releases":           {Short: []string{"rel"}, Categories: convoy},
 		"releaseinventories": {Short: []string{"rinv"}, Categories: convoy},
+		"releasesets":        {Short: []string{"relset"}, Categories: convoy},
 		"renders":            {Categories: convoy},
 		"clusters":           {Categories: convoy},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("short names and categories (-want +got):\n%s", diff)
+	}
+}
+
+// No other resource of the cluster, built-in or convoy's, uses a short name of
+// convoy's: `kubectl get relset` (or rel, rinv) names one resource.
+func TestConvoyShortNamesAreUnique(t *testing.T) {
+	testenv.Integration(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(env.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The aggregated discovery calls convoy's group stale for a moment after the
+	// APIService became Available.
+	var lists []*metav1.APIResourceList
+	testenv.Eventually(t, ctx(t), "the discovery of every group", time.Minute, func() (bool, string) {
+		_, lists, err = dc.ServerGroupsAndResources()
+		return err == nil, fmt.Sprint(err)
+	})
+	owners := map[string][]string{}
+	for _, l := range lists {
+		group := strings.Split(l.GroupVersion, "/")[0]
+		for _, r := range l.APIResources {
+			for _, s := range r.ShortNames {
+				owner := r.Name + "." + group
+				if !slices.Contains(owners[s], owner) {
+					owners[s] = append(owners[s], owner)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"rel", "rinv", "relset"} {
+		if len(owners[s]) != 1 || !strings.HasSuffix(owners[s][0], "."+convoyv1alpha1.GroupName) {
+			t.Errorf("short name %s: used by %v, want only a convoy resource", s, owners[s])
+		}
 	}
 }
