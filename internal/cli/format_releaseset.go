@@ -12,8 +12,9 @@ import (
 )
 
 // FormatReleaseSetList is the table of releaseset list: NAMESPACE (with -A), NAME,
-// REVISION, STAGE (where the rollout stands: the stage and its phase), READY
-// (Releases Ready at the revision / Clusters), AGE.
+// REVISION (short), STAGE (where the rollout stands), READY (Releases Ready at the
+// revision / Clusters), AGE. REVISION, STAGE and READY say what `kubectl get
+// releasesets` says.
 func FormatReleaseSetList(items []v1.ReleaseSet, allNamespaces bool, now time.Time, t Terminal) string {
 	header := []string{"NAME", "REVISION", "STAGE", "READY", "AGE"}
 	if allNamespaces {
@@ -23,11 +24,17 @@ func FormatReleaseSetList(items []v1.ReleaseSet, allNamespaces bool, now time.Ti
 	for i := range items {
 		s := &items[i]
 		stage := "-"
-		if name, phase := RolloutStage(s.Status); name != "" {
+		if name, phase := RolloutStage(s.Status); phase == v1.StageComplete && name == "" {
+			stage = t.status(string(phase))
+		} else if name != "" {
 			stage = name + " (" + t.status(string(phase)) + ")"
 		}
-		ready, clusters := setReady(s.Status)
-		row := []string{s.Name, ShortRevision(s.Status.Revision), stage, fmt.Sprintf("%d/%d", ready, clusters), age(&s.CreationTimestamp, now)}
+		ready := "-"
+		if len(s.Status.Stages) > 0 {
+			r, c := setReady(s.Status)
+			ready = fmt.Sprintf("%d/%d", r, c)
+		}
+		row := []string{s.Name, ShortRef(s.Status.Revision), stage, ready, age(&s.CreationTimestamp, now)}
 		if allNamespaces {
 			row = append([]string{s.Namespace}, row...)
 		}
@@ -39,22 +46,18 @@ func FormatReleaseSetList(items []v1.ReleaseSet, allNamespaces bool, now time.Ti
 	return table(header, rows)
 }
 
-// RolloutStage is the stage where the rollout of the revision stands: a Halted
-// stage, else the first stage that is not Complete, else the last stage (the
-// rollout is complete). Empty before the controller wrote any stage.
+// RolloutStage is where the rollout of the revision stands: the first stage that
+// is not Complete, with its phase; phase Complete and no name when every stage is;
+// nothing before the controller wrote stages. (Stages complete in order, so a
+// Halted stage is the first that is not Complete.)
 func RolloutStage(st v1.ReleaseSetStatus) (string, v1.StagePhase) {
-	for _, s := range st.Stages {
-		if s.Phase == v1.StageHalted {
-			return s.Name, s.Phase
-		}
-	}
 	for _, s := range st.Stages {
 		if s.Phase != v1.StageComplete {
 			return s.Name, s.Phase
 		}
 	}
-	if n := len(st.Stages); n > 0 {
-		return st.Stages[n-1].Name, st.Stages[n-1].Phase
+	if len(st.Stages) > 0 {
+		return "", v1.StageComplete
 	}
 	return "", ""
 }
@@ -67,14 +70,6 @@ func setReady(st v1.ReleaseSetStatus) (ready, clusters int32) {
 		clusters += s.Clusters
 	}
 	return ready, clusters
-}
-
-// ShortRevision is a template revision without its sha256: prefix ("-" when unset).
-func ShortRevision(rev string) string {
-	if rev == "" {
-		return "-"
-	}
-	return strings.TrimPrefix(rev, "sha256:")
 }
 
 // SetReleaseState is where a Release of a ReleaseSet stands at the set's revision,
@@ -209,9 +204,9 @@ func releaseRevision(r *v1.Release, revision string) string {
 	case rev == "":
 		return "-"
 	case rev == revision:
-		return ShortRevision(rev) + " (updated)"
+		return ShortRef(rev) + " (updated)"
 	default:
-		return ShortRevision(rev) + " (not updated)"
+		return ShortRef(rev) + " (not updated)"
 	}
 }
 

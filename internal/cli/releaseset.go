@@ -156,7 +156,7 @@ func PromotedLine(s *v1.ReleaseSet) string {
 		if a.ApprovedBy != "" {
 			by = " by " + a.ApprovedBy
 		}
-		return fmt.Sprintf("%s promoted: stage %s approved at revision %s%s", prefix, a.Stage, ShortRevision(a.Revision), by)
+		return fmt.Sprintf("%s promoted: stage %s approved at revision %s%s", prefix, a.Stage, ShortRef(a.Revision), by)
 	}
 	return prefix + " promoted"
 }

@@ -107,8 +107,8 @@ func TestRolloutStage(t *testing.T) {
 		"no status yet":              {},
 		"the first stage progresses": {[]v1.StageStatus{stage("canary", v1.StageProgressing, 1, 1, 0), stage("main", v1.StageWaiting, 2, 0, 0)}, "canary", v1.StageProgressing},
 		"the second waits to start":  {[]v1.StageStatus{stage("canary", v1.StageComplete, 1, 1, 1), stage("main", v1.StageWaitingForApproval, 2, 0, 0)}, "main", v1.StageWaitingForApproval},
-		"a halted stage wins":        {[]v1.StageStatus{stage("canary", v1.StageComplete, 1, 1, 1), stage("eu", v1.StageProgressing, 2, 1, 1), stage("us", v1.StageHalted, 2, 1, 0)}, "us", v1.StageHalted},
-		"all complete: the last":     {[]v1.StageStatus{stage("canary", v1.StageComplete, 1, 1, 1), stage("rest", v1.StageComplete, 2, 2, 2)}, "rest", v1.StageComplete},
+		"a halted stage":             {[]v1.StageStatus{stage("canary", v1.StageComplete, 1, 1, 1), stage("eu", v1.StageHalted, 2, 1, 0), stage("us", v1.StageWaiting, 2, 0, 0)}, "eu", v1.StageHalted},
+		"all complete":               {[]v1.StageStatus{stage("canary", v1.StageComplete, 1, 1, 1), stage("rest", v1.StageComplete, 2, 2, 2)}, "", v1.StageComplete},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -222,7 +222,7 @@ func TestPromotedLine(t *testing.T) {
 	}{
 		"the approval of the revision": {
 			approvals: []v1.StageApproval{{Stage: "eu", Revision: revNew, ApprovedBy: "bob"}, {Stage: "us", Revision: revNew, ApprovedBy: "alice"}},
-			want:      "releaseset.convoy.kumodo.io/podinfo promoted: stage us approved at revision 0123456789abcdef by alice",
+			want:      "releaseset.convoy.kumodo.io/podinfo promoted: stage us approved at revision 0123456789 by alice",
 		},
 		"approvals of another revision only": {
 			approvals: []v1.StageApproval{{Stage: "us", Revision: revOld}},

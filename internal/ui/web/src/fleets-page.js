@@ -39,8 +39,8 @@ class ReleaseSetList extends Live {
         ${sets.map((s) => { const st = rolloutStage(s); return html`<tr data-releaseset="${s.metadata.namespace}/${s.metadata.name}">
           <td>${s.metadata.namespace}</td><td><a href=${setHref(s)}>${s.metadata.name}</a></td>
           <td class="mono">${shortRevision(s.status?.revision) || '—'}</td>
-          <td data-testid="stage" class="phase-${st?.phase || 'None'}">${st ? `${st.name} (${st.phase})` : '—'}</td>
-          <td data-testid="ready">${readyCount(s)}</td><td>${age(s.metadata.creationTimestamp)}</td></tr>`; })}
+          <td data-testid="stage" class="phase-${st?.phase || 'None'}">${st ? st.text : '—'}</td>
+          <td data-testid="ready">${s.status?.stages?.length ? readyCount(s) : '—'}</td><td>${age(s.metadata.creationTimestamp)}</td></tr>`; })}
       </tbody></table>`;
   }
 }

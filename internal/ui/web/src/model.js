@@ -61,17 +61,20 @@ export function describe(o) {
   return o.namespace ? `${o.kind} ${o.namespace}/${o.name}` : `${o.kind} ${o.name}`;
 }
 
-// shortRevision is a ReleaseSet's template revision without sha256:.
+// shortRevision is a ReleaseSet's template revision as tables show it: its first
+// 10 hex digits (as `kubectl get releasesets` and `kubectl convoy releaseset list`).
 export function shortRevision(rev) {
-  return rev ? rev.replace(/^sha256:/, '') : '';
+  return rev ? rev.replace(/^sha256:/, '').slice(0, 10) : '';
 }
 
-// rolloutStage is where a ReleaseSet's rollout stands, as `kubectl convoy
-// releaseset list` shows it: a Halted stage, else the first stage not Complete,
-// else the last one.
+// rolloutStage is where a ReleaseSet's rollout stands, as `kubectl get
+// releasesets` shows it: "canary (Progressing)" for the first stage that is not
+// Complete, "Complete" when every stage is, '' before the controller wrote stages.
 export function rolloutStage(set) {
   const stages = set.status?.stages || [];
-  return stages.find((s) => s.phase === 'Halted') || stages.find((s) => s.phase !== 'Complete') || stages[stages.length - 1];
+  const s = stages.find((x) => x.phase !== 'Complete');
+  if (s) return { text: `${s.name} (${s.phase})`, phase: s.phase };
+  return stages.length ? { text: 'Complete', phase: 'Complete' } : null;
 }
 
 // setReleaseState is where a ReleaseSet's Release stands at the set's revision
