@@ -163,7 +163,7 @@ class ReleaseSetPage extends Live {
       <section aria-labelledby="h-conditions"><h2 id="h-conditions">Conditions</h2>
         ${(st.conditions || []).length === 0 ? html`<p>None yet: the controller has not reconciled this ReleaseSet.</p>` : html`
         <table><thead><tr><th>Type</th><th>Status</th><th>Reason</th><th>Message</th><th>Since</th></tr></thead><tbody>
-        ${st.conditions.map((c) => html`<tr data-condition=${c.type}><td>${c.type}</td><td class="cond ${c.status}">${c.status}</td>
+        ${st.conditions.map((c) => html`<tr data-condition=${c.type}><td>${c.type}</td><td class="cond ${c.type === 'Halted' ? { True: 'False', False: 'True' }[c.status] || c.status : c.status}">${c.status}</td>
           <td data-testid="reason-${c.type}">${c.reason}</td><td>${c.message}</td><td>${age(c.lastTransitionTime)}</td></tr>`)}
         </tbody></table>`}
       </section>
