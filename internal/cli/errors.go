@@ -135,7 +135,7 @@ func (e *RequestError) forbidden(qualified string) string {
 	case v1.SubresourceSync:
 		b.WriteString("; ask an administrator to bind the ClusterRole convoy-sync, which grants only that")
 	case v1.SubresourcePromote:
-		b.WriteString("; promoting a stage is its own permission, apart from editing the ReleaseSet and from releases/sync: ask an administrator for a Role or ClusterRole with it")
+		b.WriteString("; promoting a stage is its own permission, apart from editing the ReleaseSet: ask an administrator to bind the ClusterRole convoy-promote, which grants only that and reading ReleaseSets")
 	default:
 		b.WriteString("; ask an administrator for a Role or ClusterRole with it")
 	}

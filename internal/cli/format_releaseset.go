@@ -120,8 +120,9 @@ func stageApproval(s *v1.ReleaseSet, stage string, now time.Time) string {
 
 // FormatReleaseSetStatus is the text of releaseset status: the revision, the
 // conditions, the stages, each Cluster's Release and the skipped Clusters, then
-// what to do next when the rollout waits for a person.
-func FormatReleaseSetStatus(s *v1.ReleaseSet, releases []v1.Release, now time.Time, t Terminal) string {
+// what to do next when the rollout waits for a person. releasesErr says why the
+// Releases could not be listed (they are then not shown); nil when they were.
+func FormatReleaseSetStatus(s *v1.ReleaseSet, releases []v1.Release, releasesErr error, now time.Time, t Terminal) string {
 	var b strings.Builder
 	field := func(name, format string, args ...any) {
 		fmt.Fprintf(&b, "%-17s %s\n", name+":", fmt.Sprintf(format, args...))
@@ -171,9 +172,12 @@ func FormatReleaseSetStatus(s *v1.ReleaseSet, releases []v1.Release, now time.Ti
 	}
 
 	b.WriteString("Releases:\n")
-	if len(releases) == 0 {
+	switch {
+	case releasesErr != nil:
+		fmt.Fprintf(&b, "  not shown: %v\n", releasesErr)
+	case len(releases) == 0:
 		b.WriteString("  none yet: a stage's Releases are created when the stage starts\n")
-	} else {
+	default:
 		rows := [][]string{}
 		for i := range releases {
 			r := &releases[i]

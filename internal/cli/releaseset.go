@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -95,11 +96,13 @@ func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 			if output != "" {
 				return printObject(o.Streams.Out, output, set)
 			}
-			releases, err := c.ListSetReleases(cmd.Context(), ns, name)
-			if err != nil {
-				return err
+			// Without the right to list Releases (convoy-promote reads only ReleaseSets)
+			// the status still shows everything the ReleaseSet says.
+			releases, listErr := c.ListSetReleases(cmd.Context(), ns, name)
+			if listErr != nil && !apierrors.IsForbidden(listErr) {
+				return listErr
 			}
-			_, err = io.WriteString(o.Streams.Out, FormatReleaseSetStatus(set, releases, o.Now(), o.Terminal(o.Streams.Out)))
+			_, err = io.WriteString(o.Streams.Out, FormatReleaseSetStatus(set, releases, listErr, o.Now(), o.Terminal(o.Streams.Out)))
 			return err
 		},
 	}

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -193,24 +196,28 @@ func TestFormatReleaseSetStatus(t *testing.T) {
 	waiting, releases := statusSet()
 	approvedSet, _ := statusSet()
 	approved(approvedSet)
+	forbidden := &RequestError{Verb: "list", Resource: v1.ResourceReleases, Namespace: "team-a",
+		Err: apierrors.NewForbidden(schema.GroupResource{Group: v1.GroupName, Resource: v1.ResourceReleases}, "", errors.New("no"))}
 	tests := map[string]struct {
 		s        *v1.ReleaseSet
 		releases []v1.Release
+		err      error
 	}{
-		"releaseset_status":          {waiting, releases},
-		"releaseset_status_approved": {approvedSet, releases},
-		"releaseset_status_halted":   {halted, haltedReleases},
-		"releaseset_status_new": {testSet("team-a", "new", func(s *v1.ReleaseSet) {
+		"releaseset_status_releases_forbidden": {s: waiting, err: forbidden},
+		"releaseset_status":                    {s: waiting, releases: releases},
+		"releaseset_status_approved":           {s: approvedSet, releases: releases},
+		"releaseset_status_halted":             {s: halted, releases: haltedReleases},
+		"releaseset_status_new": {s: testSet("team-a", "new", func(s *v1.ReleaseSet) {
 			s.Status = v1.ReleaseSetStatus{}
 			s.Spec.ClusterSelector = nil
-		}), nil},
+		})},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			golden(t, name, FormatReleaseSetStatus(tc.s, tc.releases, now, plain))
+			golden(t, name, FormatReleaseSetStatus(tc.s, tc.releases, tc.err, now, plain))
 		})
 	}
-	if out := FormatReleaseSetStatus(waiting, releases, now, Terminal{TTY: true}); strings.Contains(out, "\x1b") {
+	if out := FormatReleaseSetStatus(waiting, releases, nil, now, Terminal{TTY: true}); strings.Contains(out, "\x1b") {
 		t.Errorf("status has escape codes without colour:\n%q", out)
 	}
 }

@@ -200,50 +200,65 @@ func TestReleaseSetPromote(t *testing.T) {
 	}
 }
 
-// A user who may read ReleaseSets but not promote them is told which RBAC rule is
-// missing, and nothing is approved; with create on releasesets/promote the same
-// user promotes.
+// A user bound to the convoy-promote ClusterRole of deploy/rbac alone reads
+// ReleaseSets (status says the Releases are not shown) and promotes, and may not
+// sync a Release; without it, promote names the missing RBAC rule and the role, and
+// approves nothing.
 func TestReleaseSetPromoteNeedsItsOwnVerb(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
 	createReleaseSet(t, ns, "podinfo")
 	writeSetStatus(t, ns, "podinfo", waitingForApproval(revNew, time.Now()))
+	createRelease(t, ns, "podinfo-dev-1")
 	c, err := client.New(env.admin, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	user := "lead-" + testenv.RandomSuffix()
-	read := rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releasesets", "releases"}, Verbs: []string{"get", "list", "watch"}}
+	read := rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releasesets"}, Verbs: []string{"get", "list", "watch"}}
 	testenv.Grant(t, testCtx(t), c, ns, user, read)
 	kubeconfig := userKubeconfig(t, user)
-
-	res := plugin(t, nil, "--kubeconfig", kubeconfig, "releaseset", "promote", "podinfo", "-n", ns)
-	if res.code != ExitFailure || !strings.Contains(res.stderr, "missing RBAC rule apiGroups: [convoy.kumodo.io], resources: [releasesets/promote], verbs: [create]") {
-		t.Errorf("promote without the verb: exit %d, stderr %q", res.code, res.stderr)
+	as := func(args ...string) result {
+		return plugin(t, nil, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)
 	}
-	if res := plugin(t, nil, "--kubeconfig", kubeconfig, "releaseset", "status", "podinfo", "-n", ns); res.code != ExitOK {
-		t.Errorf("status with read access: exit %d, stderr %s", res.code, res.stderr)
+
+	res := as("releaseset", "promote", "podinfo")
+	for _, w := range []string{"missing RBAC rule apiGroups: [convoy.kumodo.io], resources: [releasesets/promote], verbs: [create]", "convoy-promote"} {
+		if res.code != ExitFailure || !strings.Contains(res.stderr, w) {
+			t.Errorf("promote without the verb: exit %d, stderr %q lacks %q", res.code, res.stderr, w)
+		}
 	}
 	if s, _ := admin(t).GetReleaseSet(testCtx(t), ns, "podinfo"); len(s.Approvals) != 0 {
 		t.Fatalf("a refused promote approved: %+v", s.Approvals)
 	}
 
-	promote := rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releasesets/promote"}, Verbs: []string{"create"}}
-	role := &rbacv1.Role{}
-	if err := c.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: user}, role); err != nil {
+	role := deployClusterRole(t, "convoy-promote.yaml")
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-promote"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	if err := c.Create(testCtx(t), binding); err != nil {
 		t.Fatal(err)
 	}
-	role.Rules = append(role.Rules, promote)
-	if err := c.Update(testCtx(t), role); err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitAllowed(t, testCtx(t), c, ns, user, promote)
+	testenv.WaitAllowed(t, testCtx(t), c, ns, user,
+		rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releasesets/promote"}, Verbs: []string{"create"}})
 	// convoy apiserver may have cached the denial for a few seconds.
-	testenv.Eventually(t, testCtx(t), "the user promotes with create on releasesets/promote", 30*time.Second, func() (bool, string) {
-		res := plugin(t, nil, "--kubeconfig", kubeconfig, "releaseset", "promote", "podinfo", "-n", ns)
+	testenv.Eventually(t, testCtx(t), "the user promotes with convoy-promote", 30*time.Second, func() (bool, string) {
+		res := as("releaseset", "promote", "podinfo")
 		return res.code == ExitOK && strings.Contains(res.stdout, "stage main approved"), res.stderr
 	})
 	if s, _ := admin(t).GetReleaseSet(testCtx(t), ns, "podinfo"); len(s.Approvals) != 1 || s.Approvals[0].ApprovedBy != user {
 		t.Errorf("approvals: %+v, want one by %s", s.Approvals, user)
+	}
+	res = as("releaseset", "status", "podinfo")
+	if res.code != ExitOK || !strings.Contains(res.stdout, "Releases:\n  not shown: you may not list releases") || !strings.Contains(res.stdout, "main ") {
+		t.Errorf("status with convoy-promote: exit %d, stderr %s\n%s", res.code, res.stderr, res.stdout)
+	}
+	if res = as("releaseset", "list"); res.code != ExitOK || !strings.Contains(res.stdout, "podinfo") {
+		t.Errorf("list with convoy-promote: exit %d, stderr %s", res.code, res.stderr)
+	}
+	if res = as("release", "sync", "podinfo-dev-1"); res.code != ExitFailure || !strings.Contains(res.stderr, "resources: [releases/sync]") {
+		t.Errorf("sync with convoy-promote: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
