@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -260,5 +263,31 @@ func TestReleaseSetPromoteNeedsItsOwnVerb(t *testing.T) {
 	}
 	if res = as("release", "sync", "podinfo-dev-1"); res.code != ExitFailure || !strings.Contains(res.stderr, "resources: [releases/sync]") {
 		t.Errorf("sync with convoy-promote: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+// examples/releaseset.yaml, which docs/fleets.md walks through, has only fields the
+// API knows and passes convoy apiserver's validation; releaseset list shows it.
+func TestReleaseSetExampleIsAccepted(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "examples", "releaseset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &v1.ReleaseSet{}
+	if err := yaml.UnmarshalStrict(data, s); err != nil {
+		t.Fatalf("examples/releaseset.yaml: %v", err)
+	}
+	s.Namespace = ns
+	if err := admin(t).rest.Post().Namespace(ns).Resource(v1.ResourceReleaseSets).Body(s).Do(testCtx(t)).Error(); err != nil {
+		t.Fatalf("creating examples/releaseset.yaml: %v", err)
+	}
+	if res := plugin(t, nil, "releaseset", "list", "-n", ns); res.code != ExitOK || !strings.HasPrefix(strings.Split(res.stdout, "\n")[1], s.Name+" ") {
+		t.Errorf("releaseset list: exit %d, stderr %s\n%s", res.code, res.stderr, res.stdout)
 	}
 }
