@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -64,7 +67,24 @@ func createSetRelease(t *testing.T, ns, set, cluster, revision string, status fu
 	if err := admin(t).rest.Post().Namespace(ns).Resource(v1.ResourceReleases).Body(r).Do(testCtx(t)).Error(); err != nil {
 		t.Fatalf("creating Release %s: %v", r.Name, err)
 	}
+	t.Cleanup(func() { dropRelease(t, ns, r.Name) })
 	writeStatus(t, ns, r.Name, status)
+}
+
+// dropRelease deletes a Release that no controller handles: it removes convoy's
+// finalizer itself, so that the Release does not linger in the other tests' watches
+// (the UI's list of every namespace).
+func dropRelease(t *testing.T, ns, name string) {
+	c := admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.rest.Delete().Namespace(ns).Resource(v1.ResourceReleases).Name(name).Do(ctx).Error(); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting Release %s/%s: %v", ns, name, err)
+		return
+	}
+	if _, err := c.MergePatch(ctx, ns, name, "", []byte(`{"metadata":{"finalizers":null}}`)); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		t.Errorf("removing the finalizer of Release %s/%s: %v", ns, name, err)
+	}
 }
 
 // waitingForApproval is the status of a rollout whose canary stage is done and
@@ -103,6 +123,7 @@ func TestReleaseSetListAndStatusFromAPIServer(t *testing.T) {
 	})
 	// Not the set's: a Release without the label is not listed.
 	createRelease(t, ns, "podinfo-by-hand")
+	t.Cleanup(func() { dropRelease(t, ns, "podinfo-by-hand") })
 
 	later := func() time.Time { return created.Add(90*time.Minute + 30*time.Second) }
 	unns := strings.NewReplacer(ns, "NAMESPACE")
@@ -201,6 +222,10 @@ func TestReleaseSetPromote(t *testing.T) {
 	if res.code != ExitFailure || !strings.Contains(res.stderr, `ReleaseSet "podinf" not found`) || !strings.Contains(res.stderr, `did you mean "podinfo"?`) {
 		t.Errorf("status of a name typed wrong: exit %d, stderr %q", res.code, res.stderr)
 	}
+	// Shell completion offers the namespace's ReleaseSets.
+	if res = plugin(t, nil, "__complete", "releaseset", "promote", "-n", ns, "po"); !strings.HasPrefix(res.stdout, "podinfo\n:4\n") {
+		t.Errorf("completion of po: exit %d stdout %q stderr %s", res.code, res.stdout, res.stderr)
+	}
 }
 
 // A user bound to the convoy-promote ClusterRole of deploy/rbac alone reads
@@ -213,6 +238,7 @@ func TestReleaseSetPromoteNeedsItsOwnVerb(t *testing.T) {
 	createReleaseSet(t, ns, "podinfo")
 	writeSetStatus(t, ns, "podinfo", waitingForApproval(revNew, time.Now()))
 	createRelease(t, ns, "podinfo-dev-1")
+	t.Cleanup(func() { dropRelease(t, ns, "podinfo-dev-1") })
 	c, err := client.New(env.admin, client.Options{})
 	if err != nil {
 		t.Fatal(err)
