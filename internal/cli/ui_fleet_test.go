@@ -92,7 +92,7 @@ func createFleetCluster(t *testing.T, name string, labels map[string]string) {
 // its stages as lanes with each Cluster's Release (or "not started"), offers Promote
 // for the stage that waits, and follows the watch: after Promote the controller's
 // next status and the new Release show without a reload, and Promote goes away. A
-// user who may not promote sees no Promote.
+// user who may not promote sees no Promote, and nobody sees it for a halted set.
 func TestUIBrowserFleetLanesAndPromote(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
@@ -173,5 +173,19 @@ func TestUIBrowserFleetLanesAndPromote(t *testing.T) {
 		textIs(lane("main")+` [data-testid=phase]`, "WaitingForApproval"), visible(`.actions[data-access=loaded]`))
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=promote]').length`)); err != nil || n != 0 {
 		t.Errorf("a reader is offered Promote: %d (%v)", n, err)
+	}
+
+	// A halt: the page says which Release and why, and offers no Promote, which
+	// would not override it.
+	writeSetStatus(t, ns, "podinfo", func(s *v1.ReleaseSet) {
+		s.Status.Stages[1] = stage("main", v1.StageHalted, 2, 1, 0)
+		s.Status.Conditions[2] = metav1.Condition{Type: v1.ConditionHalted, Status: metav1.ConditionTrue, Reason: v1.ReasonReleaseFailed,
+			Message: "Release podinfo-" + dev(2) + " ended its rollout RolledBack.", LastTransitionTime: metav1.Now()}
+	})
+	run(t, ctx, "open the halted set as its admin", chromedp.Navigate(base+"#/releasesets/"+ns+"/podinfo"),
+		textHas(`[data-testid=halted]`, "podinfo-"+dev(2)+" ended its rollout RolledBack"),
+		textIs(lane("main")+` [data-testid=phase]`, "Halted"), visible(`.actions[data-access=loaded]`))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=promote]').length`)); err != nil || n != 0 {
+		t.Errorf("Promote offered for a halted set: %d (%v)", n, err)
 	}
 }
