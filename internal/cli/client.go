@@ -73,30 +73,58 @@ func (c *Client) fail(ctx context.Context, r request, err error) error {
 	}
 	e := &RequestError{Verb: r.verb, Resource: r.resource, Subresource: r.subresource, Namespace: r.namespace, Name: r.name, Err: err}
 	if apierrors.IsNotFound(err) {
-		e.APIMissing = !c.groupInstalled()
-		if !e.APIMissing && r.resource == v1.ResourceReleases && r.name != "" {
-			e.Suggestions = c.similarReleaseNames(ctx, r.namespace, r.name)
+		installed, served := c.served(r.resource)
+		e.APIMissing = !installed
+		e.ResourceMissing = installed && !served
+		if installed && served && r.name != "" {
+			e.Suggestions = c.similarNames(ctx, r.resource, r.namespace, r.name)
 		}
 	}
 	return e
 }
 
-// groupInstalled asks discovery whether the host serves convoy.kumodo.io/v1alpha1.
-func (c *Client) groupInstalled() bool {
-	_, err := c.kube.Discovery().ServerResourcesForGroupVersion(v1.SchemeGroupVersion.String())
-	return !apierrors.IsNotFound(err)
+// served asks discovery whether the host serves convoy.kumodo.io/v1alpha1 at all, and
+// whether it serves resource in it (an older convoy lacks the newer kinds). Both are
+// true when discovery cannot tell.
+func (c *Client) served(resource string) (installed, served bool) {
+	list, err := c.kube.Discovery().ServerResourcesForGroupVersion(v1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, false
+	}
+	if err != nil || list == nil {
+		return true, true
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true, true
+		}
+	}
+	return true, false
 }
 
-// similarReleaseNames are the names of the namespace's Releases close to name; none
-// when they cannot be listed.
-func (c *Client) similarReleaseNames(ctx context.Context, ns, name string) []string {
-	list := &v1.ReleaseList{}
-	if err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleases).Do(ctx).Into(list); err != nil {
+// similarNames are the names of the namespace's Releases (or ReleaseSets) close to
+// name; none when they cannot be listed or for another resource.
+func (c *Client) similarNames(ctx context.Context, resource, ns, name string) []string {
+	var names []string
+	switch resource {
+	case v1.ResourceReleases:
+		list := &v1.ReleaseList{}
+		if err := c.rest.Get().Namespace(ns).Resource(resource).Do(ctx).Into(list); err != nil {
+			return nil
+		}
+		for _, r := range list.Items {
+			names = append(names, r.Name)
+		}
+	case v1.ResourceReleaseSets:
+		list := &v1.ReleaseSetList{}
+		if err := c.rest.Get().Namespace(ns).Resource(resource).Do(ctx).Into(list); err != nil {
+			return nil
+		}
+		for _, s := range list.Items {
+			names = append(names, s.Name)
+		}
+	default:
 		return nil
-	}
-	names := make([]string, 0, len(list.Items))
-	for _, r := range list.Items {
-		names = append(names, r.Name)
 	}
 	return DidYouMean(name, names)
 }

@@ -30,6 +30,30 @@ func (o *Options) completeReleaseNames(cmd *cobra.Command, args []string, toComp
 	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeReleaseSetNames completes the first argument with the namespace's ReleaseSets.
+func (o *Options) completeReleaseSetNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ns, err := o.Namespace()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	c, err := o.Client()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	list, err := c.ListReleaseSets(cmd.Context(), ns)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var names []string
+	for _, s := range list.Items {
+		names = append(names, s.Name)
+	}
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
 // completeClusterNames completes the first argument with the Clusters.
 func (o *Options) completeClusterNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {

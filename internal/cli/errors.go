@@ -56,7 +56,10 @@ type RequestError struct {
 	Err error
 	// APIMissing: the cluster does not serve convoy.kumodo.io/v1alpha1 at all.
 	APIMissing bool
-	// Suggestions are similar Release names, for a Release not found.
+	// ResourceMissing: the cluster serves convoy.kumodo.io/v1alpha1 without Resource
+	// (a convoy older than the kind).
+	ResourceMissing bool
+	// Suggestions are similar names, for a Release or ReleaseSet not found.
 	Suggestions []string
 }
 
@@ -78,6 +81,9 @@ func (e *RequestError) Error() string {
 	switch {
 	case e.APIMissing:
 		return installHint
+	case e.ResourceMissing:
+		return fmt.Sprintf("this cluster's convoy does not serve %s.%s (%s): it is older than that kind; upgrade convoy (see docs/operations.md), "+
+			"then check `kubectl api-resources --api-group=%s`", e.Resource, v1.GroupName, kindOf(e.Resource), v1.GroupName)
 	case apierrors.IsForbidden(e.Err):
 		return e.forbidden(qualified)
 	case apierrors.IsNotFound(e.Err) && e.Name != "":
@@ -85,12 +91,17 @@ func (e *RequestError) Error() string {
 		if e.Namespace == "" {
 			msg = fmt.Sprintf("%s %q not found", kindOf(e.Resource), e.Name)
 		}
-		if len(e.Suggestions) > 0 {
+		switch {
+		case len(e.Suggestions) > 0:
 			msg += "; did you mean " + orList(e.Suggestions) + "?"
-		} else if e.Resource == v1.ResourceReleases {
+		case e.Resource == v1.ResourceReleases:
 			msg += " (kubectl convoy release list shows the namespace's Releases; -n selects another namespace)"
+		case e.Resource == v1.ResourceReleaseSets:
+			msg += " (kubectl convoy releaseset list shows the namespace's ReleaseSets; -n selects another namespace)"
 		}
 		return msg
+	case apierrors.IsConflict(e.Err) && e.Subresource == v1.SubresourcePromote:
+		return e.promoteConflict()
 	case apierrors.IsServiceUnavailable(e.Err) || statusCode(e.Err) == http.StatusServiceUnavailable:
 		return fmt.Sprintf("the convoy API server is not available (%v): check `kubectl get apiservice %s.%s` and the convoy-apiserver pods",
 			apierrors.ReasonForError(e.Err), v1.Version, v1.GroupName)
@@ -120,15 +131,30 @@ func (e *RequestError) forbidden(qualified string) string {
 	if e.Namespace != "" {
 		b.WriteString(" (in a Role of the namespace or a ClusterRole)")
 	}
-	if e.Subresource == v1.SubresourceSync {
+	switch e.Subresource {
+	case v1.SubresourceSync:
 		b.WriteString("; ask an administrator to bind the ClusterRole convoy-sync, which grants only that")
-	} else {
+	case v1.SubresourcePromote:
+		b.WriteString("; promoting a stage is its own permission, apart from editing the ReleaseSet: ask an administrator to bind the ClusterRole convoy-promote, which grants only that and reading ReleaseSets")
+	default:
 		b.WriteString("; ask an administrator for a Role or ClusterRole with it")
 	}
 	if msg := apiMessage(e.Err); msg != "" {
 		fmt.Fprintf(&b, " (server: %s)", msg)
 	}
 	return b.String()
+}
+
+// promoteConflict explains a 409 of /promote: no stage waits for approval, or the
+// rollout is halted, and what to do in each case.
+func (e *RequestError) promoteConflict() string {
+	msg := fmt.Sprintf("cannot promote ReleaseSet %q in namespace %q", e.Name, e.Namespace)
+	if m := apiMessage(e.Err); m != "" {
+		msg += ": " + m
+	}
+	return msg + ". promote approves only a stage whose phase is WaitingForApproval, at the current revision; " +
+		"`kubectl convoy releaseset status " + e.Name + "` shows the stages. A Halted rollout is not resumed by promote: " +
+		"fix the failed Release's cause and change spec.template, which starts a new revision"
 }
 
 func apiMessage(err error) string {
@@ -157,6 +183,8 @@ func kindOf(resource string) string {
 		return "ReleaseInventory"
 	case v1.ResourceClusters:
 		return "Cluster"
+	case v1.ResourceReleaseSets:
+		return "ReleaseSet"
 	}
 	return resource
 }

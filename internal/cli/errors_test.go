@@ -55,6 +55,25 @@ func TestRequestErrorMessages(t *testing.T) {
 				Err: apierrors.NewForbidden(gr, "podinfo", errors.New("no"))},
 			want: []string{"resources: [releases/pin], verbs: [patch]"},
 		},
+		"forbidden promote": {
+			err: &RequestError{Verb: "create", Resource: "releasesets", Subresource: "promote", Namespace: "team-a", Name: "podinfo",
+				Err: apierrors.NewForbidden(schema.GroupResource{Group: v1.GroupName, Resource: "releasesets/promote"}, "podinfo", errors.New(`User "dev" cannot create resource`))},
+			want: []string{"apiGroups: [convoy.kumodo.io], resources: [releasesets/promote], verbs: [create]", "its own permission", `User "dev"`},
+		},
+		"promote conflict": {
+			err: &RequestError{Verb: "create", Resource: "releasesets", Subresource: "promote", Namespace: "team-a", Name: "podinfo",
+				Err: apierrors.NewConflict(schema.GroupResource{Group: v1.GroupName, Resource: "releasesets"}, "podinfo", errors.New("no stage waits for approval"))},
+			want: []string{`cannot promote ReleaseSet "podinfo" in namespace "team-a"`, "no stage waits for approval", "WaitingForApproval",
+				"kubectl convoy releaseset status podinfo", "Halted", "spec.template"},
+		},
+		"releaseset not found": {
+			err:  &RequestError{Verb: "get", Resource: "releasesets", Namespace: "team-a", Name: "kafka", Err: apierrors.NewNotFound(schema.GroupResource{Group: v1.GroupName, Resource: "releasesets"}, "kafka")},
+			want: []string{`ReleaseSet "kafka" not found in namespace "team-a"`, "kubectl convoy releaseset list"},
+		},
+		"an older convoy without the resource": {
+			err:  &RequestError{Verb: "list", Resource: "releasesets", Namespace: "team-a", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), ResourceMissing: true},
+			want: []string{"does not serve releasesets.convoy.kumodo.io (ReleaseSet)", "upgrade convoy"},
+		},
 		"api missing": {
 			err:  &RequestError{Verb: "get", Resource: "releases", Namespace: "team-a", Name: "podinfo", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), APIMissing: true},
 			want: []string{"convoy is not installed", "kubectl apply -k deploy/ ", "kubectl get apiservice v1alpha1.convoy.kumodo.io"},

@@ -46,9 +46,10 @@ func (o *Options) Execute(ctx context.Context, args []string) int {
 func NewCommand(o *Options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-convoy",
-		Short: "Sync, inspect and pin convoy Releases",
+		Short: "Sync, inspect and pin convoy Releases; follow and promote ReleaseSets",
 		Long: "kubectl convoy works with convoy's Releases (convoy.kumodo.io/v1alpha1): request a sync, " +
-			"follow it, and show status, history, renders and diffs.\n\n" +
+			"follow it, and show status, history, renders and diffs; and with ReleaseSets: where a rollout " +
+			"across Clusters stands, and promote its next stage.\n\n" +
 			"Exit codes: 0 ok, 1 failure (also a --wait that saw a failure or timed out), 2 usage error.",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl convoy"},
 		SilenceErrors: true,
@@ -89,7 +90,7 @@ func NewCommand(o *Options) *cobra.Command {
 		RunE:    helpOrUnknown,
 	}
 	cluster.AddCommand(newClusterListCommand(o), newClusterStatusCommand(o))
-	root.AddCommand(release, cluster, newUICommand(o), newVersionCommand(o))
+	root.AddCommand(release, newReleaseSetCommand(o), cluster, newUICommand(o), newVersionCommand(o))
 	return root
 }
 

@@ -43,9 +43,9 @@ func (t Terminal) paint(code, s string) string {
 // status colours a condition status or a health: green good, red bad, yellow pending.
 func (t Terminal) status(s string) string {
 	switch s {
-	case "True", "Healthy", "Succeeded", "Ready", "Reachable":
+	case "True", "Healthy", "Succeeded", "Ready", "Reachable", "Complete":
 		return t.paint(ansiGreen, s)
-	case "False", "Degraded", "Failed", "Missing", "RolledBack", "Unreachable":
+	case "False", "Degraded", "Failed", "Missing", "RolledBack", "Unreachable", "Halted":
 		return t.paint(ansiRed, s)
 	case "", "-":
 		return s

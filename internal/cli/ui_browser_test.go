@@ -289,7 +289,14 @@ func TestUIBrowserManualReleaseSyncToHealthy(t *testing.T) {
 		t.Errorf("the Sync button did not request a sync handled by the controller: %v", rel.Annotations)
 	}
 	screenshot(t, ctx, "release-applied-healthy")
-	run(t, ctx, "open the list", chromedp.Navigate(base+"#/"), textIs(row(ns, "web")+` [data-testid=healthy]`, v1.ReasonHealthy))
+	// The list of every namespace, filtered to this one: the rows are virtualised,
+	// and the other tests' namespaces may hold enough Releases to push this one out
+	// of view.
+	filter := chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(sessionStorage.setItem('convoy-filters', 'ns=`+ns+`'), true)`))
+		return err
+	})
+	run(t, ctx, "open the list", filter, chromedp.Navigate(base+"#/"), textIs(row(ns, "web")+` [data-testid=healthy]`, v1.ReasonHealthy))
 }
 
 // A user without releases/sync sees no Sync, Force sync or Pin button, and

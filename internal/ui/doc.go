@@ -3,14 +3,14 @@
 // the user's RBAC. It has no server-side component.
 //
 // It watches (client-go informers) the Releases, ReleaseInventories, Renders
-// (without their manifests), Clusters and the Events of Releases that the user
-// may list, and streams every change to the browser as Server-Sent Events
-// (/api/stream: a snapshot, then each change); the page never polls. Actions go
-// through the same subresources as the CLI (releases/sync, releases/pin), and
-// the page offers one only when a SelfSubjectAccessReview says the user may
-// (/api/access); the server checks again before it sends the request. Diffs are
-// internal/diff's, the same as `kubectl convoy release diff` and the drift
-// check.
+// (without their manifests), ReleaseSets, Clusters and the Events of Releases
+// that the user may list, and streams every change to the browser as
+// Server-Sent Events (/api/stream: a snapshot, then each change); the page never
+// polls. Actions go through the same subresources as the CLI (releases/sync,
+// releases/pin, releasesets/promote), and the page offers one only when a
+// SelfSubjectAccessReview says the user may (/api/access); the server checks
+// again before it sends the request. Diffs are internal/diff's, the same as
+// `kubectl convoy release diff` and the drift check.
 //
 // The front-end is in web/ (Lit, bundled by esbuild from the npm registry); its
 // build output dist/ is committed and embedded, so kubectl-convoy stays one file

@@ -25,6 +25,9 @@ const (
 	KindRender    = "Render"
 	KindCluster   = "Cluster"
 	KindEvent     = "Event"
+	// KindReleaseSet is streamed where the user may list and watch ReleaseSets and
+	// convoy apiserver serves them.
+	KindReleaseSet = "ReleaseSet"
 )
 
 // Message is one change sent to the browser: an object put (added or changed)
@@ -64,8 +67,8 @@ type watchScope struct {
 // nsScope is one namespace ("" for all) and which kinds besides Releases the
 // user may list and watch there (the others are left out).
 type nsScope struct {
-	name                         string
-	inventories, renders, events bool
+	name                                      string
+	inventories, renders, events, releaseSets bool
 }
 
 func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, error) {
@@ -102,6 +105,7 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 			{KindRelease, v1.ResourceReleases, &v1.Release{}, nil, true},
 			{KindInventory, v1.ResourceReleaseInventories, &v1.ReleaseInventory{}, nil, n.inventories},
 			{KindRender, v1.ResourceRenders, &v1.Render{}, stripManifests, n.renders},
+			{KindReleaseSet, v1.ResourceReleaseSets, &v1.ReleaseSet{}, nil, n.releaseSets},
 		} {
 			if !k.allowed {
 				continue

@@ -39,6 +39,8 @@ type Backend interface {
 	ClusterDiff(ctx context.Context, ns, name, ref string) (string, []diff.Result, error)
 	// RenderObjects are the objects a render's apply applies (diff.Applied).
 	RenderObjects(ctx context.Context, ns, name, ref string) ([]*unstructured.Unstructured, error)
+	// Promote POSTs releasesets/NAME/promote.
+	Promote(ctx context.Context, ns, name string) (*v1.ReleaseSet, error)
 }
 
 // Options configure a Server.
@@ -112,6 +114,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	var sc watchScope
 	var names []string
+	sets := s.releaseSetsServed()
 	switch {
 	case s.opts.Namespace != "":
 		names = []string{s.opts.Namespace}
@@ -157,11 +160,31 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 		if n.events, err = s.allowedCore(ctx, ns, "events", "list", "watch"); err != nil {
 			return sc, err
 		}
+		if sets {
+			if n.releaseSets, err = s.allowedAll(ctx, ns, v1.ResourceReleaseSets, "list", "watch"); err != nil {
+				return sc, err
+			}
+		}
 		sc.namespaces = append(sc.namespaces, n)
 	}
 	var err error
 	sc.clusters, err = s.allowedAll(ctx, "", v1.ResourceClusters, "list", "watch")
 	return sc, err
+}
+
+// releaseSetsServed asks discovery whether convoy apiserver serves ReleaseSets (a
+// convoy older than them does not; the UI then shows no fleet view).
+func (s *Server) releaseSetsServed() bool {
+	list, err := s.kube.Discovery().ServerResourcesForGroupVersion(v1.SchemeGroupVersion.String())
+	if err != nil || list == nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == v1.ResourceReleaseSets {
+			return true
+		}
+	}
+	return false
 }
 
 // namespacesWithReleases are the namespaces where the user may list and watch
@@ -223,6 +246,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/releases/{ns}/{name}/sync", s.sync)
 	mux.HandleFunc("POST /api/releases/{ns}/{name}/pin", s.pin)
 	mux.HandleFunc("POST /api/releases/{ns}/{name}/unpin", s.unpin)
+	mux.HandleFunc("POST /api/releasesets/{ns}/{name}/promote", s.promote)
 	return guard(mux)
 }
 
@@ -262,10 +286,11 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 		Inventories bool   `json:"inventories"`
 		Renders     bool   `json:"renders"`
 		Events      bool   `json:"events"`
+		ReleaseSets bool   `json:"releaseSets"`
 	}
 	var ns []namespace
 	for _, n := range s.scope.namespaces {
-		ns = append(ns, namespace{Name: n.name, Inventories: n.inventories, Renders: n.renders, Events: n.events})
+		ns = append(ns, namespace{Name: n.name, Inventories: n.inventories, Renders: n.renders, Events: n.events, ReleaseSets: n.releaseSets})
 	}
 	all := len(ns) == 1 && ns[0].Name == ""
 	writeJSON(w, map[string]any{
@@ -320,11 +345,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Access is what the user may do to the Releases of a namespace.
+// Access is what the user may do to the Releases and ReleaseSets of a namespace.
 type Access struct {
-	Sync bool `json:"sync"`
-	Pin  bool `json:"pin"`
-	Diff bool `json:"diff"`
+	Sync    bool `json:"sync"`
+	Pin     bool `json:"pin"`
+	Diff    bool `json:"diff"`
+	Promote bool `json:"promote"`
 }
 
 func (s *Server) accessOf(ctx context.Context, ns string) (Access, error) {
@@ -336,7 +362,10 @@ func (s *Server) accessOf(ctx context.Context, ns string) (Access, error) {
 	if a.Pin, err = s.access.allowed(ctx, accessKey{namespace: ns, resource: v1.ResourceReleases, subresource: v1.SubresourcePin, verb: "patch"}); err != nil {
 		return a, err
 	}
-	a.Diff, err = s.access.allowed(ctx, accessKey{namespace: ns, resource: v1.ResourceRenders, verb: "get"})
+	if a.Diff, err = s.access.allowed(ctx, accessKey{namespace: ns, resource: v1.ResourceRenders, verb: "get"}); err != nil {
+		return a, err
+	}
+	a.Promote, err = s.access.allowed(ctx, accessKey{namespace: ns, resource: v1.ResourceReleaseSets, subresource: v1.SubresourcePromote, verb: "create"})
 	return a, err
 }
 
@@ -431,19 +460,46 @@ func short(ref string) string {
 	return ref
 }
 
-// permitted checks an action with a SelfSubjectAccessReview before it is sent,
-// so that the UI never sends a request the user may not make.
+// permitted checks an action on a Release with a SelfSubjectAccessReview before
+// it is sent, so that the UI never sends a request the user may not make.
 func (s *Server) permitted(w http.ResponseWriter, r *http.Request, ns, sub, verb string) bool {
-	ok, err := s.access.allowed(r.Context(), accessKey{namespace: ns, resource: v1.ResourceReleases, subresource: sub, verb: verb})
+	return s.permittedOn(w, r, ns, v1.ResourceReleases, sub, verb)
+}
+
+// permittedOn is permitted for any resource of convoy's group.
+func (s *Server) permittedOn(w http.ResponseWriter, r *http.Request, ns, resource, sub, verb string) bool {
+	ok, err := s.access.allowed(r.Context(), accessKey{namespace: ns, resource: resource, subresource: sub, verb: verb})
 	if err != nil {
 		writeError(w, http.StatusBadGateway, err)
 		return false
 	}
 	if !ok {
-		writeError(w, http.StatusForbidden, fmt.Errorf("you may not %s releases/%s in namespace %s", verb, sub, ns))
+		writeError(w, http.StatusForbidden, fmt.Errorf("you may not %s %s/%s in namespace %s", verb, resource, sub, ns))
 		return false
 	}
 	return true
+}
+
+// promote is `kubectl convoy releaseset promote`: it answers with the stage
+// approved (the last approval of the current revision).
+func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	if !s.permittedOn(w, r, ns, v1.ResourceReleaseSets, v1.SubresourcePromote, "create") {
+		return
+	}
+	set, err := s.opts.Backend.Promote(r.Context(), ns, name)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	out := map[string]string{"revision": set.Status.Revision}
+	for i := len(set.Approvals) - 1; i >= 0; i-- {
+		if a := set.Approvals[i]; a.Revision == set.Status.Revision {
+			out["stage"], out["approvedBy"] = a.Stage, a.ApprovedBy
+			break
+		}
+	}
+	writeJSON(w, out)
 }
 
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {

@@ -22,3 +22,7 @@ export async function post(path, body) {
 export function releasePath(ns, name, what) {
   return `/api/releases/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${what}`;
 }
+
+export function releaseSetPath(ns, name, what) {
+  return `/api/releasesets/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${what}`;
+}

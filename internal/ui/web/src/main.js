@@ -7,6 +7,7 @@ import { get } from './api.js';
 import { mode, state, states, condition, shortRef, age } from './model.js';
 import './release-page.js';
 import './clusters-page.js';
+import './fleets-page.js';
 
 class ConvoyApp extends Base {
   static properties = { route: { state: true }, info: { state: true } };
@@ -26,6 +27,9 @@ class ConvoyApp extends Base {
     let m = r.match(/^\/releases\/([^/]+)\/([^/]+)$/);
     if (m) return html`<release-page .namespace=${decodeURIComponent(m[1])} .name=${decodeURIComponent(m[2])}></release-page>`;
     if (r === '/clusters') return html`<clusters-page></clusters-page>`;
+    m = r.match(/^\/releasesets\/([^/]+)\/([^/]+)$/);
+    if (m) return html`<releaseset-page .namespace=${decodeURIComponent(m[1])} .name=${decodeURIComponent(m[2])}></releaseset-page>`;
+    if (r === '/releasesets') return html`<releaseset-list></releaseset-list>`;
     return html`<release-list></release-list>`;
   }
 
@@ -37,6 +41,7 @@ class ConvoyApp extends Base {
         <a class="brand" href="#/">convoy</a>
         <nav aria-label="Pages">
           <a href="#/" aria-current=${r === '' || r === '/' ? 'page' : nothing}>Releases</a>
+          <a href="#/releasesets" aria-current=${r.startsWith('/releasesets') ? 'page' : nothing}>Fleets</a>
           <a href="#/clusters" aria-current=${r === '/clusters' ? 'page' : nothing}>Clusters</a>
         </nav>
         <span class="scope">${this.info?.context ? html`context <b>${this.info.context}</b>, ` : nothing}${scope}</span>

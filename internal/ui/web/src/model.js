@@ -60,3 +60,70 @@ export function requests(rel) {
 export function describe(o) {
   return o.namespace ? `${o.kind} ${o.namespace}/${o.name}` : `${o.kind} ${o.name}`;
 }
+
+// shortRevision is a ReleaseSet's template revision as tables show it: its first
+// 10 hex digits (as `kubectl get releasesets` and `kubectl convoy releaseset list`).
+export function shortRevision(rev) {
+  return rev ? rev.replace(/^sha256:/, '').slice(0, 10) : '';
+}
+
+// rolloutStage is where a ReleaseSet's rollout stands, as `kubectl get
+// releasesets` shows it: "canary (Progressing)" for the first stage that is not
+// Complete, "Complete" when every stage is, '' before the controller wrote stages.
+export function rolloutStage(set) {
+  const stages = set.status?.stages || [];
+  const s = stages.find((x) => x.phase !== 'Complete');
+  if (s) return { text: `${s.name} (${s.phase})`, phase: s.phase };
+  return stages.length ? { text: 'Complete', phase: 'Complete' } : null;
+}
+
+// setReleaseState is where a ReleaseSet's Release stands at the set's revision
+// (the same words as `kubectl convoy releaseset status`): Outdated (an earlier
+// revision), Updating, Ready (observed and Ready True) or Failed (its rollout of
+// the current render Failed or RolledBack).
+export function setReleaseState(rel, revision) {
+  const rev = (rel.metadata.annotations || {})['convoy.kumodo.io/release-set-revision'];
+  if (!revision || rev !== revision) return 'Outdated';
+  if ((rel.metadata.generation || 0) !== (rel.status?.observedGeneration || 0)) return 'Updating';
+  const ro = rel.status?.rollout;
+  if (ro && (ro.phase === 'Failed' || ro.phase === 'RolledBack') && ro.renderRef === rel.status?.render?.ref) return 'Failed';
+  if (condition(rel, 'Ready')?.status === 'True') return 'Ready';
+  return 'Updating';
+}
+
+// matches says whether a label selector (matchLabels, matchExpressions) selects
+// labels, as Kubernetes evaluates it; an absent selector selects everything.
+export function matches(selector, labels = {}) {
+  if (!selector) return true;
+  for (const [k, v] of Object.entries(selector.matchLabels || {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions || []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    switch (e.operator) {
+      case 'In': if (!has || !(e.values || []).includes(labels[e.key])) return false; break;
+      case 'NotIn': if (has && (e.values || []).includes(labels[e.key])) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// stageOf is the name of the stage of spec.strategy that takes a Cluster with
+// these labels, by the rule the API documents: the first stage whose
+// clusterSelector matches, a stage without one takes all the rest, and what no
+// stage takes is in the implicit stage "rest". It only places Releases in lanes;
+// the controller decides the rollout.
+export function stageOf(set, labels) {
+  for (const s of set.spec.strategy?.stages || []) {
+    if (matches(s.clusterSelector, labels)) return s.name;
+  }
+  return 'rest';
+}
+
+// selects is spec.clusterSelector of a ReleaseSet: empty or absent selects none.
+export function selects(set, labels) {
+  const sel = set.spec.clusterSelector;
+  if (!sel || (Object.keys(sel.matchLabels || {}).length === 0 && (sel.matchExpressions || []).length === 0)) return false;
+  return matches(sel, labels);
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// GetReleaseSet reads one ReleaseSet.
+func (c *Client) GetReleaseSet(ctx context.Context, ns, name string) (*v1.ReleaseSet, error) {
+	out := &v1.ReleaseSet{}
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleaseSets).Name(name).Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "get", resource: v1.ResourceReleaseSets, namespace: ns, name: name}, err)
+}
+
+// ListReleaseSets lists the ReleaseSets of ns, or of every namespace when ns is
+// empty, sorted by namespace and name.
+func (c *Client) ListReleaseSets(ctx context.Context, ns string) (*v1.ReleaseSetList, error) {
+	out := &v1.ReleaseSetList{}
+	req := c.rest.Get().Resource(v1.ResourceReleaseSets)
+	if ns != "" {
+		req = req.Namespace(ns)
+	}
+	if err := req.Do(ctx).Into(out); err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceReleaseSets, namespace: ns}, err)
+	}
+	sort.SliceStable(out.Items, func(i, j int) bool {
+		a, b := out.Items[i], out.Items[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out, nil
+}
+
+// ListSetReleases lists the Releases that the ReleaseSet set writes (by the label
+// convoy.kumodo.io/release-set), sorted by Cluster and name.
+func (c *Client) ListSetReleases(ctx context.Context, ns, set string) ([]v1.Release, error) {
+	out := &v1.ReleaseList{}
+	sel := labels.SelectorFromSet(labels.Set{v1.LabelReleaseSet: v1.LabelValue(set)}).String()
+	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleases).
+		VersionedParams(&metav1.ListOptions{LabelSelector: sel}, parameterCodec).Do(ctx).Into(out)
+	if err != nil {
+		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceReleases, namespace: ns}, err)
+	}
+	items := out.Items
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Spec.Cluster != items[j].Spec.Cluster {
+			return items[i].Spec.Cluster < items[j].Spec.Cluster
+		}
+		return items[i].Name < items[j].Name
+	})
+	return items, nil
+}
+
+// Promote POSTs releasesets/<name>/promote, which approves the Manual stage that
+// waits for approval, and returns the ReleaseSet the server wrote.
+func (c *Client) Promote(ctx context.Context, ns, name string) (*v1.ReleaseSet, error) {
+	out := &v1.ReleaseSet{}
+	err := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleaseSets).Name(name).SubResource(v1.SubresourcePromote).
+		Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "create", resource: v1.ResourceReleaseSets, subresource: v1.SubresourcePromote, namespace: ns, name: name}, err)
+}
