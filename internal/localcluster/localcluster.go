@@ -60,8 +60,8 @@ type Cluster struct {
 	// etcdURL is the etcd that kube-apiserver uses: its own or Options.Etcd;
 	// etcdPrefix its key prefix there.
 	etcdURL, etcdPrefix string
-	kubeconfig                            string
-	restConfig                            *rest.Config
+	kubeconfig          string
+	restConfig          *rest.Config
 
 	mu        sync.Mutex
 	processes []*process // in start order
