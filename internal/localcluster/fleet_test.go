@@ -101,8 +101,8 @@ func TestFleetClustersAreIndependentOnOneEtcd(t *testing.T) {
 
 // BenchmarkFleetStart measures what each added target control plane costs: the time
 // to start a fleet of N (kube-apiserver on the host's etcd, kube-controller-manager,
-// kube-scheduler, kwok with one node) and the resident memory of its processes plus
-// what the shared etcd grew by, per cluster. CONVOY_FLEET_SIZES lists the Ns
+// kube-scheduler, kwok with one node), the resident memory of its processes plus
+// what the shared etcd grew by, and the CPU they use while idle, per cluster. CONVOY_FLEET_SIZES lists the Ns
 // (default 1,2,5,10). See docs/notes/local-fleet.md.
 //
 //	CONVOY_KUBE_BIN_DIR=... go test -run '^$' -bench BenchmarkFleetStart -benchtime 1x ./internal/localcluster/
@@ -136,8 +136,27 @@ func BenchmarkFleetStart(b *testing.B) {
 					b.Fatal(err)
 				}
 				took := time.Since(started)
-				// Settle: the controllers' first lists and the nodes' first heartbeats.
-				time.Sleep(10 * time.Second) //nolint:forbidigo // a measurement's wait, not synchronisation
+				// The idle cost: CPU over a window of 20 s (the controllers' first lists
+				// and the nodes' heartbeats), then the memory.
+				cpu := func() time.Duration {
+					var sum time.Duration
+					for _, c := range f.Clusters {
+						for _, pid := range c.Running() {
+							if t, err := localcluster.CPUTime(pid); err == nil {
+								sum += t
+							}
+						}
+					}
+					return sum
+				}
+				const window = 20 * time.Second
+				cpuBefore := cpu()
+				select {
+				case <-b.Context().Done():
+					b.Fatal(b.Context().Err())
+				case <-time.After(window):
+				}
+				idle := float64(cpu()-cpuBefore) / float64(window)
 				byProcess := map[string]int64{}
 				var total int64
 				for _, c := range f.Clusters {
@@ -159,6 +178,7 @@ func BenchmarkFleetStart(b *testing.B) {
 				b.ReportMetric(took.Seconds(), "s/start")
 				b.ReportMetric(took.Seconds()/float64(n), "s/cluster")
 				b.ReportMetric(float64(total)/mib/float64(n), "MiB/cluster")
+				b.ReportMetric(idle*1000/float64(n), "idle-millicores/cluster")
 				names := make([]string, 0, len(byProcess))
 				for name := range byProcess {
 					names = append(names, name)
