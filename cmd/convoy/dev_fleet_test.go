@@ -192,6 +192,43 @@ func TestDevStartsALocalFleet(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("convoy dev did not stop within 2 minutes")
 	}
+
+	// dev again on the same state with --clusters 1: dev-1 comes back Ready (at its new
+	// port), dev-2 and its kubeconfig Secret are gone.
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	done2 := make(chan error, 1)
+	go func() {
+		done2 <- dev.Run(ctx2, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 1, Out: out, Components: dev.Components(),
+			Convoy: os.Args[0], ConvoyEnv: []string{runMainEnv + "=1"}})
+	}()
+	t.Cleanup(func() {
+		cancel2()
+		<-done2
+	})
+	poll(t, "convoy dev --clusters 1 ready on the same state", 6*time.Minute, func(context.Context) (bool, string) {
+		_, ok := readyProcesses(readyPath)
+		return ok, "no ready file"
+	})
+	if host, err = clientcmd.BuildConfigFromFlags("", filepath.Join(stateDir, dev.KubeconfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	if dyn, err = dynamic.NewForConfig(host); err != nil {
+		t.Fatal(err)
+	}
+	clusters = dyn.Resource(schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.ResourceClusters})
+	list, err := clusters.List(t.Context(), metav1.ListOptions{LabelSelector: dev.LabelDev + "=true"})
+	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "dev-1" {
+		t.Errorf("the fleet's Clusters after dev --clusters 1: %v (err %v), want dev-1 alone", list, err)
+	}
+	if hostKube, err = kubernetes.NewForConfig(host); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hostKube.CoreV1().Secrets(dev.FleetNamespace).Get(t.Context(), "dev-2-kubeconfig", metav1.GetOptions{}); err == nil {
+		t.Error("dev-2's kubeconfig Secret is still there")
+	}
+	if c := getCluster(t, clusters, "dev-1"); !apimeta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) {
+		t.Errorf("dev-1 is not Ready after dev started again: %+v", c.Status.Conditions)
+	}
 }
 
 func getCluster(t *testing.T, clusters dynamic.NamespaceableResourceInterface, name string) *v1alpha1.Cluster {
