@@ -239,7 +239,7 @@ func waitClusterReady(ctx context.Context, clusters dynamic.NamespaceableResourc
 		return cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == u.GetGeneration(), nil
 	})
 	if err != nil {
-		return fmt.Errorf("Cluster %s is not Ready after %s (last: %s); see the controller's log: %w", name, clusterReadyTimeout, last, err)
+		return fmt.Errorf("the Cluster %s is not Ready after %s (last: %s); see the controller's log: %w", name, clusterReadyTimeout, last, err)
 	}
 	return nil
 }

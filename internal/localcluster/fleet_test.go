@@ -26,10 +26,10 @@ func TestValidateEtcd(t *testing.T) {
 	}{
 		"own etcd":                        {},
 		"own etcd, the default prefix":    {prefix: "/registry"},
-		"own etcd, another prefix":        {prefix: "/clusters/a", wantErr: "without Etcd"},
+		"own etcd, another prefix":        {prefix: "/clusters/a", wantErr: "without a shared etcd"},
 		"shared etcd with a prefix":       {etcd: "http://127.0.0.1:2379", prefix: "/clusters/dev-1"},
-		"shared etcd without a prefix":    {etcd: "http://127.0.0.1:2379", wantErr: "needs an EtcdPrefix of its own"},
-		"shared etcd, the default prefix": {etcd: "http://127.0.0.1:2379", prefix: "/registry", wantErr: "needs an EtcdPrefix of its own"},
+		"shared etcd without a prefix":    {etcd: "http://127.0.0.1:2379", wantErr: "needs an etcd prefix of its own"},
+		"shared etcd, the default prefix": {etcd: "http://127.0.0.1:2379", prefix: "/registry", wantErr: "needs an etcd prefix of its own"},
 		"shared etcd, a relative prefix":  {etcd: "http://127.0.0.1:2379", prefix: "clusters/a", wantErr: "want an absolute path"},
 		"shared etcd, a trailing slash":   {etcd: "http://127.0.0.1:2379", prefix: "/clusters/a/", wantErr: "want an absolute path"},
 		"shared etcd that is not a URL":   {etcd: "127.0.0.1:2379", prefix: "/clusters/a", wantErr: "not an etcd client URL"},

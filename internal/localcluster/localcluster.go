@@ -416,15 +416,15 @@ const defaultEtcdPrefix = "/registry"
 func validateEtcd(opts Options) error {
 	switch {
 	case opts.Etcd == "" && opts.EtcdPrefix != "" && opts.EtcdPrefix != defaultEtcdPrefix:
-		return fmt.Errorf("EtcdPrefix %q without Etcd: a cluster's own etcd keeps its data under %s", opts.EtcdPrefix, defaultEtcdPrefix)
+		return fmt.Errorf("etcd prefix %q without a shared etcd (Options.Etcd): a cluster's own etcd keeps its data under %s", opts.EtcdPrefix, defaultEtcdPrefix)
 	case opts.Etcd == "":
 		return nil
 	case !strings.HasPrefix(opts.Etcd, "http://") && !strings.HasPrefix(opts.Etcd, "https://"):
-		return fmt.Errorf("Etcd %q is not an etcd client URL (http://host:port)", opts.Etcd)
+		return fmt.Errorf("shared etcd %q is not an etcd client URL (http://host:port)", opts.Etcd)
 	case opts.EtcdPrefix == "" || opts.EtcdPrefix == defaultEtcdPrefix:
-		return fmt.Errorf("a cluster on a shared etcd (%s) needs an EtcdPrefix of its own, not %q", opts.Etcd, opts.EtcdPrefix)
+		return fmt.Errorf("a cluster on a shared etcd (%s) needs an etcd prefix of its own (Options.EtcdPrefix), not %q", opts.Etcd, opts.EtcdPrefix)
 	case !strings.HasPrefix(opts.EtcdPrefix, "/") || strings.HasSuffix(opts.EtcdPrefix, "/") || strings.Contains(opts.EtcdPrefix, "//"):
-		return fmt.Errorf("EtcdPrefix %q: want an absolute path such as /clusters/dev-1", opts.EtcdPrefix)
+		return fmt.Errorf("etcd prefix %q: want an absolute path such as /clusters/dev-1", opts.EtcdPrefix)
 	}
 	return nil
 }
