@@ -111,12 +111,11 @@ func startFleet(ctx context.Context, host *localcluster.Cluster, stateDir string
 
 var clustersResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.ResourceClusters}
 
-// RegisterFleet creates the namespace TargetNamespace on each cluster of f, stores its admin kubeconfig in the Secret
-// FleetNamespace/<name>-kubeconfig of host and applies the Cluster <name> with
-// ClusterLabels (server-side apply, field manager convoy-dev: labels a user added stay).
-// It deletes the Clusters labelled LabelDev that the fleet no longer has (an earlier
-// run's larger fleet) and their Secrets; with f nil it only does that. It returns once
-// the controller finds every Cluster Ready.
+// RegisterFleet creates the namespace TargetNamespace on each cluster of f and
+// registers it (RegisterCluster) with its admin kubeconfig and ClusterLabels. It deletes
+// the Clusters labelled LabelDev that the fleet no longer has (an earlier run's larger
+// fleet) and their Secrets; with f nil it only does that. It returns once the
+// controller finds every Cluster Ready.
 func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet) error {
 	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
@@ -131,9 +130,6 @@ func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet
 		return pruneFleet(ctx, kube, clusters, nil)
 	}
 	apply := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	if _, err := kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(FleetNamespace), apply); err != nil {
-		return fmt.Errorf("create namespace %s: %w", FleetNamespace, err)
-	}
 	names := make([]string, len(f.Clusters))
 	for i, c := range f.Clusters {
 		name := f.Name(i)
@@ -149,28 +145,51 @@ func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet
 		if err != nil {
 			return err
 		}
-		secret := corev1ac.Secret(KubeconfigSecretName(name), FleetNamespace).
-			WithLabels(map[string]string{LabelDev: "true"}).
-			WithType(corev1.SecretTypeOpaque).
-			WithData(map[string][]byte{v1alpha1.DefaultKubeconfigKey: kubeconfig})
-		if _, err := kube.CoreV1().Secrets(FleetNamespace).Apply(ctx, secret, apply); err != nil {
-			return fmt.Errorf("store the kubeconfig of Cluster %s: %w", name, err)
-		}
-		obj, err := clusterObject(name, ClusterLabels(i+1))
-		if err != nil {
+		if err := RegisterCluster(ctx, host, name, ClusterLabels(i+1), kubeconfig); err != nil {
 			return err
-		}
-		if _, err := clusters.Apply(ctx, name, obj, apply); err != nil {
-			return fmt.Errorf("apply Cluster %s: %w", name, err)
 		}
 	}
 	if err := pruneFleet(ctx, kube, clusters, names); err != nil {
 		return err
 	}
 	for _, name := range names {
-		if err := waitClusterReady(ctx, clusters, name); err != nil {
+		if err := WaitClusterReady(ctx, host, name, clusterReadyTimeout); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// RegisterCluster stores kubeconfig in the Secret FleetNamespace/<name>-kubeconfig of
+// host and applies the Cluster name that names it, both with labels (server-side apply,
+// field manager convoy-dev: labels a user added stay). A benchmark or a test registers a
+// fleet's cluster so, perhaps with a kubeconfig through a testenv.Link.
+func RegisterCluster(ctx context.Context, host *rest.Config, name string, labels map[string]string, kubeconfig []byte) error {
+	kube, err := kubernetes.NewForConfig(host)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(host)
+	if err != nil {
+		return err
+	}
+	apply := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	if _, err := kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(FleetNamespace), apply); err != nil {
+		return fmt.Errorf("create namespace %s: %w", FleetNamespace, err)
+	}
+	secret := corev1ac.Secret(KubeconfigSecretName(name), FleetNamespace).
+		WithLabels(labels).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{v1alpha1.DefaultKubeconfigKey: kubeconfig})
+	if _, err := kube.CoreV1().Secrets(FleetNamespace).Apply(ctx, secret, apply); err != nil {
+		return fmt.Errorf("store the kubeconfig of Cluster %s: %w", name, err)
+	}
+	obj, err := clusterObject(name, labels)
+	if err != nil {
+		return err
+	}
+	if _, err := dyn.Resource(clustersResource).Apply(ctx, name, obj, apply); err != nil {
+		return fmt.Errorf("apply Cluster %s: %w", name, err)
 	}
 	return nil
 }
@@ -217,10 +236,16 @@ func pruneFleet(ctx context.Context, kube kubernetes.Interface, clusters dynamic
 	return nil
 }
 
-// waitClusterReady polls until the controller finds Cluster name Ready.
-func waitClusterReady(ctx context.Context, clusters dynamic.NamespaceableResourceInterface, name string) error {
+// WaitClusterReady polls until the controller finds the Cluster name Ready (at its
+// generation), for at most timeout.
+func WaitClusterReady(ctx context.Context, host *rest.Config, name string, timeout time.Duration) error {
+	dyn, err := dynamic.NewForConfig(host)
+	if err != nil {
+		return err
+	}
+	clusters := dyn.Resource(clustersResource)
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, clusterReadyTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		u, err := clusters.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
@@ -239,7 +264,7 @@ func waitClusterReady(ctx context.Context, clusters dynamic.NamespaceableResourc
 		return cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == u.GetGeneration(), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the Cluster %s is not Ready after %s (last: %s); see the controller's log: %w", name, clusterReadyTimeout, last, err)
+		return fmt.Errorf("the Cluster %s is not Ready after %s (last: %s); see the controller's log: %w", name, timeout, last, err)
 	}
 	return nil
 }
