@@ -180,27 +180,12 @@ func Run(ctx context.Context, opts Options) error {
 	ready := newReadiness(readyPath, out)
 	defer ready.close()
 	ready.supervise(ctx, "", cluster)
-	var fleet *localcluster.Fleet
-	if opts.Clusters > 0 {
-		if fleet, err = startFleet(ctx, cluster, stateDir, opts.Clusters, out); err != nil {
-			return err
-		}
-		defer func() {
-			// Before the host's defer: the fleet's kube-apiservers use the host's etcd.
-			if err := fleet.Stop(); err != nil {
-				fmt.Fprintf(out, "Stop the local fleet: %v\n", err)
-			}
-		}()
-		for i, c := range fleet.Clusters {
-			ready.supervise(ctx, fleet.Name(i)+"/", c)
-		}
-		fmt.Fprintf(out, "Registering the local fleet as Clusters %s … %s\n", fleet.Name(0), fleet.Name(len(fleet.Clusters)-1))
-		if err := RegisterFleet(ctx, cluster.RestConfig(), fleet); err != nil {
-			return err
-		}
-	} else if err := RegisterFleet(ctx, cluster.RestConfig(), nil); err != nil {
+	fleet, err := runFleet(ctx, cluster, stateDir, opts.Clusters, ready, out)
+	if err != nil {
 		return err
 	}
+	// Before the host's deferred Stop: the fleet's kube-apiservers use the host's etcd.
+	defer stopFleet(fleet, out)
 	var example *ExampleRelease
 	if opts.ExamplesDir != "" {
 		if example, err = ApplyExample(ctx, cluster.RestConfig(), filepath.Join(opts.ExamplesDir, ExampleFile), env.ChartsURL); err != nil {
@@ -215,15 +200,8 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			fmt.Fprintf(out, "Lockdown: Releases act as the ServiceAccount %[2]s of their namespace; created %[1]s/%[2]s, bound to admin in %[1]s\n",
 				example.Namespace, opts.DefaultServiceAccount)
-			if fleet != nil {
-				// A Release acts as the ServiceAccount on its target cluster too.
-				for _, c := range fleet.Clusters {
-					if err := CreateDeployer(ctx, c.RestConfig(), TargetNamespace, opts.DefaultServiceAccount); err != nil {
-						return err
-					}
-				}
-				fmt.Fprintf(out, "Lockdown: created %[1]s/%[2]s on each cluster of the local fleet, bound to admin in %[1]s\n",
-					TargetNamespace, opts.DefaultServiceAccount)
+			if err := createFleetDeployers(ctx, fleet, opts.DefaultServiceAccount, out); err != nil {
+				return err
 			}
 		}
 	}

@@ -89,9 +89,14 @@ func validateClusters(n int) error {
 	return nil
 }
 
-// startFleet starts n control planes on the host's etcd, each with one simulated node,
-// in <state-dir>/clusters/dev-<i>.
-func startFleet(ctx context.Context, host *localcluster.Cluster, stateDir string, n int, out io.Writer) (*localcluster.Fleet, error) {
+// runFleet starts the local fleet of n clusters (none when n is 0) on the host's etcd,
+// each with one simulated node, in <state-dir>/clusters/dev-<i>; supervises its
+// processes with the host's (ready); and registers it (RegisterFleet), which with n 0
+// deletes an earlier run's fleet Clusters. Stop the fleet with stopFleet.
+func runFleet(ctx context.Context, host *localcluster.Cluster, stateDir string, n int, ready *readiness, out io.Writer) (*localcluster.Fleet, error) {
+	if n == 0 {
+		return nil, RegisterFleet(ctx, host.RestConfig(), nil)
+	}
 	fmt.Fprintf(out, "Starting the local fleet: %d control plane(s) on etcd %s\n", n, host.EtcdURL())
 	f, err := localcluster.StartFleet(ctx, localcluster.FleetOptions{
 		Clusters:  n,
@@ -106,7 +111,41 @@ func startFleet(ctx context.Context, host *localcluster.Cluster, stateDir string
 	if err != nil {
 		return nil, fmt.Errorf("start the local fleet: %w", err)
 	}
+	for i, c := range f.Clusters {
+		ready.supervise(ctx, f.Name(i)+"/", c)
+	}
+	fmt.Fprintf(out, "Registering the local fleet as Clusters %s … %s\n", f.Name(0), f.Name(n-1))
+	if err := RegisterFleet(ctx, host.RestConfig(), f); err != nil {
+		stopFleet(f, out)
+		return nil, err
+	}
 	return f, nil
+}
+
+// stopFleet stops the fleet f, if any.
+func stopFleet(f *localcluster.Fleet, out io.Writer) {
+	if f == nil {
+		return
+	}
+	if err := f.Stop(); err != nil {
+		fmt.Fprintf(out, "Stop the local fleet: %v\n", err)
+	}
+}
+
+// createFleetDeployers creates, under the lockdown, the ServiceAccount name in
+// TargetNamespace of each cluster of f (CreateDeployer): a Release acts as it on its
+// target cluster too.
+func createFleetDeployers(ctx context.Context, f *localcluster.Fleet, name string, out io.Writer) error {
+	if f == nil {
+		return nil
+	}
+	for i, c := range f.Clusters {
+		if err := CreateDeployer(ctx, c.RestConfig(), TargetNamespace, name); err != nil {
+			return fmt.Errorf("on %s: %w", f.Name(i), err)
+		}
+	}
+	fmt.Fprintf(out, "Lockdown: created %[1]s/%[2]s on each cluster of the local fleet, bound to admin in %[1]s\n", TargetNamespace, name)
+	return nil
 }
 
 var clustersResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.ResourceClusters}
