@@ -29,7 +29,8 @@ import (
 
 // Issue 34: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
 // with their labels and Ready, a Release targeting dev-2 becomes Ready with its
-// Deployment on dev-2 (not on the host), the ready file lists the fleet's processes, and
+// Deployment on dev-2 (not on the host), under the lockdown (--default-service-account:
+// it acts as the ServiceAccount deployer that dev made in demo on dev-2), the ready file lists the fleet's processes, and
 // dev-2's kube-apiserver killed is started again by the supervisor, after which dev-2
 // is Ready again.
 func TestDevStartsALocalFleet(t *testing.T) {
@@ -46,7 +47,7 @@ func TestDevStartsALocalFleet(t *testing.T) {
 	started := time.Now()
 	go func() {
 		done <- dev.Run(ctx, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 2, Out: out, Components: dev.Components(),
-			ExamplesDir: filepath.Join(root, "examples"), ChartsAddr: "127.0.0.1:0",
+			ExamplesDir: filepath.Join(root, "examples"), ChartsAddr: "127.0.0.1:0", DefaultServiceAccount: "deployer",
 			Convoy: os.Args[0], ConvoyEnv: []string{runMainEnv + "=1"}})
 	}()
 	stopped := false
@@ -141,6 +142,11 @@ func TestDevStartsALocalFleet(t *testing.T) {
 		return conditionTrue(ctx, releases, "hello-dev-2", v1alpha1.ConditionReady)
 	})
 	dev2 := fleetClient(t, stateDir, "dev-2")
+	for _, name := range []string{"dev-1", "dev-2"} {
+		if _, err := fleetClient(t, stateDir, name).CoreV1().ServiceAccounts(dev.TargetNamespace).Get(ctx, "deployer", metav1.GetOptions{}); err != nil {
+			t.Errorf("the lockdown's ServiceAccount demo/deployer on %s: %v", name, err)
+		}
+	}
 	if _, err := dev2.AppsV1().Deployments("demo").Get(ctx, "hello-dev-2", metav1.GetOptions{}); err != nil {
 		t.Errorf("the Release's Deployment on dev-2: %v", err)
 	}
