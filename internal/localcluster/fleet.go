@@ -142,7 +142,10 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 		})
 	}
 	wg.Wait()
-	return f, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err // the deferred Stop stops the clusters that started
+	}
+	return f, nil
 }
 
 // Stop stops every cluster of the fleet, the last first (so the one that runs the

@@ -47,6 +47,32 @@ func TestValidateEtcd(t *testing.T) {
 	}
 }
 
+// StartFleet refuses a fleet it cannot name before it starts anything.
+func TestStartFleetRefusesBadNames(t *testing.T) {
+	cases := map[string]struct {
+		clusters int
+		name     func(int) string
+		wantErr  string
+	}{
+		"no cluster":      {clusters: 0, wantErr: "at least 1 cluster"},
+		"a repeated name": {clusters: 2, name: func(int) string { return "same" }, wantErr: `name "same" is empty, repeated`},
+		"an empty name":   {clusters: 1, name: func(int) string { return "" }, wantErr: `name "" is empty`},
+		"a path":          {clusters: 1, name: func(int) string { return "a/b" }, wantErr: "not a folder name"},
+		"dot-dot":         {clusters: 1, name: func(int) string { return ".." }, wantErr: "not a folder name"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: tc.clusters, Name: tc.name, BinDir: t.TempDir()})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("StartFleet: %v; want an error that says %q", err, tc.wantErr)
+			}
+			if f != nil {
+				t.Errorf("StartFleet returned a fleet with its error: %+v", f)
+			}
+		})
+	}
+}
+
 // A fleet's clusters share the first one's etcd, yet each has its own objects; one
 // kube-apiserver stopped and started again finds its objects again.
 func TestFleetClustersAreIndependentOnOneEtcd(t *testing.T) {
