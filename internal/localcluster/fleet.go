@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -30,8 +31,8 @@ type FleetOptions struct {
 	// Workloads and Nodes are each cluster's (Options.Workloads, Options.Nodes).
 	Workloads bool
 	Nodes     int
-	// Parallel is how many clusters start at once (default 2: a kube-apiserver's
-	// start is CPU-bound, and more at once on a small machine only slows each).
+	// Parallel is how many clusters start at once (default: one per CPU; a
+	// kube-apiserver's start is CPU-bound).
 	Parallel int
 	// Progress receives one line per step, each prefixed with the cluster's name.
 	Progress io.Writer
@@ -74,7 +75,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 		opts.Name = func(i int) string { return "cluster-" + strconv.Itoa(i) }
 	}
 	if opts.Parallel < 1 {
-		opts.Parallel = 2
+		opts.Parallel = runtime.NumCPU()
 	}
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
