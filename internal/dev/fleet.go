@@ -84,7 +84,7 @@ func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig
 // validateClusters checks --clusters.
 func validateClusters(n int) error {
 	if n < 0 || n > MaxClusters {
-		return fmt.Errorf("--clusters %d: want 0 to %d local clusters (each costs about 300 MiB, see docs/notes/local-fleet.md)", n, MaxClusters)
+		return fmt.Errorf("--clusters %d: want 0 to %d local clusters (each costs about 540 MiB, see docs/notes/local-fleet.md)", n, MaxClusters)
 	}
 	return nil
 }
