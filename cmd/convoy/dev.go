@@ -32,11 +32,20 @@ controller). It serves <examples-dir>/charts/ as a Helm chart repository on
 writes <state-dir>/kubeconfig, creates <state-dir>/ready once everything is
 ready, and stops everything on Ctrl-C or SIGTERM.
 
+--clusters N starts a local fleet beside it: N more control planes (on the same
+etcd, each with one simulated node, state in <state-dir>/clusters/dev-<i>/),
+registered as the Clusters dev-1 … dev-N with their kubeconfig Secrets in
+convoy-system and the labels convoy.kumodo.io/dev=true, env=dev, ring=canary
+(dev-1) or ring=main (the others), region=local and zone=local-a|b|c, for a
+ReleaseSet's clusterSelector and stages. dev is ready once the controller finds
+each of them Ready; Clusters of an earlier, larger fleet are deleted.
+
 dev supervises every process it started: one that exits is started again after
 a back-off (1 s, doubling up to 30 s, back to 1 s once it ran a minute), and dev
 prints how it exited and the end of its log. <state-dir>/ready is removed while
 a process is down and written again once it is ready; it holds the time it was
-written and a line "<process> pid=<pid> restarts=<n>" per process.`,
+written and a line "<process> pid=<pid> restarts=<n>" per process (a fleet's
+as "dev-1/kube-apiserver").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -48,6 +57,8 @@ written and a line "<process> pid=<pid> restarts=<n>" per process.`,
 	}
 	cmd.Flags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "folder for the state of the dev environment")
 	cmd.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+	cmd.Flags().IntVar(&opts.Clusters, "clusters", opts.Clusters,
+		"number of local target clusters to start beside the host and register as the Clusters dev-1 … dev-N (a local fleet)")
 	cmd.Flags().StringVar(&opts.ChartsAddr, "charts-addr", opts.ChartsAddr,
 		"address of the local Helm chart repository (the examples name "+chartrepo.DefaultAddr+")")
 	cmd.Flags().StringVar(&opts.ExamplesDir, "examples-dir", opts.ExamplesDir,

@@ -23,6 +23,10 @@ type Options struct {
 	StateDir string
 	// Nodes is the number of simulated nodes.
 	Nodes int
+	// Clusters is the number of local target clusters beside the host (the local
+	// fleet, fleet.go): control planes on the host's etcd, each with one simulated
+	// node, registered as the Clusters dev-1 … dev-<Clusters>. 0: none.
+	Clusters int
 	// Out receives progress and the usage notes.
 	Out io.Writer
 	// Components are convoy's own processes, started in order once the
@@ -101,6 +105,9 @@ func Run(ctx context.Context, opts Options) error {
 	if out == nil {
 		out = io.Discard
 	}
+	if err := validateClusters(opts.Clusters); err != nil {
+		return err
+	}
 	stateDir, err := filepath.Abs(opts.StateDir)
 	if err != nil {
 		return err
@@ -170,9 +177,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// From here on every process that exits is started again (supervise.go), and the
 	// ready file says whether everything runs.
-	ready := newReadiness(readyPath, cluster, out)
+	ready := newReadiness(readyPath, out)
 	defer ready.close()
-	cluster.Supervise(ctx, localcluster.SuperviseOptions{OnEvent: ready.event})
+	ready.supervise(ctx, "", cluster)
+	fleet, err := runFleet(ctx, cluster, stateDir, opts.Clusters, ready, out)
+	if err != nil {
+		return err
+	}
+	// Before the host's deferred Stop: the fleet's kube-apiservers use the host's etcd.
+	defer stopFleet(fleet, out)
 	var example *ExampleRelease
 	if opts.ExamplesDir != "" {
 		if example, err = ApplyExample(ctx, cluster.RestConfig(), filepath.Join(opts.ExamplesDir, ExampleFile), env.ChartsURL); err != nil {
@@ -187,6 +200,9 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			fmt.Fprintf(out, "Lockdown: Releases act as the ServiceAccount %[2]s of their namespace; created %[1]s/%[2]s, bound to admin in %[1]s\n",
 				example.Namespace, opts.DefaultServiceAccount)
+			if err := createFleetDeployers(ctx, fleet, opts.DefaultServiceAccount, out); err != nil {
+				return err
+			}
 		}
 	}
 	path := binDir
@@ -203,9 +219,9 @@ convoy dev is ready (%s). Use it with:
   export PATH=%s:$PATH   # kubectl %s (matching the server) and kubectl-convoy
   kubectl get nodes
 
-%sLogs: %s
+%s%sLogs: %s
 Press Ctrl-C to stop.
-`, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), cluster.LogDir())
+`, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), fleetUsage(fleet, stateDir), cluster.LogDir())
 	// The ready file comes last: whoever waits for it can also read the notes above.
 	if err := ready.markReady(); err != nil {
 		return err

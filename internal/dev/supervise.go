@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,11 +18,13 @@ import (
 // environment is ready; while a supervised process is down (it exited and waits for its
 // restart, or was restarted and is not ready yet) it is removed, and written again once
 // every process is ready. It holds the time it was written, then a line per process:
-// "<name> pid=<pid> restarts=<n>". It also prints what the supervisor reports.
+// "<name> pid=<pid> restarts=<n>", where a process of a fleet's cluster is named
+// "<cluster>/<process>" (dev-1/kube-apiserver). It also prints what the supervisor
+// reports.
 type readiness struct {
-	path    string
-	cluster *localcluster.Cluster
-	out     io.Writer
+	path     string
+	out      io.Writer
+	clusters []supervised
 
 	mu       sync.Mutex
 	ready    bool            // the environment became ready (markReady)
@@ -30,8 +33,27 @@ type readiness struct {
 	restarts map[string]int
 }
 
-func newReadiness(path string, cluster *localcluster.Cluster, out io.Writer) *readiness {
-	return &readiness{path: path, cluster: cluster, out: out, down: map[string]bool{}, restarts: map[string]int{}}
+// supervised is a cluster whose processes the ready file lists, each name prefixed.
+type supervised struct {
+	prefix  string
+	cluster *localcluster.Cluster
+}
+
+func newReadiness(path string, out io.Writer) *readiness {
+	return &readiness{path: path, out: out, down: map[string]bool{}, restarts: map[string]int{}}
+}
+
+// supervise supervises cluster's processes (localcluster.Supervise) until ctx ends; the
+// ready file and dev's messages name them with prefix ("" for the host, "dev-1/" for a
+// fleet's cluster).
+func (r *readiness) supervise(ctx context.Context, prefix string, cluster *localcluster.Cluster) {
+	r.mu.Lock()
+	r.clusters = append(r.clusters, supervised{prefix: prefix, cluster: cluster})
+	r.mu.Unlock()
+	cluster.Supervise(ctx, localcluster.SuperviseOptions{OnEvent: func(ev localcluster.Event) {
+		ev.Process = prefix + ev.Process
+		r.event(ev)
+	}})
 }
 
 // markReady writes the ready file unless a process is down (then its Ready event will).
@@ -92,7 +114,12 @@ func (r *readiness) write() error {
 	if r.closed {
 		return errors.New("convoy dev is stopping")
 	}
-	running := r.cluster.Running()
+	running := map[string]int{}
+	for _, c := range r.clusters {
+		for name, pid := range c.cluster.Running() {
+			running[c.prefix+name] = pid
+		}
+	}
 	names := make([]string, 0, len(running))
 	for name := range running {
 		names = append(names, name)

@@ -6,3 +6,5 @@ var (
 	EnsureNode    = ensureNode
 	SimulatedNode = simulatedNode
 )
+
+var ValidateEtcd = validateEtcd

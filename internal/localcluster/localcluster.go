@@ -38,6 +38,15 @@ type Options struct {
 	StartTimeout time.Duration
 	// Profiling serves kube-apiserver's /debug/pprof/ (to the admin), for benchmarks.
 	Profiling bool
+	// Etcd, when set, is the client URL of a running etcd, such as another
+	// cluster's EtcdURL: kube-apiserver keeps its data there under EtcdPrefix and
+	// no etcd of this cluster's own starts. Such a cluster is as independent as
+	// one with its own etcd (its own objects, PKI and admin) for a few tens of
+	// MiB less; it must be stopped before the cluster whose etcd it uses.
+	Etcd string
+	// EtcdPrefix is where kube-apiserver keeps its keys in etcd; required with
+	// Etcd and unique among the clusters on that etcd (default /registry).
+	EtcdPrefix string
 }
 
 // Cluster is a running local control plane.
@@ -48,8 +57,11 @@ type Cluster struct {
 	progress            io.Writer
 
 	etcdPort, etcdPeerPort, apiserverPort int
-	kubeconfig                            string
-	restConfig                            *rest.Config
+	// etcdURL is the etcd that kube-apiserver uses: its own or Options.Etcd;
+	// etcdPrefix its key prefix there.
+	etcdURL, etcdPrefix string
+	kubeconfig          string
+	restConfig          *rest.Config
 
 	mu        sync.Mutex
 	processes []*process // in start order
@@ -71,17 +83,26 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
+	if err := validateEtcd(opts); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 
 	sweepStale()
-	c := &Cluster{progress: opts.Progress, binDir: opts.BinDir, profiling: opts.Profiling}
+	c := &Cluster{progress: opts.Progress, binDir: opts.BinDir, profiling: opts.Profiling, etcdURL: opts.Etcd, etcdPrefix: opts.EtcdPrefix}
+	if c.etcdPrefix == "" {
+		c.etcdPrefix = defaultEtcdPrefix
+	}
 	if c.binDir == "" {
 		if c.binDir, err = BinDir(); err != nil {
 			return nil, err
 		}
 	}
-	need := []string{"etcd", "kube-apiserver"}
+	need := []string{"kube-apiserver"}
+	if opts.Etcd == "" {
+		need = append(need, "etcd")
+	}
 	if opts.Workloads {
 		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml")
 	}
@@ -112,8 +133,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.pki, err = loadOrCreatePKI(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, fmt.Errorf("make the PKI: %w", err)
 	}
-	if err := retryPorts(ctx, c.startEtcd); err != nil {
-		return nil, err
+	if c.etcdURL == "" {
+		if err := retryPorts(ctx, c.startEtcd); err != nil {
+			return nil, err
+		}
 	}
 	if err := retryPorts(ctx, c.startAPIServer); err != nil {
 		return nil, err
@@ -135,9 +158,13 @@ func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
 // Host is the URL of kube-apiserver.
 func (c *Cluster) Host() string { return c.restConfig.Host }
 
-// EtcdURL is the client URL of the cluster's etcd. An aggregated API server
-// may keep its data there under its own prefix.
-func (c *Cluster) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort) }
+// EtcdURL is the client URL of the cluster's etcd (Options.Etcd when it shares
+// another's). An aggregated API server may keep its data there under its own
+// prefix, as may another cluster's kube-apiserver (Options.Etcd).
+func (c *Cluster) EtcdURL() string { return c.etcdURL }
+
+// EtcdPrefix is where kube-apiserver keeps its keys in etcd.
+func (c *Cluster) EtcdPrefix() string { return c.etcdPrefix }
 
 // Dir is the cluster's state folder.
 func (c *Cluster) Dir() string { return c.dir }
@@ -151,8 +178,14 @@ func (c *Cluster) LogDir() string { return c.logDir }
 // BinDir is the folder of the Kubernetes binaries this cluster runs.
 func (c *Cluster) BinDir() string { return c.binDir }
 
-// Ports lists every TCP port the cluster's processes listen on.
-func (c *Cluster) Ports() []int { return []int{c.etcdPort, c.etcdPeerPort, c.apiserverPort} }
+// Ports lists every TCP port the cluster's processes listen on (not those of
+// an etcd it shares with another cluster).
+func (c *Cluster) Ports() []int {
+	if c.etcdPort == 0 {
+		return []int{c.apiserverPort}
+	}
+	return []int{c.etcdPort, c.etcdPeerPort, c.apiserverPort}
+}
 
 // PIDs lists the process ids of the cluster's processes.
 func (c *Cluster) PIDs() []int {
@@ -262,6 +295,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	c.etcdPort, c.etcdPeerPort = ports[0], ports[1]
 	client := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPort)
+	c.etcdURL = client
 	peer := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPeerPort)
 	c.step("Starting etcd on %s", client)
 	httpClient := &http.Client{Timeout: time.Second}
@@ -309,7 +343,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	pk := c.pki.path
 	c.step("Starting kube-apiserver %s on https://127.0.0.1:%d", KubernetesVersion, c.apiserverPort)
 	p, err := c.start("kube-apiserver", []string{
-		"--etcd-servers=" + c.EtcdURL(),
+		"--etcd-servers=" + c.etcdURL,
+		"--etcd-prefix=" + c.etcdPrefix,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--endpoint-reconciler-type=none", // loopback cannot be an Endpoints address
@@ -371,6 +406,27 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return errPortTaken
 	}
 	return err
+}
+
+// defaultEtcdPrefix is kube-apiserver's own default --etcd-prefix.
+const defaultEtcdPrefix = "/registry"
+
+// validateEtcd checks the etcd options: a shared etcd needs a prefix of this
+// cluster's own, an absolute path that is not kube-apiserver's default.
+func validateEtcd(opts Options) error {
+	switch {
+	case opts.Etcd == "" && opts.EtcdPrefix != "" && opts.EtcdPrefix != defaultEtcdPrefix:
+		return fmt.Errorf("etcd prefix %q without a shared etcd (Options.Etcd): a cluster's own etcd keeps its data under %s", opts.EtcdPrefix, defaultEtcdPrefix)
+	case opts.Etcd == "":
+		return nil
+	case !strings.HasPrefix(opts.Etcd, "http://") && !strings.HasPrefix(opts.Etcd, "https://"):
+		return fmt.Errorf("shared etcd %q is not an etcd client URL (http://host:port)", opts.Etcd)
+	case opts.EtcdPrefix == "" || opts.EtcdPrefix == defaultEtcdPrefix:
+		return fmt.Errorf("a cluster on a shared etcd (%s) needs an etcd prefix of its own (Options.EtcdPrefix), not %q", opts.Etcd, opts.EtcdPrefix)
+	case !strings.HasPrefix(opts.EtcdPrefix, "/") || strings.HasSuffix(opts.EtcdPrefix, "/") || strings.Contains(opts.EtcdPrefix, "//"):
+		return fmt.Errorf("etcd prefix %q: want an absolute path such as /clusters/dev-1", opts.EtcdPrefix)
+	}
+	return nil
 }
 
 func (c *Cluster) writeKubeconfig(admin *keyPair) error {
