@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -200,8 +201,22 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := setupClusterStatus(mgr, o); err != nil {
 		return nil, err
 	}
-	// Ready (/readyz) once the controllers' informers have synced, not merely started.
-	if err := mgr.AddReadyzCheck(ReadyzInformers, informersSynced(mgr.GetCache(), watchedKinds()...)); err != nil {
+	// Ready (/readyz) once the controllers' informers have synced, not merely started:
+	// a shard's cluster-wave view too.
+	ready := informersSynced(mgr.GetCache(), watchedKinds()...)
+	if waves != mgr.GetCache() {
+		own, view := ready, informersSynced(waves, &v1.Release{})
+		ready = func(req *http.Request) error {
+			if err := own(req); err != nil {
+				return err
+			}
+			if err := view(req); err != nil {
+				return fmt.Errorf("the cluster-wave view: %w", err)
+			}
+			return nil
+		}
+	}
+	if err := mgr.AddReadyzCheck(ReadyzInformers, ready); err != nil {
 		return nil, fmt.Errorf("add the readiness check: %w", err)
 	}
 	return r, nil

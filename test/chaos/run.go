@@ -59,6 +59,9 @@ type result struct {
 	// clusterWaveConcurrent counts the applies (by lower Release) that raced a lower
 	// wave's change: not violations (checkClusterWaves).
 	clusterWaveConcurrent int
+	// rollouts counts what the check of the lower waves' rollouts judged
+	// (checkLowerWaveRollouts).
+	rollouts rolloutCounts
 	// clusterWaveUnverified and manualUnverified count what those checks could not
 	// judge: a relist may have hidden the states they compare; relists counts those.
 	clusterWaveUnverified, manualUnverified, relists int
@@ -206,6 +209,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	clusterWaves, judged, concurrent, clusterUnverified := checkClusterWaves(h)
 	res.violations = append(res.violations, clusterWaves...)
 	res.clusterWaveApplies, res.clusterWaveConcurrent = judged, concurrent
+	rollouts, rolloutCounts := checkLowerWaveRollouts(h)
+	res.violations = append(res.violations, rollouts...)
+	res.rollouts = rolloutCounts
 	manualViolations, manualUnverified := checkManual(h)
 	res.violations = append(res.violations, manualViolations...)
 	res.unverified, res.clusterWaveUnverified, res.manualUnverified = unverified, clusterUnverified, manualUnverified
