@@ -99,8 +99,8 @@ type Options struct {
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
 // (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
-// (waveView: the manager's cache, or a shard's view of every shard); and the Cluster status
-// reconciler (cluster_status.go).
+// (waveView: the manager's cache, or a shard's view of every shard); and the Cluster
+// status reconciler (cluster_status.go).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")

@@ -59,9 +59,10 @@ func indexReleaseWavedCluster(obj client.Object) []string {
 	return []string{clusterKey(rel)}
 }
 
-// sameCluster lists, from the cluster-wave view, the Releases that target the cluster of rel and
-// may be of another cluster wave: for a Release of wave 0, the most common by far,
-// only those of another wave (indexWavedCluster); else every Release of the cluster.
+// sameCluster lists, from the cluster-wave view (waveView), the Releases that target
+// the cluster of rel and may be of another cluster wave: for a Release of wave 0, the
+// most common by far, only those of another wave (indexWavedCluster); else every
+// Release of the cluster.
 // Callers pick the waves they need. Listing every Release of the cluster, deep-copied,
 // at each reconcile and each status change made the controller's work and memory grow
 // with the square of the Releases (issue 15). The Releases are the cache's own, not
