@@ -116,7 +116,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
 	}
 
-	others, err := sameCluster(ctx, r.client, rel)
+	others, err := sameCluster(ctx, r.waves, rel)
 	if err != nil {
 		return in, fmt.Errorf("list the Releases of the cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
