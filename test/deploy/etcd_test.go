@@ -425,7 +425,7 @@ const stepAnnotation = "test.convoy.kumodo.io/step"
 
 func (a *convoyAPI) createRelease(ctx context.Context, ns, name string) apiResponse {
 	r := convoyv1alpha1.Release{
-		TypeMeta: metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Release"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{stepAnnotation: "0"}},
 		Spec: convoyv1alpha1.ReleaseSpec{
 			Chart: convoyv1alpha1.ChartSource{Repository: "https://charts.example.com", Name: "podinfo", Version: "6.7.1"},
@@ -455,8 +455,6 @@ func (a *convoyAPI) step(ctx context.Context, ns, name string) (int, apiResponse
 	}
 	return n, res
 }
-
-
 
 // writeLoad is the concurrent writers of TestChartEtcdKeepsEveryWrite: each
 // creates its Release and then sets its step annotation to 1, 2, 3, … one
