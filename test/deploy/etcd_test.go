@@ -302,7 +302,8 @@ func (p *etcdProcesses) leader(t *testing.T, c *clientv3.Client) *etcdMember {
 
 // startAPIServer runs convoy apiserver in this process with the flags of the
 // rendered Deployment (its --etcd-servers mapped to the local members, its mounted
-// client certificate to the test's folder) and returns a client configuration that
+// client certificate to the test's folder; the etcd is the test's own, so its
+// --etcd-prefix is kept) and returns a client configuration that
 // talks to it directly as the cluster's admin.
 func (p *etcdProcesses) startAPIServer(t *testing.T, d appsv1.Deployment) *convoyAPI {
 	t.Helper()
@@ -320,8 +321,8 @@ func (p *etcdProcesses) startAPIServer(t *testing.T, d appsv1.Deployment) *convo
 	var args []string
 	for _, a := range c.Args[1:] {
 		a = strings.ReplaceAll(p.hostMap.Replace(a), mounts["etcd-tls"], p.clientDir)
-		if strings.HasPrefix(a, "--secure-port=") || strings.HasPrefix(a, "--etcd-prefix=") {
-			continue // the test's listener; a prefix of its own
+		if strings.HasPrefix(a, "--secure-port=") {
+			continue // the test's listener
 		}
 		args = append(args, a)
 	}
@@ -346,7 +347,6 @@ func (p *etcdProcesses) startAPIServer(t *testing.T, d appsv1.Deployment) *convo
 	}
 	ro := opts.RecommendedOptions
 	ro.SecureServing.Listener, ro.SecureServing.BindPort = ln, ln.Addr().(*net.TCPAddr).Port
-	ro.Etcd.StorageConfig.Prefix = "/convoy-etcd-test-" + testenv.RandomSuffix()
 	ro.Authentication.RemoteKubeConfigFile = kubeconfig
 	ro.Authorization.RemoteKubeConfigFile = kubeconfig
 	ro.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
@@ -618,7 +618,7 @@ func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 	}
 	// The member that came back has every Release (read from it alone).
 	back := p.etcdClient(t, leader.client)
-	prefix := "/convoy-etcd-test-"
+	prefix := "/registry/convoy.kumodo.io/releases/" + ns + "/"
 	testenv.Eventually(t, ctx(t), "the restarted member to hold every Release", time.Minute, func() (bool, string) {
 		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
