@@ -383,7 +383,13 @@ func (p *etcdProcesses) startAPIServer(t *testing.T, d appsv1.Deployment) *convo
 	if err != nil {
 		t.Fatalf("convoy apiserver is not ready: %v", err)
 	}
-	return &convoyAPI{base: base, http: hc}
+	// Ready is not yet authenticating: the delegated client CA loads on its own.
+	api := &convoyAPI{base: base, http: hc}
+	testenv.Eventually(t, ctx, "convoy apiserver to serve the admin", time.Minute, func() (bool, string) {
+		res := api.do(ctx, http.MethodGet, "/apis/"+convoyv1alpha1.SchemeGroupVersion.String()+"/releases", "", nil)
+		return res.code == http.StatusOK, fmt.Sprintf("%d %v %s", res.code, res.err, res.body)
+	})
+	return api
 }
 
 // convoyAPI talks to one convoy apiserver over plain HTTP requests, so that every
@@ -537,8 +543,9 @@ func (l *writeLoad) waitWrites(t *testing.T, n int, timeout time.Duration) {
 // Under 200 concurrent Release writers the leader is killed and started again:
 // every acknowledged write is kept (each Release ends at its last acknowledged step,
 // and the restarted member has every Release), and no request fails beyond the
-// leader election. With two members gone the API answers 503 with a message that
-// names etcd, and it serves again once they are back.
+// leader election. With two members gone every request fails with a 5xx within
+// the request timeout and /readyz fails (issue 38 asks for a 503 at once: not built,
+// docs/decisions.md), and the API serves again once they are back.
 func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 	needCluster(t)
 	r := renderEtcd(t, nil)
@@ -618,7 +625,8 @@ func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 	}
 	// The member that came back has every Release (read from it alone).
 	back := p.etcdClient(t, leader.client)
-	prefix := "/registry/convoy.kumodo.io/releases/" + ns + "/"
+	// Every key of convoy's prefix: the test's etcd holds only the writers' Releases.
+	prefix := "/registry/convoy.kumodo.io/"
 	testenv.Eventually(t, ctx(t), "the restarted member to hold every Release", time.Minute, func() (bool, string) {
 		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -646,24 +654,38 @@ func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 	for _, m := range lost {
 		m.kill()
 	}
-	for _, probe := range []struct {
+	probes := []struct {
 		what string
 		do   func(context.Context) apiResponse
 	}{
 		{"GET", func(c context.Context) apiResponse { _, res := api.step(c, ns, "r-000"); return res }},
 		{"PATCH", func(c context.Context) apiResponse { return api.setStep(c, ns, "r-000", 1000) }},
 		{"POST", func(c context.Context) apiResponse { return api.createRelease(c, ns, "after-quorum-loss") }},
-	} {
-		c, cancel := context.WithTimeout(context.Background(), 2*apiRequestTimeout)
-		start := time.Now()
-		res := probe.do(c)
-		cancel()
-		t.Logf("Without quorum %s answered %d in %s: %s", probe.what, res.code, time.Since(start).Round(time.Millisecond), res.body)
-		if res.err != nil || res.code < 500 || time.Since(start) > apiRequestTimeout+5*time.Second {
-			t.Errorf("without quorum %s answered %d %v %s after %s, want a 5xx within the request timeout of %s",
-				probe.what, res.code, res.err, res.body, time.Since(start).Round(time.Second), apiRequestTimeout)
-		}
 	}
+	var probing sync.WaitGroup
+	for _, probe := range probes { // at once: each waits for the request timeout
+		probing.Go(func() {
+			c, cancel := context.WithTimeout(context.Background(), 2*apiRequestTimeout)
+			defer cancel()
+			start := time.Now()
+			res := probe.do(c)
+			took := time.Since(start)
+			t.Logf("Without quorum %s answered %d in %s: %s", probe.what, res.code, took.Round(time.Millisecond), res.body)
+			if res.err != nil || res.code < 500 || took > apiRequestTimeout+5*time.Second {
+				t.Errorf("without quorum %s answered %d %v %s after %s, want a 5xx within the request timeout of %s",
+					probe.what, res.code, res.err, res.body, took.Round(time.Second), apiRequestTimeout)
+			}
+		})
+	}
+	probing.Wait()
+	// Its /readyz (the Deployment's readiness probe) fails, so that in a cluster the
+	// Pods leave the Service and the aggregator answers 503 at once.
+	testenv.Eventually(t, ctx(t), "convoy apiserver's /readyz to fail without quorum", time.Minute, func() (bool, string) {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res := api.do(c, http.MethodGet, "/readyz", "", nil)
+		return res.err == nil && res.code >= 500, fmt.Sprintf("%d %v %s", res.code, res.err, res.body)
+	})
 	for _, m := range lost {
 		m.start(t)
 	}
@@ -671,6 +693,10 @@ func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		res := api.setStep(c, ns, "r-000", 2000)
+		return res.code == http.StatusOK, fmt.Sprintf("%d %v %s", res.code, res.err, res.body)
+	})
+	testenv.Eventually(t, ctx(t), "convoy apiserver's /readyz to pass again", time.Minute, func() (bool, string) {
+		res := api.do(ctx(t), http.MethodGet, "/readyz", "", nil)
 		return res.code == http.StatusOK, fmt.Sprintf("%d %v %s", res.code, res.err, res.body)
 	})
 	if got, _ := api.step(ctx(t), ns, "r-000"); got != 2000 {
