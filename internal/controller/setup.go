@@ -24,6 +24,7 @@ import (
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/releaseset"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -90,8 +91,8 @@ type Options struct {
 
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
-// (SP-30) and the field index on spec.cluster it uses; and the Cluster status
-// reconciler (cluster_status.go).
+// (SP-30) and the field index on spec.cluster it uses; the Cluster status
+// reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")
@@ -188,6 +189,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		return nil, fmt.Errorf("set up the release controller: %w", err)
 	}
 	if err := setupClusterStatus(mgr, o); err != nil {
+		return nil, err
+	}
+	// ReleaseSets write Releases; the same process reconciles them.
+	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
+		Clock: o.Clock, Events: o.Events, SkipNameValidation: o.SkipNameValidation,
+	}); err != nil {
 		return nil, err
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started.

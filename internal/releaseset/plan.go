@@ -23,9 +23,6 @@ type Input struct {
 	// Releases are the Releases labelled with the set's name; those the set does not
 	// control (ownerReference) are left alone.
 	Releases []v1.Release
-	// Shard, when set, is the controller's shard: the Releases it writes carry it in
-	// their convoy.kumodo.io/shard label, so that the shard's caches see them.
-	Shard string
 	// Now is the time of the reconcile (conditions' lastTransitionTime).
 	Now metav1.Time
 }
@@ -113,7 +110,7 @@ func Decide(in Input) Plan {
 			owned[r.Name] = r
 		}
 	}
-	b := builder{set: set, rev: rev, shard: in.Shard}
+	b := builder{set: set, rev: rev}
 
 	// The halt: the first Release, in rollout order, that failed at the revision.
 	var failed *observed
@@ -240,9 +237,8 @@ func sibling(clusters []string, owned map[string]*v1.Release, set, rev string, h
 
 // builder writes the Releases of one set at one revision.
 type builder struct {
-	set   *v1.ReleaseSet
-	rev   string
-	shard string
+	set *v1.ReleaseSet
+	rev string
 }
 
 // release is the Release of cluster at the revision, defaulted as the API server
@@ -276,8 +272,12 @@ func (b builder) own(rel *v1.Release, cluster string) {
 	rel.Spec.Cluster = cluster
 	rel.Labels[v1.LabelReleaseSet] = v1.LabelValue(b.set.Name)
 	rel.Labels[v1.LabelCluster] = v1.LabelValue(cluster)
-	if b.shard != "" {
-		rel.Labels[v1.LabelShard] = b.shard
+	// A set's Releases are in its shard (the template's label, else the set's own):
+	// the controller of a shard caches only that shard's Releases.
+	if shard, ok := b.set.Labels[v1.LabelShard]; ok {
+		if _, inTemplate := b.set.Spec.Template.Metadata.Labels[v1.LabelShard]; !inTemplate {
+			rel.Labels[v1.LabelShard] = shard
+		}
 	}
 	rel.OwnerReferences = []metav1.OwnerReference{b.ownerRef()}
 }

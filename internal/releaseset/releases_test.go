@@ -12,12 +12,14 @@ import (
 )
 
 // A created Release is the template with the set's labels, the revision annotation,
-// the controller reference and spec.cluster, in the set's namespace.
+// the controller reference and spec.cluster, in the set's namespace; the set's shard
+// label is copied when the template has none.
 func TestACreatedReleaseIsTheTemplateForItsCluster(t *testing.T) {
 	set := testSet("web", func(s *v1.ReleaseSet) {
 		s.Spec.Template.Metadata.Annotations = map[string]string{"note": "hi"}
+		s.Labels = map[string]string{v1.LabelShard: "a"}
 	})
-	p := Decide(Input{Set: set, Clusters: []v1.Cluster{cluster("prod-1")}, Shard: "a"})
+	p := Decide(Input{Set: set, Clusters: []v1.Cluster{cluster("prod-1")}})
 	if len(p.Create) != 1 {
 		t.Fatalf("plan creates %d Releases, want 1", len(p.Create))
 	}
