@@ -28,6 +28,7 @@ var SelectableFields = map[string][]string{
 	"Render":           {FieldRenderRelease, FieldRenderRef},
 	"ReleaseInventory": {FieldReleaseInventoryCluster},
 	"Cluster":          {},
+	"ReleaseSet":       {},
 }
 
 func addFieldLabelConversions(scheme *runtime.Scheme) error {

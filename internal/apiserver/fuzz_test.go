@@ -35,6 +35,13 @@ var decodeSeeds = []string{
 	 "objects":[{"group":"apps","version":"v1","kind":"Deployment","namespace":"podinfo","name":"podinfo","wave":1},{"version":"","kind":"","name":""}],
 	 "status":{"renderRef":"sha256:9a2b","health":"Healthy","objects":[{"version":"v1","kind":"Service","name":"s","health":"Degraded","message":"m"}]}}`,
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Render","metadata":{"name":"podinfo-9a2b0c1d2e","namespace":"team-a"},"renderRef":"sha256:9a2b","release":"podinfo","chart":{"name":"podinfo","version":"6.7.1"},"valuesDigest":"sha256:00","objectCount":7,"waves":[0,1],"manifests":"H4sIAAAAAAAA/w=="}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"ReleaseSet","metadata":{"name":"podinfo","namespace":"team-a"},
+	 "spec":{"clusterSelector":{"matchLabels":{"env":"prod"}},
+	  "template":{"metadata":{"labels":{"team":"a"},"annotations":{"note":"x"}},"spec":{"chart":{"repository":"https://c","name":"podinfo"},"failurePolicy":{"action":"Rollback"}}},
+	  "strategy":{"stages":[{"name":"canary","clusterSelector":{"matchExpressions":[{"key":"ring","operator":"In","values":["canary"]}]},"maxParallel":1},
+	   {"name":"eu","clusterSelector":{"matchLabels":{"region":"eu"}},"maxParallel":"50%","approval":"Manual"},{"name":"rest","approval":"Automatic"}]}},
+	 "approvals":[{"stage":"eu","revision":"sha256:00","approvedBy":"alice"}]}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"ReleaseSet","metadata":{"name":"s","namespace":"n"},"spec":{"template":{"metadata":{"labels":{"convoy.kumodo.io/cluster":"x"}},"spec":{"cluster":"c","chart":{}}},"strategy":{"stages":[{"name":"rest"},{"name":"rest","maxParallel":"0%","approval":"Never"},{"name":"A","maxParallel":0}]}}}`,
 	"apiVersion: convoy.kumodo.io/v1alpha1\nkind: Release\nmetadata: {name: y, namespace: n}\nspec:\n  chart: {repository: 'https://c', name: c}\n",
 }
 
@@ -88,6 +95,8 @@ func validate(obj runtime.Object) field.ErrorList {
 		return append(validation.ReleaseInventory(o), validation.ReleaseInventoryUpdate(o, o.DeepCopy())...)
 	case *convoyv1alpha1.Render:
 		return append(validation.Render(o), validation.RenderUpdate(o, o.DeepCopy())...)
+	case *convoyv1alpha1.ReleaseSet:
+		return append(validation.ReleaseSet(o), validation.ReleaseSetUpdate(o, o.DeepCopy())...)
 	}
 	return nil
 }

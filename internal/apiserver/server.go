@@ -12,6 +12,7 @@ import (
 	"kumodo.io/convoy/internal/apiserver/registry/cluster"
 	"kumodo.io/convoy/internal/apiserver/registry/release"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseinventory"
+	"kumodo.io/convoy/internal/apiserver/registry/releaseset"
 	"kumodo.io/convoy/internal/apiserver/registry/render"
 )
 
@@ -84,7 +85,11 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	if err != nil {
 		return err
 	}
-	for _, m := range []map[string]rest.Storage{releases, renders, inventories, clusters} {
+	sets, err := releaseset.NewStorage(Scheme, getter, o.Clock, releaseset.AuthorizerAccess{Authorizer: cfg.Authorization.Authorizer})
+	if err != nil {
+		return err
+	}
+	for _, m := range []map[string]rest.Storage{releases, renders, inventories, clusters, sets} {
 		for k, v := range m {
 			storage[k] = v
 		}

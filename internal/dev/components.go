@@ -152,10 +152,13 @@ func ControllerRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	write := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleaseSets}, Verbs: read},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{
 			v1alpha1.ResourceReleases + "/" + v1alpha1.SubresourceStatus,
 			v1alpha1.ResourceReleases + "/finalizers",
+			v1alpha1.ResourceReleaseSets + "/" + v1alpha1.SubresourceStatus,
+			v1alpha1.ResourceReleaseSets + "/finalizers",
 			v1alpha1.ResourceClusters + "/" + v1alpha1.SubresourceStatus,
 			v1alpha1.ResourceReleaseInventories + "/" + v1alpha1.SubresourceStatus,
 		}, Verbs: []string{"get", "update", "patch"}},

@@ -338,11 +338,14 @@ func TestControllerRoleMatchesControllerRules(t *testing.T) {
 }
 
 // convoy-sync grants create on releases/sync and reading Releases, nothing else, and
-// aggregates into no built-in role; convoy-view only reads (objects and their status).
+// aggregates into no built-in role; convoy-promote likewise create on
+// releasesets/promote and reading ReleaseSets; convoy-view only reads (objects and
+// their status).
 func TestUserClusterRoles(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "rbac")
-	var sync, view rbacv1.ClusterRole
+	var sync, promote, view rbacv1.ClusterRole
 	typed(t, find(t, readObjects(t, filepath.Join(dir, "convoy-sync.yaml")), "ClusterRole", "convoy-sync"), &sync)
+	typed(t, find(t, readObjects(t, filepath.Join(dir, "convoy-promote.yaml")), "ClusterRole", "convoy-promote"), &promote)
 	typed(t, find(t, readObjects(t, filepath.Join(dir, "convoy-view.yaml")), "ClusterRole", "convoy-view"), &view)
 	const group = "convoy.kumodo.io"
 	each(sync.Rules, func(g, res, v string) {
@@ -354,17 +357,27 @@ func TestUserClusterRoles(t *testing.T) {
 	if !grants(sync.Rules, group, "releases/sync", "create") {
 		t.Errorf("convoy-sync does not grant create on releases/sync")
 	}
+	each(promote.Rules, func(g, res, v string) {
+		ok := g == group && (res == "releasesets/promote" && v == "create" ||
+			(res == "releasesets" || res == "releasesets/status") && slices.Contains([]string{"get", "list", "watch"}, v))
+		if !ok {
+			t.Errorf("convoy-promote grants %s on %s.%s", v, res, g)
+		}
+	})
+	if !grants(promote.Rules, group, "releasesets/promote", "create") {
+		t.Errorf("convoy-promote does not grant create on releasesets/promote")
+	}
 	each(view.Rules, func(g, res, v string) {
 		if g != group || !slices.Contains([]string{"get", "list", "watch"}, v) || strings.Contains(res, "/") && !strings.HasSuffix(res, "/status") {
 			t.Errorf("convoy-view grants %s on %s.%s", v, res, g)
 		}
 	})
-	for _, res := range []string{"releases", "renders", "releaseinventories", "clusters"} {
+	for _, res := range []string{"releases", "releasesets", "renders", "releaseinventories", "clusters"} {
 		if !grants(view.Rules, group, res, "list") {
 			t.Errorf("convoy-view does not read %s", res)
 		}
 	}
-	for _, r := range []rbacv1.ClusterRole{sync, view} {
+	for _, r := range []rbacv1.ClusterRole{sync, promote, view} {
 		for l := range r.Labels {
 			if strings.HasPrefix(l, "rbac.authorization.k8s.io/aggregate-to-") {
 				t.Errorf("%s has the aggregation label %s; the comment in its file says why it must not", r.Name, l)

@@ -1,6 +1,6 @@
 // Package rbac_test proves the RBAC matrix of docs/security.md: every verb on every
 // resource and subresource of the convoy API, for a user with no role, with
-// convoy-view, convoy-sync, and the built-in edit and admin roles (which convoy-edit
+// convoy-view, convoy-sync, convoy-promote, and the built-in edit and admin roles (which convoy-edit
 // aggregates into), through kube-apiserver's aggregator to a convoy apiserver running
 // in this process. The roles are the ClusterRoles of deploy/rbac, created as they are
 // shipped; a kube-controller-manager running only the ClusterRole aggregation

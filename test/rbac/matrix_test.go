@@ -42,13 +42,14 @@ const (
 )
 
 // roles are the matrix's columns: the ClusterRole each user is bound to ("" for
-// none) and its name in the table.
-var roles = []struct{ column, clusterRole string }{
-	{"none", ""},
-	{"convoy-view", "convoy-view"},
-	{"convoy-sync", "convoy-sync"},
-	{"edit", "edit"},
-	{"admin", "admin"},
+// none), its name in the table, and a resource it reads (bind waits for that).
+var roles = []struct{ column, clusterRole, reads string }{
+	{"none", "", ""},
+	{"convoy-view", "convoy-view", convoyv1alpha1.ResourceReleases},
+	{"convoy-sync", "convoy-sync", convoyv1alpha1.ResourceReleases},
+	{"convoy-promote", "convoy-promote", convoyv1alpha1.ResourceReleaseSets},
+	{"edit", "edit", convoyv1alpha1.ResourceReleases},
+	{"admin", "admin", convoyv1alpha1.ResourceReleases},
 }
 
 // probe is a row of the matrix: one verb on a resource or subresource.
@@ -82,6 +83,9 @@ func probes() []probe {
 	add(convoyv1alpha1.ResourceReleases, convoyv1alpha1.SubresourcePin, subresourceVerbs...)
 	add(convoyv1alpha1.ResourceReleases, convoyv1alpha1.SubresourceMutations, subresourceVerbs...)
 	add(convoyv1alpha1.ResourceReleases, convoyv1alpha1.SubresourceLifecycle, subresourceVerbs...)
+	add(convoyv1alpha1.ResourceReleaseSets, "", allVerbs...)
+	add(convoyv1alpha1.ResourceReleaseSets, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
+	add(convoyv1alpha1.ResourceReleaseSets, convoyv1alpha1.SubresourcePromote, "create")
 	add(convoyv1alpha1.ResourceRenders, "", allVerbs...)
 	add(convoyv1alpha1.ResourceReleaseInventories, "", allVerbs...)
 	add(convoyv1alpha1.ResourceReleaseInventories, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
@@ -118,8 +122,8 @@ func TestRBACMatrix(t *testing.T) {
 		if r.clusterRole == "" {
 			continue
 		}
-		bind(t, kube, ns, nsUsers[r.column], r.clusterRole, false)
-		bind(t, kube, ns, clusterUsers[r.column], r.clusterRole, true)
+		bind(t, kube, ns, nsUsers[r.column], r.clusterRole, r.reads, false)
+		bind(t, kube, ns, clusterUsers[r.column], r.clusterRole, r.reads, true)
 	}
 
 	observed := map[probe]map[string]bool{}
@@ -173,12 +177,16 @@ func TestRBACMatrix(t *testing.T) {
 }
 
 // wantCode is what an allowed request answers: the object (or list, or watch
-// stream), a dry-run creation, or 404 for the delete of a name that does not exist.
+// stream), a dry-run creation, 404 for the delete of a name that does not exist, or
+// 409 for a /promote of the fixture ReleaseSet, which has no stage waiting.
 func wantCode(p probe) int {
 	switch p.verb {
 	case "create":
-		if p.subresource == convoyv1alpha1.SubresourceSync {
+		switch p.subresource {
+		case convoyv1alpha1.SubresourceSync:
 			return http.StatusOK
+		case convoyv1alpha1.SubresourcePromote:
+			return http.StatusConflict
 		}
 		return http.StatusCreated
 	case "delete":
@@ -249,6 +257,10 @@ func createFixtures(t *testing.T, admin *rest.Config, ns string) *fixtures {
 			convoyv1alpha1.ResourceReleases: obj("Release", meta(releaseName, true), map[string]interface{}{
 				"spec": map[string]interface{}{"chart": map[string]interface{}{
 					"repository": "https://charts.example.com", "name": "podinfo", "version": "6.7.1"}},
+			}),
+			convoyv1alpha1.ResourceReleaseSets: obj("ReleaseSet", meta(releaseName, true), map[string]interface{}{
+				"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{"chart": map[string]interface{}{
+					"repository": "https://charts.example.com", "name": "podinfo", "version": "6.7.1"}}}},
 			}),
 			convoyv1alpha1.ResourceRenders: obj("Render", meta(renderName, true), map[string]interface{}{
 				"renderRef": "sha256:0123456789abcdef", "release": releaseName,
@@ -338,7 +350,7 @@ func (fx *fixtures) send(ctx context.Context, c *rest.RESTClient, p probe) (int,
 		_ = stream.Close()
 		return http.StatusOK, nil
 	case "create":
-		if p.subresource == convoyv1alpha1.SubresourceSync {
+		if p.subresource == convoyv1alpha1.SubresourceSync || p.subresource == convoyv1alpha1.SubresourcePromote {
 			req = named(c.Post())
 		} else {
 			req = dryRun(in(c.Post()).Body(fx.newObjects[p.resource]))
@@ -432,8 +444,8 @@ func waitForAggregation(t *testing.T, kube kubernetes.Interface) {
 
 // bind binds user to clusterRole, in ns or cluster-wide, and waits until
 // kube-apiserver's authorizer sees the binding (convoy apiserver asks it, and would
-// cache a denial made before).
-func bind(t *testing.T, kube kubernetes.Interface, ns, user, clusterRole string, clusterWide bool) {
+// cache a denial made before): until user may get reads, a resource the role reads.
+func bind(t *testing.T, kube kubernetes.Interface, ns, user, clusterRole, reads string, clusterWide bool) {
 	t.Helper()
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}
@@ -451,17 +463,16 @@ func bind(t *testing.T, kube kubernetes.Interface, ns, user, clusterRole string,
 	if err != nil {
 		t.Fatalf("bind %s to %s: %v", user, clusterRole, err)
 	}
-	// Every role of the matrix reads Releases; a binding in force shows there.
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:               user,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: convoyv1alpha1.GroupName, Resource: "releases", Verb: "get"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: convoyv1alpha1.GroupName, Resource: reads, Verb: "get"},
 	}}
 	err = wait.PollUntilContextTimeout(ctx(t), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		return err == nil && got.Status.Allowed, nil
 	})
 	if err != nil {
-		t.Fatalf("%s bound to %s is not allowed to get releases: %v", user, clusterRole, err)
+		t.Fatalf("%s bound to %s is not allowed to get %s: %v", user, clusterRole, reads, err)
 	}
 }
 

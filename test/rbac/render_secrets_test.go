@@ -55,7 +55,7 @@ func TestRenderSecretsOnlyForSecretReaders(t *testing.T) {
 
 	as := func(role string) *rest.RESTClient {
 		user := "render-" + role + "-" + ns
-		bind(t, kube, ns, user, role, false)
+		bind(t, kube, ns, user, role, convoyv1alpha1.ResourceReleases, false)
 		cfg := rest.CopyConfig(admin)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 		return convoyClient(t, cfg)

@@ -169,7 +169,7 @@ func TestChartRendersDefaults(t *testing.T) {
 		"ClusterRole /convoy-apiserver", "ClusterRole /convoy-controller", "ClusterRole /convoy-controller-apply",
 		"ClusterRole /convoy-controller-impersonate", "ClusterRole /convoy-edit",
 		"ClusterRole /convoy-observer", "ClusterRole /convoy-observer-drift", "ClusterRole /convoy-observer-impersonate", "ClusterRole /convoy-observer-read",
-		"ClusterRole /convoy-sync", "ClusterRole /convoy-view",
+		"ClusterRole /convoy-promote", "ClusterRole /convoy-sync", "ClusterRole /convoy-view",
 		"ClusterRoleBinding /convoy-apiserver", "ClusterRoleBinding /convoy-apiserver:system:auth-delegator",
 		"ClusterRoleBinding /convoy-controller", "ClusterRoleBinding /convoy-controller-apply", "ClusterRoleBinding /convoy-controller-impersonate",
 		"ClusterRoleBinding /convoy-observer", "ClusterRoleBinding /convoy-observer-drift", "ClusterRoleBinding /convoy-observer-impersonate",
@@ -232,6 +232,7 @@ func TestChartRendersNonDefaults(t *testing.T) {
 		"Deployment platform/convoy-controller", "Deployment platform/convoy-observer", "StatefulSet platform/convoy-etcd",
 		"ClusterRole /convoy-controller-apply", "ClusterRole /convoy-observer-read", "ClusterRole /convoy-observer-drift",
 		"ValidatingAdmissionPolicy /convoy-observer-dry-run-only", "ClusterRole /convoy-sync", "ClusterRole /convoy-view", "ClusterRole /convoy-edit",
+		"ClusterRole /convoy-promote",
 	} {
 		if slices.Contains(got, k) {
 			t.Errorf("%s is rendered though the values turn it off", k)

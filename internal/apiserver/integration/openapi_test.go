@@ -184,7 +184,7 @@ func TestTableAndSelectors(t *testing.T) {
 }
 
 // Discovery names the short names and the category of every kind, as kubectl uses
-// them: `kubectl get rel`, `kubectl get rinv`, `kubectl get convoy`.
+// them: `kubectl get rel`, `kubectl get rinv`, `kubectl get relset`, `kubectl get convoy`.
 func TestDiscoveryShortNamesAndCategories(t *testing.T) {
 	testenv.Integration(t)
 	dc, err := discovery.NewDiscoveryClientForConfig(env.admin)
@@ -206,6 +206,7 @@ func TestDiscoveryShortNamesAndCategories(t *testing.T) {
 	want := map[string]names{
 		"releases":           {Short: []string{"rel"}, Categories: convoy},
 		"releaseinventories": {Short: []string{"rinv"}, Categories: convoy},
+		"releasesets":        {Short: []string{"relset"}, Categories: convoy},
 		"renders":            {Categories: convoy},
 		"clusters":           {Categories: convoy},
 	}
