@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -339,6 +340,19 @@ func (o *stageOrder) check(t *testing.T) {
 	for _, v := range o.violations {
 		t.Error(v)
 	}
+}
+
+// configMap reads a ConfigMap of the test's namespace; nil when there is none.
+func (f *fleet) configMap(name string) *corev1.ConfigMap {
+	f.t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		f.t.Fatal(err)
+	}
+	return cm
 }
 
 // resourceVersions are the resourceVersions of set name and of its Releases.

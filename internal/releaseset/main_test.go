@@ -12,9 +12,10 @@ import (
 // The end-to-end tests run the controller process's reconcilers (controller.Setup:
 // Releases, Clusters, ReleaseSets) and the observer in this process, beside convoy's
 // API server, on a real local control plane. Several Cluster objects point at that
-// control plane: the fleet of a test. It runs no workloads, so a Deployment never
-// becomes available (the failing revision) while ConfigMaps are Healthy at once.
-// With -short only the pure tests run.
+// control plane: the fleet of a test. It runs kube-controller-manager (the garbage
+// collector deletes a deleted set's Releases) and one simulated node; the failing
+// revision's Deployment asks for a node that does not exist, so it never becomes
+// available. With -short only the pure tests run.
 
 var (
 	// host is the local control plane; nil with -short.
@@ -26,7 +27,7 @@ var (
 func TestMain(m *testing.M) {
 	testenv.QuietLogs()
 	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
+		if host, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true}); err != nil {
 			return err
 		}
 		if err := apiservertest.StartIn(s, host, "releaseset"); err != nil {

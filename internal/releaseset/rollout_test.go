@@ -174,3 +174,31 @@ func slicesOf(m map[string]v1.Release) []string {
 	}
 	return out
 }
+
+// Deleting a ReleaseSet deletes its Releases (the garbage collector, through their
+// owner references), and what they applied with them (their deletionPolicy Delete).
+func TestDeletingTheSetDeletesItsReleases(t *testing.T) {
+	f := newFleet(t, map[string]map[string]string{"one": {}, "two": {}})
+	f.create(f.stagedSet("web", `{"value":"one"}`))
+	f.waitPhases("web", "", "rest Complete")
+	names := []string{f.release("web", "one"), f.release("web", "two")}
+	for _, n := range names {
+		if cm := f.configMap(n + "-config"); cm == nil {
+			t.Fatalf("no ConfigMap %s-config of Release %s", n, n)
+		}
+	}
+	if err := f.c.Delete(f.ctx, f.set("web")); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, f.ctx, "the set's Releases and their ConfigMaps deleted", 2*time.Minute, func() (bool, string) {
+		for _, n := range names {
+			if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: n}, &v1.Release{}); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("Release %s: %v", n, err)
+			}
+			if cm := f.configMap(n + "-config"); cm != nil {
+				return false, "ConfigMap " + cm.Name + " still there"
+			}
+		}
+		return true, ""
+	})
+}
