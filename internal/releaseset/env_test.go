@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -340,6 +341,23 @@ func (o *stageOrder) check(t *testing.T) {
 	for _, v := range o.violations {
 		t.Error(v)
 	}
+}
+
+// warning says whether a Warning event of reason about the ReleaseSet set, whose note
+// contains text, was recorded.
+func (f *fleet) warning(set, reason, text string) bool {
+	f.t.Helper()
+	list := &eventsv1.EventList{}
+	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "ReleaseSet" && e.Regarding.Name == set && e.Type == corev1.EventTypeWarning &&
+			e.Reason == reason && strings.Contains(e.Note, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // configMap reads a ConfigMap of the test's namespace; nil when there is none.

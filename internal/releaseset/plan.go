@@ -28,7 +28,7 @@ type Input struct {
 }
 
 // Plan is what a reconcile writes: the Releases to create, update and delete, and the
-// set's status after those writes.
+// set's status as observed (the writes show in the next reconcile's).
 type Plan struct {
 	// Create are new Releases, complete but for the server's fields.
 	Create []*v1.Release
@@ -172,13 +172,11 @@ func Decide(in Input) Plan {
 				if budget > 0 {
 					plan.Create = append(plan.Create, b.release(c))
 					budget--
-					ss.Updated++
 				}
 			case rolling && !o.updated:
 				if budget > 0 {
 					plan.Update = append(plan.Update, b.update(o.rel, b.release(c)))
 					budget--
-					ss.Updated++
 				}
 			case rolling && b.differs(o.rel, b.release(c)):
 				// At the revision, but what the set owns was changed by hand: restore it.
@@ -187,11 +185,7 @@ func Decide(in Input) Plan {
 				// The stage has not started (or the set is halted): the new Cluster gets
 				// the revision its stage is at, that of a sibling, if it has one.
 				if sib := sibling(sc.Clusters, owned, set.Name, rev, halted); sib != nil {
-					copied := b.copyOf(sib, c)
-					plan.Create = append(plan.Create, copied)
-					if copied.Annotations[v1.AnnotationReleaseSetRevision] == rev {
-						ss.Updated++
-					}
+					plan.Create = append(plan.Create, b.copyOf(sib, c))
 				}
 			}
 		}

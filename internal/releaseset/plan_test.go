@@ -23,7 +23,8 @@ var (
 )
 
 // summary is what a table row compares: each write as "name@revision", each stage as
-// "name phase clusters/updated/ready", each condition as "Type=Status/Reason".
+// "name phase clusters/updated/ready" (as observed, before the writes), each condition
+// as "Type=Status/Reason".
 type summary struct {
 	Create, Update, Delete []string
 	Stages, Conditions     []string
@@ -84,13 +85,13 @@ func TestDecide(t *testing.T) {
 		"the first revision starts with the first stage, maxParallel Releases at a time; later stages get nothing": {
 			set: s1(), clusters: fleet,
 			want: summary{Create: []string{"web-c1@r1"},
-				Stages: []string{"canary Progressing 2/1/0", "rest Waiting 2/0/0"}, Conditions: progressing},
+				Stages: []string{"canary Progressing 2/0/0", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"inside a stage, the next Release is written once the one in flight is Ready": {
 			set: s1(), clusters: fleet,
 			releases: func(s *v1.ReleaseSet) []v1.Release { return []v1.Release{rel(s, "c1", ready())} },
 			want: summary{Create: []string{"web-c2@r1"},
-				Stages: []string{"canary Progressing 2/2/1", "rest Waiting 2/0/0"}, Conditions: progressing},
+				Stages: []string{"canary Progressing 2/1/1", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"inside a stage, no Release is written while maxParallel are updated and not Ready": {
 			set: s1(), clusters: fleet,
@@ -122,7 +123,7 @@ func TestDecide(t *testing.T) {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready())}
 			},
 			want: summary{Create: []string{"web-c3@r1", "web-c4@r1"},
-				Stages: []string{"canary Complete 2/2/2", "rest Progressing 2/2/0"}, Conditions: progressing},
+				Stages: []string{"canary Complete 2/2/2", "rest Progressing 2/0/0"}, Conditions: progressing},
 		},
 		"every Release Ready at the revision: Complete, Ready, and no write (steady state)": {
 			set: s1(approvedR1), clusters: fleet,
@@ -142,7 +143,7 @@ func TestDecide(t *testing.T) {
 		"a new revision rolls out stage by stage again: the first stage first, maxParallel at a time": {
 			set: s2(approvedR1), clusters: fleet, releases: allReadyR1,
 			want: summary{Update: []string{"web-c1@r2"},
-				Stages: []string{"canary Progressing 2/1/0", "rest Waiting 2/0/0"}, Conditions: progressing},
+				Stages: []string{"canary Progressing 2/0/0", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"a new revision waits for a new approval of the Manual stage": {
 			set: s2(approvedR1), clusters: fleet,
@@ -177,12 +178,12 @@ func TestDecide(t *testing.T) {
 					rel(s, "c3", from(setR1), ready()), rel(s, "c4", from(setR1), ready())}
 			},
 			want: summary{Update: []string{"web-c1@" + Revision(testSet("web", values(`{"replicas":3}`)).Spec.Template)},
-				Stages: []string{"canary Progressing 2/1/0", "rest Waiting 2/0/0"}, Conditions: progressing},
+				Stages: []string{"canary Progressing 2/0/0", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"a new Cluster of a stage that has not started gets its sibling's revision": {
 			set: s2(), clusters: append(fleet, cluster("c5")), releases: allReadyR1,
 			want: summary{Create: []string{"web-c5@r1"}, Update: []string{"web-c1@r2"},
-				Stages: []string{"canary Progressing 2/1/0", "rest Waiting 3/0/0"}, Conditions: progressing},
+				Stages: []string{"canary Progressing 2/0/0", "rest Waiting 3/0/0"}, Conditions: progressing},
 		},
 		"a new Cluster of a stage that has not started and has no sibling waits": {
 			set: s1(), clusters: fleet,
@@ -237,7 +238,7 @@ func TestDecide(t *testing.T) {
 		"no stages: one stage rest with every Cluster, all at once": {
 			set: testSet("web"), clusters: fleet,
 			want: summary{Create: []string{"web-c1@r1", "web-c2@r1", "web-c3@r1", "web-c4@r1"},
-				Stages: []string{"rest Progressing 4/4/0"}, Conditions: progressing},
+				Stages: []string{"rest Progressing 4/0/0"}, Conditions: progressing},
 		},
 		"an invalid selector writes nothing and says so": {
 			set: testSet("web", func(s *v1.ReleaseSet) {

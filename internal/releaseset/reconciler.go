@@ -56,13 +56,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	plan := Decide(in)
-	if err := r.writeReleases(ctx, set, plan); err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.writeStatus(ctx, set, plan.Status); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{}, nil
+	// The status says what was observed, so it is written whether the writes of
+	// Releases succeed or not; a Release that cannot be written holds back none of it.
+	werr := r.writeReleases(ctx, set, plan)
+	serr := r.writeStatus(ctx, set, plan.Status)
+	return reconcile.Result{}, errors.Join(werr, serr)
 }
 
 // observe reads what a plan is made from.
@@ -102,11 +100,15 @@ func (r *Reconciler) writeReleases(ctx context.Context, set *v1.ReleaseSet, plan
 		log.Info("Creating Release", "release", rel.Name, "cluster", rel.Spec.Cluster,
 			"revision", rel.Annotations[v1.AnnotationReleaseSetRevision])
 		if err := r.client.Create(ctx, rel); err != nil {
-			if !apierrors.IsAlreadyExists(err) {
-				errs = append(errs, fmt.Errorf("create Release %s/%s: %w", rel.Namespace, rel.Name, err))
-				r.events.Eventf(set, rel, corev1.EventTypeWarning, EventReleaseCreated, "Create",
-					"Cannot create Release %s for Cluster %s: %v", rel.Name, rel.Spec.Cluster, err)
+			if apierrors.IsAlreadyExists(err) {
+				// The cache shows every Release the set controls once its own writes are
+				// seen (waitCached): this one is someone else's.
+				err = fmt.Errorf("a Release of that name exists that this ReleaseSet does not control: delete or "+
+					"rename it, or rename the ReleaseSet: %w", err)
 			}
+			errs = append(errs, fmt.Errorf("create Release %s/%s: %w", rel.Namespace, rel.Name, err))
+			r.events.Eventf(set, rel, corev1.EventTypeWarning, EventReleaseCreated, "Create",
+				"Cannot create Release %s for Cluster %s: %v", rel.Name, rel.Spec.Cluster, err)
 			continue
 		}
 		written = append(written, rel)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/releaseset"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -201,4 +202,34 @@ func TestDeletingTheSetDeletesItsReleases(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// A Release of the name the set would write, that the set does not control, is left
+// as it is: the set says so in a Warning event, and rolls out to its other Clusters.
+func TestAReleaseOfTheSameNameThatIsNotTheSetsIsLeftAlone(t *testing.T) {
+	f := newFleet(t, map[string]map[string]string{"one": {}, "two": {}})
+	mine := &v1.Release{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: f.release("web", "two")},
+		Spec: v1.ReleaseSpec{Cluster: f.cluster("two"), Chart: v1.ChartSource{Repository: charts, Name: "fleet", Version: "0.1.0"},
+			Values: rawJSON(`{"value":"mine"}`)},
+	}
+	f.create(mine)
+	f.create(f.stagedSet("web", `{"value":"one"}`))
+	testenv.Eventually(t, f.ctx, "the set's own Release Ready, and a Warning about the other", time.Minute, func() (bool, string) {
+		s := f.set("web")
+		warned := f.warning("web", releaseset.EventReleaseCreated, mine.Name)
+		return len(s.Status.Stages) == 1 && s.Status.Stages[0].Ready == 1 && warned,
+			fmt.Sprintf("stages %+v, warned %t", s.Status.Stages, warned)
+	})
+	got := &v1.Release{}
+	if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(mine), got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Spec.Values.Raw) != `{"value":"mine"}` || len(got.OwnerReferences) > 0 || got.Labels[v1.LabelReleaseSet] != "" {
+		t.Errorf("the Release the set does not control was changed: values %s, owners %v, labels %v",
+			got.Spec.Values.Raw, got.OwnerReferences, got.Labels)
+	}
+	if c := apimeta.FindStatusCondition(f.set("web").Status.Conditions, v1.ConditionReady); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Ready %+v while a Cluster has no Release of the set, want False", c)
+	}
 }
