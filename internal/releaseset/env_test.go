@@ -50,7 +50,7 @@ type fleet struct {
 // newFleet makes the test's namespace, a kubeconfig Secret and one Cluster per entry
 // of clusters (name → labels besides fleet=<id>), named "<name>-<id>", and starts the
 // controller and the observer.
-func newFleet(t *testing.T, clusters map[string]map[string]string) *fleet {
+func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(*hostmanager.Options)) *fleet {
 	t.Helper()
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -85,8 +85,11 @@ func newFleet(t *testing.T, clusters map[string]map[string]string) *fleet {
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
 	}
-	opts := hostmanager.Options{Resync: resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
-	ctlMgr, err := controller.NewManager(host.RestConfig(), opts)
+	mo := hostmanager.Options{Resync: resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
+	for _, o := range opts {
+		o(&mo)
+	}
+	ctlMgr, err := controller.NewManager(host.RestConfig(), mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func newFleet(t *testing.T, clusters map[string]map[string]string) *fleet {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	obsMgr, err := observer.NewManager(host.RestConfig(), opts)
+	obsMgr, err := observer.NewManager(host.RestConfig(), mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +113,11 @@ func newFleet(t *testing.T, clusters map[string]map[string]string) *fleet {
 		run(t, ctx, m)
 	}
 	return f
+}
+
+// inShard runs the test's controller and observer as the shard name (--shard).
+func inShard(name string) func(*hostmanager.Options) {
+	return func(o *hostmanager.Options) { o.Shard = name }
 }
 
 // run starts mgr and stops it at the end of the test.

@@ -233,3 +233,24 @@ func TestAReleaseOfTheSameNameThatIsNotTheSetsIsLeftAlone(t *testing.T) {
 		t.Errorf("Ready %+v while a Cluster has no Release of the set, want False", c)
 	}
 }
+
+// A controller of a shard reconciles only the ReleaseSets labelled with its shard, and
+// the Releases of such a set carry the set's shard label (its template has none), so
+// that the shard's controller and observer, which cache only their shard's Releases,
+// take them: the set's rollout completes.
+func TestAShardReconcilesOnlyItsReleaseSets(t *testing.T) {
+	f := newFleet(t, map[string]map[string]string{"one": {}}, inShard("a"))
+	ours, theirs := f.stagedSet("web", `{"value":"one"}`), f.stagedSet("other", `{"value":"one"}`)
+	ours.Labels = map[string]string{v1.LabelShard: "a"}
+	theirs.Labels = map[string]string{v1.LabelShard: "b"}
+	f.create(ours)
+	f.create(theirs)
+	f.waitPhases("web", "", "rest Complete")
+	if rel := f.releases("web")[f.release("web", "one")]; rel.Labels[v1.LabelShard] != "a" {
+		t.Errorf("the Release of a set of shard a has labels %v, want %s=a", rel.Labels, v1.LabelShard)
+	}
+	testenv.Consistently(t, f.ctx, "the set of shard b left alone", 2*resync, func() (bool, string) {
+		s, rels := f.set("other"), f.releases("other")
+		return s.Status.Revision == "" && len(rels) == 0, fmt.Sprintf("status %+v, %d Releases", s.Status, len(rels))
+	})
+}
