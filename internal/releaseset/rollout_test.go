@@ -39,7 +39,8 @@ func TestEveryRevisionRollsOutStageByStage(t *testing.T) {
 	f := newFleet(t, threeClusters)
 	canary, two, three := f.release("web", "canary"), f.release("web", "two"), f.release("web", "three")
 	order := f.watchStageOrder("web", []string{canary}, []string{two, three})
-	f.create(f.stagedSet("web", `{"value":"one"}`, canaryThenManualRest(v1.ApprovalManual)...))
+	// Values as a person writes them: spacing, a key order, a number with a fraction.
+	f.create(f.stagedSet("web", `{ "value": "one", "ratio": 1.50, "a": {"z": 1, "b": "&"} }`, canaryThenManualRest(v1.ApprovalManual)...))
 
 	// Revision 1: the canary, then approval.
 	s := f.waitPhases("web", "", "canary Complete, rest WaitingForApproval")
