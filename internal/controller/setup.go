@@ -193,7 +193,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	}
 	// ReleaseSets write Releases; the same process reconciles them.
 	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
-		Clock: o.Clock, Events: o.Events, SkipNameValidation: o.SkipNameValidation,
+		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
 	}); err != nil {
 		return nil, err
 	}

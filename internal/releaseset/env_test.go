@@ -45,6 +45,8 @@ type fleet struct {
 	ctx    context.Context
 	ns, id string
 	c      client.WithWatch
+	// metrics is the controller's registry.
+	metrics *prometheus.Registry
 }
 
 // newFleet makes the test's namespace, a kubeconfig Secret and one Cluster per entry
@@ -97,8 +99,9 @@ func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.metrics = prometheus.NewRegistry()
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, AssessmentOverdueAfter: -1,
+		Renderer: renderer, Metrics: f.metrics, SkipNameValidation: true, AssessmentOverdueAfter: -1,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +369,28 @@ func (f *fleet) warning(set, reason, text string) bool {
 		}
 	}
 	return false
+}
+
+// writes is the controller's convoy_releaseset_release_writes_total of action.
+func (f *fleet) writes(action string) float64 {
+	f.t.Helper()
+	mfs, err := f.metrics.Gather()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "convoy_releaseset_release_writes_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "action" && l.GetValue() == action {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // configMap reads a ConfigMap of the test's namespace; nil when there is none.

@@ -34,9 +34,10 @@ const cacheCatchUp = 10 * time.Second
 // namespace and its Releases from the cache, makes the plan (Decide), writes the
 // plan's Releases and, when it changed, the set's status.
 type Reconciler struct {
-	client client.Client
-	clock  clock.Clock
-	events EventRecorder
+	client  client.Client
+	clock   clock.Clock
+	events  EventRecorder
+	metrics *metrics
 }
 
 // Reconcile makes one set's Releases and status what its plan says.
@@ -112,6 +113,7 @@ func (r *Reconciler) writeReleases(ctx context.Context, set *v1.ReleaseSet, plan
 			continue
 		}
 		written = append(written, rel)
+		r.metrics.wrote("created")
 		r.events.Eventf(set, rel, corev1.EventTypeNormal, EventReleaseCreated, "Create",
 			"Created Release %s for Cluster %s at revision %s.", rel.Name, rel.Spec.Cluster, rel.Annotations[v1.AnnotationReleaseSetRevision])
 	}
@@ -128,6 +130,7 @@ func (r *Reconciler) writeReleases(ctx context.Context, set *v1.ReleaseSet, plan
 			continue
 		}
 		written = append(written, rel)
+		r.metrics.wrote("updated")
 		r.events.Eventf(set, rel, corev1.EventTypeNormal, EventReleaseUpdated, "Update",
 			"Updated Release %s for Cluster %s to revision %s.", rel.Name, rel.Spec.Cluster, rel.Annotations[v1.AnnotationReleaseSetRevision])
 	}
@@ -140,6 +143,7 @@ func (r *Reconciler) writeReleases(ctx context.Context, set *v1.ReleaseSet, plan
 			continue
 		}
 		written = append(written, rel)
+		r.metrics.wrote("deleted")
 		r.events.Eventf(set, rel, corev1.EventTypeNormal, EventReleaseDeleted, "Delete",
 			"Deleted Release %s: Cluster %s is no longer selected.", rel.Name, rel.Spec.Cluster)
 	}

@@ -58,12 +58,19 @@ func TestEveryRevisionRollsOutStageByStage(t *testing.T) {
 	s = f.waitPhases("web", "", "canary Complete, rest Complete")
 	f.wantEveryReleaseReadyAt(s, rev1, canary, two, three)
 
+	if got := f.writes("created"); got != 3 {
+		t.Errorf("convoy_releaseset_release_writes_total{action=created} %v after the first revision, want 3", got)
+	}
+
 	// Steady state: no write to the set nor to its Releases over several resyncs.
-	before := f.resourceVersions("web")
+	before, updates := f.resourceVersions("web"), f.writes("updated")
 	testenv.Consistently(t, f.ctx, "no API write in steady state", 4*resync, func() (bool, string) {
 		now := f.resourceVersions("web")
 		return maps.Equal(before, now), fmt.Sprintf("resourceVersions %v, then %v", before, now)
 	})
+	if got := f.writes("updated"); got != updates {
+		t.Errorf("convoy_releaseset_release_writes_total{action=updated} %v after the steady state, was %v", got, updates)
+	}
 
 	// Revision 2: the canary again, then a new approval.
 	f.updateTemplate("web", func(t *v1.ReleaseTemplate) { t.Spec.Values = rawJSON(`{"value":"two"}`) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -31,6 +33,8 @@ type Options struct {
 	Concurrency int
 	// SkipNameValidation allows several controllers of the same name in one process (tests).
 	SkipNameValidation bool
+	// Metrics registers the metrics. Default: controller-runtime's registry.
+	Metrics prometheus.Registerer
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
 }
@@ -51,7 +55,10 @@ func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, erro
 	if o.Concurrency <= 0 {
 		o.Concurrency = 2
 	}
-	r := &Reconciler{client: mgr.GetClient(), clock: o.Clock, events: o.Events}
+	if o.Metrics == nil {
+		o.Metrics = ctrlmetrics.Registry
+	}
+	r := &Reconciler{client: mgr.GetClient(), clock: o.Clock, events: o.Events, metrics: newMetrics(o.Metrics)}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {
 		rec = o.Middleware(r)
