@@ -26,6 +26,7 @@ import (
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/releaseset"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -99,8 +100,8 @@ type Options struct {
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
 // (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
-// (waveView: the manager's cache, or a shard's view of every shard); and the Cluster
-// status reconciler (cluster_status.go).
+// (waveView: the manager's cache, or a shard's view of every shard); the Cluster
+// status reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")
@@ -199,6 +200,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		return nil, fmt.Errorf("set up the release controller: %w", err)
 	}
 	if err := setupClusterStatus(mgr, o); err != nil {
+		return nil, err
+	}
+	// ReleaseSets write Releases; the same process reconciles them.
+	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
+		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
+	}); err != nil {
 		return nil, err
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started:
