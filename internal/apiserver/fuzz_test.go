@@ -81,7 +81,7 @@ func FuzzDecodeAndValidate(f *testing.F) {
 func validate(obj runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
 	case *convoyv1alpha1.Release:
-		return append(validation.Release(o), validation.ReleaseUpdate(o, o.DeepCopy())...)
+		return append(validation.Release(o, validation.ReleaseOptions{}), validation.ReleaseUpdate(o, o.DeepCopy(), validation.ReleaseOptions{})...)
 	case *convoyv1alpha1.Cluster:
 		return append(validation.Cluster(o), validation.ClusterUpdate(o, o.DeepCopy())...)
 	case *convoyv1alpha1.ReleaseInventory:

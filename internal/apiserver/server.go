@@ -13,6 +13,7 @@ import (
 	"kumodo.io/convoy/internal/apiserver/registry/release"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseinventory"
 	"kumodo.io/convoy/internal/apiserver/registry/render"
+	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
 // Server is a configured convoy apiserver, ready to run.
@@ -68,7 +69,7 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	storage := map[string]rest.Storage{}
 	getter := cfg.RESTOptionsGetter
 
-	releases, err := release.NewStorage(Scheme, getter, o.Clock)
+	releases, err := release.NewStorage(Scheme, getter, o.Clock, validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs})
 	if err != nil {
 		return err
 	}
