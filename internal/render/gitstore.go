@@ -42,7 +42,6 @@ type commitStore struct {
 	// added or evicted.
 	mu      sync.RWMutex
 	commits map[string]*storedCommit
-	loaded  bool
 }
 
 type storedCommit struct {
@@ -54,15 +53,14 @@ func newCommitStore(dir string, maxBytes int64, c clock.PassiveClock) *commitSto
 	if maxBytes <= 0 {
 		maxBytes = DefaultGitCacheBytes
 	}
-	return &commitStore{dir: dir, maxBytes: maxBytes, clock: c, commits: map[string]*storedCommit{}}
+	s := &commitStore{dir: dir, maxBytes: maxBytes, clock: c, commits: map[string]*storedCommit{}}
+	s.load()
+	return s
 }
 
-// load reads what an earlier process stored. Called with mu held for writing.
+// load reads what an earlier process stored, and removes what its interrupted
+// fetches left.
 func (s *commitStore) load() {
-	if s.loaded {
-		return
-	}
-	s.loaded = true
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
@@ -84,7 +82,6 @@ func (s *commitStore) load() {
 func (s *commitStore) has(commit string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.load()
 	c, ok := s.commits[commit]
 	if ok {
 		c.lastUsed = s.clock.Now()
@@ -109,7 +106,6 @@ func (s *commitStore) add(commit string, fetch func(dir string) (string, error))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.load()
 	if _, ok := s.commits[got]; !ok {
 		if err := os.Rename(tmp, filepath.Join(s.dir, got)); err != nil && !errors.Is(err, fs.ErrExist) {
 			return "", err

@@ -300,6 +300,13 @@ func shallowFetch(ctx context.Context, g *gitRemote, dir, commit, refName string
 	if err != nil {
 		return "", gitError(g, fmt.Sprintf("fetching %s", describeGitSource(refName, commit)), err)
 	}
+	if tag, err := repo.TagObject(ref.Hash()); err == nil { // an annotated tag: its commit
+		c, err := tag.Commit()
+		if err != nil {
+			return "", sourceNotReady("Git repository %s: tag %s does not point at a commit: %w", g.display, refName, err)
+		}
+		return c.Hash.String(), nil
+	}
 	return ref.Hash().String(), nil
 }
 
