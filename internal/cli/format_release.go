@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,7 +116,7 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 	current, last := "", ""
 	if rs := r.Status.Render; rs != nil {
 		current = rs.Ref
-		field("Current render", "%s chart %s, rendered %s", rs.Ref, orDash(rs.ChartVersion), ago(rs.RenderedAt, now))
+		field("Current render", "%s chart %s%s, rendered %s", rs.Ref, orDash(rs.ChartVersion), atCommit(rs.Commit), ago(rs.RenderedAt, now))
 	} else {
 		field("Current render", "none yet")
 	}
@@ -125,7 +126,7 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 		if ls.RenderRef == current {
 			same = " (the current render)"
 		}
-		field("Last successful", "%s chart %s, applied %s%s", ls.RenderRef, orDash(ls.ChartVersion), ago(ls.AppliedAt, now), same)
+		field("Last successful", "%s chart %s%s, applied %s%s", ls.RenderRef, orDash(ls.ChartVersion), atCommit(ls.Commit), ago(ls.AppliedAt, now), same)
 	} else {
 		field("Last successful", "none: nothing applied yet")
 	}
@@ -274,22 +275,46 @@ func nextReconcile(r *v1.Release) string {
 }
 
 // FormatHistory is the table of release history: the Renders, newest first, with
-// which is current, last successful, pinned, rolled out or rolled back.
+// which is current, last successful, pinned, rolled out or rolled back; with a
+// COMMIT column when a Render's chart came from Git.
 func FormatHistory(r *v1.Release, renders []v1.Render, now time.Time, t Terminal) string {
+	withCommit := slices.ContainsFunc(renders, func(rd v1.Render) bool { return rd.Chart.Commit != "" })
 	rows := make([][]string, 0, len(renders))
 	for _, rd := range renders {
-		rows = append(rows, []string{
-			ShortRef(rd.RenderRef),
-			rd.Chart.Name + " " + orDash(rd.Chart.Version),
+		row := []string{ShortRef(rd.RenderRef), rd.Chart.Name + " " + orDash(rd.Chart.Version)}
+		if withCommit {
+			row = append(row, orDash(ShortCommit(rd.Chart.Commit)))
+		}
+		rows = append(rows, append(row,
 			fmt.Sprint(rd.ObjectCount),
 			age(&rd.CreationTimestamp, now),
 			strings.Join(renderMarks(r, rd.RenderRef, t), ", "),
-		})
+		))
 	}
 	if len(rows) == 0 {
 		return ""
 	}
-	return table([]string{"RENDER", "CHART", "OBJECTS", "CREATED", "STATE"}, rows)
+	header := []string{"RENDER", "CHART"}
+	if withCommit {
+		header = append(header, "COMMIT")
+	}
+	return table(append(header, "OBJECTS", "CREATED", "STATE"), rows)
+}
+
+// ShortCommit is the first 12 hex digits of a Git commit hash.
+func ShortCommit(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// atCommit is " at commit <short>" for a chart from Git, "" otherwise.
+func atCommit(commit string) string {
+	if commit == "" {
+		return ""
+	}
+	return " at commit " + ShortCommit(commit)
 }
 
 // renderMarks are the roles of a render ref in a Release.

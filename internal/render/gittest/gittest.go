@@ -64,7 +64,9 @@ func (s *Server) CA() []byte {
 }
 
 // TLSConfig is a client configuration that trusts the server.
-func (s *Server) TLSConfig() *tls.Config { return s.srv.Client().Transport.(*http.Transport).TLSClientConfig }
+func (s *Server) TLSConfig() *tls.Config {
+	return s.srv.Client().Transport.(*http.Transport).TLSClientConfig
+}
 
 // Repo creates (or returns) the repository name, served at URL/name.
 func (s *Server) Repo(t testing.TB, name string) *Repo {
