@@ -383,3 +383,55 @@ func TestCommitStoreEvictsTheLeastRecentlyUsed(t *testing.T) {
 		t.Error("a new store does not find the commits on disk")
 	}
 }
+
+func TestGitOverSSH(t *testing.T) {
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	sshSrv := gittest.NewSSHServer(t, srv)
+	other := gittest.NewSSHServer(t, srv) // another host key, another accepted identity
+	repo := srv.Repo(t, "platform/charts")
+	c1 := repo.Commit(t, "main", "web 1.0.0", gittest.Chart("charts/web", "web", "1.0.0", nil))
+	repo.Tag(t, "v1.0.0", c1, true)
+	url := sshSrv.RepoURL("platform/charts")
+
+	r, clk := testRenderer(t)
+	creds := &Credentials{Identity: sshSrv.Identity, KnownHosts: sshSrv.KnownHosts}
+	for _, ref := range []v1alpha1.GitRef{{Branch: "main"}, {Tag: "v1.0.0"}, {Semver: "^1"}} {
+		res, err := renderGit(t, r, gitRelease("web", url, "charts/web", ref), creds)
+		if err != nil {
+			t.Fatalf("%+v: %v", ref, err)
+		}
+		if res.Commit != c1 || configMapVersion(t, res) != "1.0.0" {
+			t.Errorf("%+v: commit %s, want %s", ref, res.Commit, c1)
+		}
+	}
+	if got := sshSrv.Execs(); got != 2 {
+		t.Errorf("the ssh server ran %d git-upload-pack, want 2: one listing, one fetch", got)
+	}
+	c2 := repo.Commit(t, "main", "web 1.1.0", gittest.Chart("charts/web", "web", "1.1.0", nil))
+	clk.Step(5 * time.Minute)
+	if res, err := renderGit(t, r, gitRelease("web", url, "charts/web", v1alpha1.GitRef{Branch: "main"}), creds); err != nil || res.Commit != c2 {
+		t.Errorf("after a new commit: %v, %v; want commit %s", res, err, c2)
+	}
+
+	cases := map[string]struct {
+		creds *Credentials
+		says  string
+	}{
+		"an identity the server does not know": {creds: &Credentials{Identity: other.Identity, KnownHosts: sshSrv.KnownHosts}, says: "unable to authenticate"},
+		"another host key":                     {creds: &Credentials{Identity: sshSrv.Identity, KnownHosts: other.KnownHosts}, says: "knownhosts: key is unknown"},
+		"no known_hosts":                       {creds: &Credentials{Identity: sshSrv.Identity}, says: "has no known_hosts"},
+		"no identity":                          {creds: nil, says: "needs spec.chart.git.secretRef with the keys identity"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, _ := testRenderer(t)
+			_, err := renderGit(t, r, gitRelease("web", url, "charts/web", v1alpha1.GitRef{Branch: "main"}), tc.creds)
+			if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %v, want SourceNotReady that says %q", err, tc.says)
+			}
+			if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
+				t.Errorf("the error shows the identity: %v", err)
+			}
+		})
+	}
+}
