@@ -1,10 +1,13 @@
 package validation
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -97,5 +100,33 @@ func TestReleaseChartFromGit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The example of a Release from Git is valid as written.
+func TestExampleReleaseFromGitIsValid(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "release-git.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		if !strings.Contains(doc, "kind: Release") {
+			continue
+		}
+		var r convoyv1alpha1.Release
+		if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+			t.Fatalf("examples/release-git.yaml: %v", err)
+		}
+		if r.Spec.Chart.Git == nil {
+			t.Fatal("examples/release-git.yaml has no spec.chart.git")
+		}
+		if errs := Release(&r, ReleaseOptions{}); len(errs) > 0 {
+			t.Errorf("examples/release-git.yaml is invalid: %v", errs)
+		}
+		found = true
+	}
+	if !found {
+		t.Error("examples/release-git.yaml has no Release")
 	}
 }
