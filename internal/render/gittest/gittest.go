@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-git/go-billy/v5/memfs"
@@ -31,6 +30,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/revlist"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
+
+// TB is what the servers need of a test (testing.TB has it); a benchmark's main
+// gives its own.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
 
 // Server serves Git repositories over https with basic auth.
 type Server struct {
@@ -49,7 +57,7 @@ type Server struct {
 
 // NewServer starts an https Git server that asks for username and password
 // (none when both are empty). It stops at the end of the test.
-func NewServer(t testing.TB, username, password string) *Server {
+func NewServer(t TB, username, password string) *Server {
 	t.Helper()
 	s := &Server{Username: username, Password: password, repos: map[string]*Repo{}, requests: map[string]int{}}
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serveHTTP))
@@ -69,7 +77,7 @@ func (s *Server) TLSConfig() *tls.Config {
 }
 
 // Repo creates (or returns) the repository name, served at URL/name.
-func (s *Server) Repo(t testing.TB, name string) *Repo {
+func (s *Server) Repo(t TB, name string) *Repo {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,7 +185,7 @@ type Repo struct {
 	now  time.Time
 }
 
-func newRepo(t testing.TB) *Repo {
+func newRepo(t TB) *Repo {
 	repo, err := git.Init(memory.NewStorage(), memfs.New())
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +200,7 @@ func newRepo(t testing.TB) *Repo {
 // Commit writes files (path → content; an empty content deletes the file) on
 // branch, on top of its tip (or of nothing for a new branch), and returns the
 // commit's hash.
-func (r *Repo) Commit(t testing.TB, branch, message string, files map[string]string) string {
+func (r *Repo) Commit(t TB, branch, message string, files map[string]string) string {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -247,7 +255,7 @@ func (r *Repo) Commit(t testing.TB, branch, message string, files map[string]str
 }
 
 // Tag creates a lightweight tag, or an annotated one when annotated, at commit.
-func (r *Repo) Tag(t testing.TB, name, commit string, annotated bool) {
+func (r *Repo) Tag(t TB, name, commit string, annotated bool) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -261,7 +269,7 @@ func (r *Repo) Tag(t testing.TB, name, commit string, annotated bool) {
 }
 
 // SetBranch points branch at commit, as a force push does.
-func (r *Repo) SetBranch(t testing.TB, branch, commit string) {
+func (r *Repo) SetBranch(t TB, branch, commit string) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -271,7 +279,7 @@ func (r *Repo) SetBranch(t testing.TB, branch, commit string) {
 }
 
 // DeleteBranch removes a branch: its commits are no longer reachable from it.
-func (r *Repo) DeleteBranch(t testing.TB, branch string) {
+func (r *Repo) DeleteBranch(t TB, branch string) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -36,7 +35,7 @@ type SSHServer struct {
 }
 
 // NewSSHServer serves the repositories of repos over ssh until the test ends.
-func NewSSHServer(t testing.TB, repos *Server) *SSHServer {
+func NewSSHServer(t TB, repos *Server) *SSHServer {
 	t.Helper()
 	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
