@@ -60,6 +60,7 @@ type Renderer struct {
 	group    singleflight.Group
 
 	gitListings gitListings
+	gitVerified gitVerified
 	commits     *commitStore
 
 	clientsMu  sync.Mutex

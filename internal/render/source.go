@@ -45,10 +45,15 @@ type Credentials struct {
 	KnownHosts []byte
 }
 
-// CredentialsFromSecret reads the keys username, password, bearerToken, caFile,
-// identity and known_hosts of a Secret's data. It returns nil when none is set.
+// CredentialsFromSecret reads the keys username, password, bearerToken, caFile (or
+// ca.crt, as Flux names it), identity and known_hosts of a Secret's data. It returns
+// nil when none is set.
 func CredentialsFromSecret(data map[string][]byte) *Credentials {
-	c := &Credentials{Username: string(data["username"]), Password: string(data["password"]), CA: data["caFile"],
+	ca := data["caFile"]
+	if len(ca) == 0 {
+		ca = data["ca.crt"]
+	}
+	c := &Credentials{Username: string(data["username"]), Password: string(data["password"]), CA: ca,
 		BearerToken: string(data["bearerToken"]), Identity: data["identity"], KnownHosts: data["known_hosts"]}
 	if c.Username == "" && c.Password == "" && len(c.CA) == 0 && c.BearerToken == "" && len(c.Identity) == 0 && len(c.KnownHosts) == 0 {
 		return nil

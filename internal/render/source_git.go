@@ -71,6 +71,27 @@ func (l *gitListings) forget(key string) {
 	delete(l.entries, key)
 }
 
+// gitVerified remembers which commits each remote (URL and credentials) served.
+type gitVerified struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (v *gitVerified) has(key, commit string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.seen[key+"|"+commit]
+}
+
+func (v *gitVerified) add(key, commit string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.seen == nil {
+		v.seen = map[string]bool{}
+	}
+	v.seen[key+"|"+commit] = true
+}
+
 // listingMaxAge is how old a ref listing a Release takes: its interval, or the index
 // TTL when it has none.
 func (r *Renderer) listingMaxAge(rel *v1alpha1.Release) time.Duration {
@@ -90,7 +111,7 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 	}
 	commit := src.Ref.Commit
 	refName := ""
-	listingKey := remote.display + "|" + creds.fingerprint()
+	listingKey := remote.url + "|" + creds.fingerprint()
 	if commit == "" {
 		refs, err := r.gitRefs(ctx, remote, listingKey, maxAge)
 		if err != nil {
@@ -100,10 +121,15 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 			return nil, sourceNotReady("Git repository %s: %w", remote.display, err)
 		}
 	}
-	fetched, err := r.gitCommit(ctx, remote, commit, refName)
+	// A commit from the listing is the remote's; a commit named in the spec is taken
+	// from the store only once this remote, with these credentials, served it: a
+	// commit hash does not give access to another repository's cached commit.
+	verified := refName != "" || r.gitVerified.has(listingKey, commit)
+	fetched, err := r.gitCommit(ctx, remote, commit, refName, verified)
 	if err != nil {
 		return nil, err
 	}
+	r.gitVerified.add(listingKey, fetched)
 	if fetched != commit {
 		// The ref moved between the listing and the fetch: list again next time.
 		r.gitListings.forget(listingKey)
@@ -244,12 +270,18 @@ func (r *Renderer) gitRefs(ctx context.Context, g *gitRemote, key string, maxAge
 // gitCommit makes sure the commit is in the store: a shallow fetch of refName (or of
 // the commit itself when no ref names it), once for all concurrent callers. It
 // returns the commit fetched: refName's tip, which is commit unless the ref moved.
-func (r *Renderer) gitCommit(ctx context.Context, g *gitRemote, commit, refName string) (string, error) {
-	if r.commits.has(commit) {
+// verified says that the remote is known to have the commit; otherwise it is fetched
+// even when stored.
+func (r *Renderer) gitCommit(ctx context.Context, g *gitRemote, commit, refName string, verified bool) (string, error) {
+	if verified && r.commits.has(commit) {
 		return commit, nil
 	}
-	return flight(ctx, &r.group, "gitfetch|"+commit, func(ctx context.Context) (string, error) {
-		if r.commits.has(commit) {
+	key := "gitfetch|" + commit
+	if !verified {
+		key += "|" + g.url + "|" + g.creds.fingerprint()
+	}
+	return flight(ctx, &r.group, key, func(ctx context.Context) (string, error) {
+		if verified && r.commits.has(commit) {
 			return commit, nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, r.opts.HTTPClient.Timeout+time.Second)

@@ -435,3 +435,30 @@ func TestGitOverSSH(t *testing.T) {
 		})
 	}
 }
+
+// A commit hash gives no access to what another repository (or other credentials)
+// put in the cache: a commit named in the spec is fetched from the Release's own
+// remote once before the cache serves it.
+func TestGitCachedCommitIsServedOnlyToItsRemote(t *testing.T) {
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	private := srv.Repo(t, "private")
+	secret := private.Commit(t, "main", "private chart", gittest.Chart("", "web", "1.0.0", nil))
+	srv.Repo(t, "public").Commit(t, "main", "public", gittest.Chart("", "other", "1.0.0", nil))
+	r, _ := testRenderer(t)
+	if _, err := renderGit(t, r, gitRelease("a", srv.RepoURL("private"), "", v1alpha1.GitRef{Branch: "main"}), gitCreds(srv)); err != nil {
+		t.Fatal(err)
+	}
+	fetches := srv.Fetches()
+
+	_, err := renderGit(t, r, gitRelease("b", srv.RepoURL("public"), "", v1alpha1.GitRef{Commit: secret}), gitCreds(srv))
+	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "not our ref") {
+		t.Errorf("the private commit through another repository: %v, want SourceNotReady from that repository", err)
+	}
+	res, err := renderGit(t, r, gitRelease("c", srv.RepoURL("private"), "", v1alpha1.GitRef{Commit: secret}), gitCreds(srv))
+	if err != nil || res.Commit != secret {
+		t.Fatalf("the commit through its own repository: %v, %v", res, err)
+	}
+	if got := srv.Fetches() - fetches; got != 1 {
+		t.Errorf("%d fetches after the first render, want 1 (the refused one; its own remote's commit is cached)", got)
+	}
+}
