@@ -88,11 +88,15 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 	}
 	fmt.Fprintf(&b, "%s %s/%s\n", t.paint(ansiBold, "Release"), r.Namespace, r.Name)
 	field("Cluster", "%s, cluster wave %d", clusterName(r.Spec.Cluster), r.Spec.ClusterWave)
-	chart := r.Spec.Chart.Name
-	if r.Spec.Chart.Version != "" {
-		chart += " " + r.Spec.Chart.Version
+	if g := r.Spec.Chart.Git; g != nil {
+		field("Chart", "%s of %s at %s", orDot(g.Path), g.URL, gitRefString(g.Ref))
+	} else {
+		chart := r.Spec.Chart.Name
+		if r.Spec.Chart.Version != "" {
+			chart += " " + r.Spec.Chart.Version
+		}
+		field("Chart", "%s from %s", chart, r.Spec.Chart.Repository)
 	}
-	field("Chart", "%s from %s", chart, r.Spec.Chart.Repository)
 	field("Mode", "%s", modeSentence(r))
 	if r.Status.ObservedGeneration != r.Generation {
 		field("Generation", "%d, status describes %d (the controller has not seen the latest spec yet)", r.Generation, r.Status.ObservedGeneration)
@@ -299,6 +303,28 @@ func FormatHistory(r *v1.Release, renders []v1.Render, now time.Time, t Terminal
 		header = append(header, "COMMIT")
 	}
 	return table(append(header, "OBJECTS", "CREATED", "STATE"), rows)
+}
+
+// gitRefString names a Git ref for people: "branch main", "tag v1", "semver ^1",
+// "commit 0123456789ab".
+func gitRefString(ref v1.GitRef) string {
+	switch {
+	case ref.Branch != "":
+		return "branch " + ref.Branch
+	case ref.Tag != "":
+		return "tag " + ref.Tag
+	case ref.Semver != "":
+		return "semver " + ref.Semver
+	default:
+		return "commit " + ShortCommit(ref.Commit)
+	}
+}
+
+func orDot(path string) string {
+	if path == "" {
+		return "."
+	}
+	return path
 }
 
 // ShortCommit is the first 12 hex digits of a Git commit hash.

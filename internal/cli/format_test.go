@@ -155,7 +155,10 @@ func TestFormatHistoryOfAChartFromGit(t *testing.T) {
 	renders[0].Chart.Commit, renders[1].Chart.Commit = c2, c1
 	golden(t, "release_history_git", FormatHistory(r, renders, now, plain))
 	status := FormatReleaseStatus(r, nil, now, plain)
-	for _, want := range []string{"chart 6.7.1 at commit fedcba987654,", "chart 6.7.0 at commit 0123456789ab,"} {
+	r.Spec.Chart = v1.ChartSource{Git: &v1.GitChartSource{URL: "https://git.example.com/charts.git", Ref: v1.GitRef{Branch: "main"}, Path: "charts/podinfo"}}
+	status = FormatReleaseStatus(r, nil, now, plain)
+	for _, want := range []string{"chart 6.7.1 at commit fedcba987654,", "chart 6.7.0 at commit 0123456789ab,",
+		"Chart:            charts/podinfo of https://git.example.com/charts.git at branch main"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status does not say %q:\n%s", want, status)
 		}
