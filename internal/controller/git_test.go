@@ -190,3 +190,27 @@ func TestGitChartSourceErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGitChartSourceOverSSH: a Release of a chart from an ssh:// repository, with the
+// identity and known_hosts of its Secret, is applied at the branch's commit.
+func TestGitChartSourceOverSSH(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	sshSrv := gittest.NewSSHServer(t, srv)
+	c1 := srv.Repo(t, "charts").Commit(t, "main", "web 1.0.0", gittest.Chart("web", "web", "1.0.0", nil))
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "git-creds"},
+		Data:       map[string][]byte{"identity": sshSrv.Identity, "known_hosts": sshSrv.KnownHosts},
+	}
+	if err := e.client.Create(e.ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	e.createRelease("s", automatic(), fromGit(sshSrv.RepoURL("charts"), "web", "main"))
+	rel := e.waitApplied("s", "True", v1.ReasonApplied)
+	if rel.Status.LastSuccessful == nil || rel.Status.LastSuccessful.Commit != c1 {
+		t.Errorf("lastSuccessful = %+v, want commit %s", rel.Status.LastSuccessful, c1)
+	}
+	if cm := e.configMap("s-web"); cm == nil || cm.Data["version"] != "1.0.0" {
+		t.Errorf("ConfigMap s-web = %+v, want version 1.0.0", cm)
+	}
+}
