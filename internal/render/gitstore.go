@@ -152,6 +152,12 @@ func (s *commitStore) chartFiles(commit, chartPath string) ([]*archive.BufferedF
 	if err != nil {
 		return nil, sourceNotReady("commit %s is no longer in the cache: %w", shortCommit(commit), err)
 	}
+	return repoChartFiles(repo, commit, chartPath)
+}
+
+// repoChartFiles returns the files of folder chartPath at commit of repo, as
+// chartFiles.
+func repoChartFiles(repo *git.Repository, commit, chartPath string) ([]*archive.BufferedFile, error) {
 	c, err := repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, sourceNotReady("reading commit %s: %w", shortCommit(commit), err)

@@ -109,6 +109,9 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 	if err != nil {
 		return nil, err
 	}
+	if remote.local != "" {
+		return localGit(remote, src)
+	}
 	commit := src.Ref.Commit
 	refName := ""
 	listingKey := remote.url + "|" + creds.fingerprint()
@@ -151,6 +154,47 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 	}, nil
 }
 
+// localGit reads a chart from a repository on the controller's disk (file://, when
+// the operator allows it): its refs and objects are read in place, with no transport
+// (go-git's file transport runs the git binary) and no copy in the commit store.
+func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*chartArchive, error) {
+	repo, err := git.PlainOpen(g.local)
+	if err != nil {
+		return nil, sourceNotReady("Git repository %s: %v", g.display, err)
+	}
+	var refs []*plumbing.Reference
+	iter, err := repo.References()
+	if err != nil {
+		return nil, sourceNotReady("Git repository %s: listing the refs: %v", g.display, err)
+	}
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		refs = append(refs, ref)
+		if tag, err := repo.TagObject(ref.Hash()); err == nil && ref.Name().IsTag() {
+			refs = append(refs, plumbing.NewHashReference(ref.Name()+"^{}", tag.Target))
+		}
+		return nil
+	})
+	commit, _, err := resolveGitRef(refs, src.Ref)
+	if err != nil {
+		return nil, sourceNotReady("Git repository %s: %w", g.display, err)
+	}
+	if _, err := repo.CommitObject(plumbing.NewHash(commit)); err != nil {
+		return nil, sourceNotReady("Git repository %s has no commit %s: %v", g.display, commit, err)
+	}
+	chartPath := strings.Trim(src.Path, "/")
+	return &chartArchive{
+		version: commit, digest: gitChartDigest(commit, chartPath), commit: commit,
+		what: gitChartWhat(g.display, chartPath, commit),
+		load: func(string) (*chartFiles, error) {
+			files, err := repoChartFiles(repo, commit, chartPath)
+			if err != nil {
+				return nil, err
+			}
+			return &chartFiles{files: files}, nil
+		},
+	}, nil
+}
+
 // gitChartDigest identifies the chart of a folder at a commit: the commit's hash
 // names its whole tree, so two repositories (a fork, a mirror) with the same commit
 // give the same chart.
@@ -180,6 +224,8 @@ type gitRemote struct {
 	auth     transport.AuthMethod
 	caBundle []byte
 	creds    *Credentials
+	// local is the folder of a file:// repository.
+	local string
 }
 
 // gitRemote returns how to reach rawURL with creds: basic auth or a bearer token and
@@ -227,6 +273,7 @@ func (r *Renderer) gitRemote(rawURL string, creds *Credentials) (*gitRemote, err
 		if !r.opts.AllowGitFileURLs {
 			return nil, unsupported("Git repository %s: file:// URLs are not allowed (the operator allows them with --allow-git-file-urls)", display)
 		}
+		g.local = u.Path
 	default:
 		return nil, unsupported("Git repository %s: scheme %q is not supported; use https, http or ssh", display, u.Scheme)
 	}

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -460,5 +462,53 @@ func TestGitCachedCommitIsServedOnlyToItsRemote(t *testing.T) {
 	}
 	if got := srv.Fetches() - fetches; got != 1 {
 		t.Errorf("%d fetches after the first render, want 1 (the refused one; its own remote's commit is cached)", got)
+	}
+}
+
+// A file:// repository (when the operator allows it) is read in place, without a git
+// binary; a new commit is seen at once.
+func TestGitFileRepositoryWhenAllowed(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(version string) string {
+		t.Helper()
+		for path, content := range gittest.Chart("charts/web", "web", version, nil) {
+			full := filepath.Join(dir, path)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wt.AddGlob("charts"); err != nil {
+			t.Fatal(err)
+		}
+		h, err := wt.Commit(version, &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.String()
+	}
+	c1 := commit("1.0.0")
+	r, err := New(Options{CacheDir: t.TempDir(), AllowGitFileURLs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := gitRelease("web", "file://"+dir, "charts/web", v1alpha1.GitRef{Branch: "master"})
+	res, err := renderGit(t, r, rel, nil)
+	if err != nil || res.Commit != c1 || res.ChartVersion != "1.0.0" {
+		t.Fatalf("file:// repository: %+v, %v; want commit %s", res, err, c1)
+	}
+	c2 := commit("1.1.0")
+	if res, err := renderGit(t, r, rel, nil); err != nil || res.Commit != c2 || res.ChartVersion != "1.1.0" {
+		t.Errorf("after a new commit: %+v, %v; want commit %s", res, err, c2)
 	}
 }
