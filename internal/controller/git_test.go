@@ -214,3 +214,26 @@ func TestGitChartSourceOverSSH(t *testing.T) {
 		t.Errorf("ConfigMap s-web = %+v, want version 1.0.0", cm)
 	}
 }
+
+// TestGitChartSourceSteadyStateWritesNothing: a Release of a chart from Git whose
+// branch does not move reconciles every second and writes nothing, and the Git
+// server sends no pack.
+func TestGitChartSourceSteadyStateWritesNothing(t *testing.T) {
+	counter := &requestCounter{}
+	e := newEnv(t, envOptions{requests: counter})
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	srv.Repo(t, "charts").Commit(t, "main", "web 1.0.0", gittest.Chart("web", "web", "1.0.0", nil))
+	e.createGitSecret("git-creds", srv, gitPassword)
+	e.createRelease("steady", automatic(), fromGit(srv.RepoURL("charts"), "web", "main"))
+	e.waitApplied("steady", "True", v1.ReasonApplied)
+	fetches := srv.Fetches()
+	for _, line := range e.steadyRequests(counter, "steady") {
+		// Automatic mode's drift check is a dry run.
+		if !strings.HasPrefix(line, "GET ") && !strings.Contains(line, "dryRun=All") {
+			t.Errorf("a steady reconcile wrote: %s", line)
+		}
+	}
+	if got := srv.Fetches(); got != fetches {
+		t.Errorf("the Git server sent %d packs in the steady state, want none", got-fetches)
+	}
+}
