@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -510,5 +511,31 @@ func TestGitFileRepositoryWhenAllowed(t *testing.T) {
 	c2 := commit("1.1.0")
 	if res, err := renderGit(t, r, rel, nil); err != nil || res.Commit != c2 || res.ChartVersion != "1.1.0" {
 		t.Errorf("after a new commit: %+v, %v; want commit %s", res, err, c2)
+	}
+}
+
+// Releases rendered at the same time share one listing and one fetch.
+func TestGitConcurrentRendersShareOneListingAndOneFetch(t *testing.T) {
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	c1 := srv.Repo(t, "charts").Commit(t, "main", "web", gittest.Chart("charts/web", "web", "1.0.0", nil))
+	r, _ := testRenderer(t)
+	errs := make(chan error, 20)
+	for i := range 20 {
+		go func() {
+			res, err := renderGit(t, r, gitRelease(fmt.Sprintf("r%d", i), srv.RepoURL("charts"), "charts/web", v1alpha1.GitRef{Branch: "main"}), gitCreds(srv))
+			if err == nil && res.Commit != c1 {
+				err = fmt.Errorf("commit %s, want %s", res.Commit, c1)
+			}
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	want := map[string]int{"GET info/refs": 2, "POST git-upload-pack": 1}
+	if diff := cmp.Diff(want, srv.Requests()); diff != "" {
+		t.Errorf("requests of 20 concurrent renders (-want +got):\n%s", diff)
 	}
 }
