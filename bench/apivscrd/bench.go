@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -48,7 +50,8 @@ const (
 	otherPrefix   = "bench-other-"
 )
 
-// serve runs convoy apiserver with `convoy apiserver`'s flags.
+// serve runs convoy apiserver with `convoy apiserver`'s flags (the bench re-executed
+// as benchenv.APIServerCommand), until SIGTERM.
 func serve(args []string) int {
 	opts := apiserver.NewOptions()
 	fs := pflag.NewFlagSet(benchenv.APIServerCommand, pflag.ContinueOnError)
@@ -57,8 +60,8 @@ func serve(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := opts.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "convoy apiserver:", err)
 		return 1
