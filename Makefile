@@ -81,6 +81,11 @@ clean:
 bench-apiserver: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apiserver $(BENCH_FLAGS)
 
+## bench-api-vs-crd: convoy's Release through the aggregator against a CRD of the same shape served by kube-apiserver, same run, same control plane (sequential and 16-client creates, kubectl create -f, get, list, watch latency, status, /sync), as a non-admin user; flags: BENCH_FLAGS='-list=10000 -profile-dir=/tmp/p'. Figures: docs/performance.md
+.PHONY: bench-api-vs-crd
+bench-api-vs-crd: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apivscrd $(BENCH_FLAGS)
+
 ## bench-controller: benchmark convoy controller (N Releases of a podinfo-shaped chart to Applied, RSS, API requests per Release, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
 .PHONY: bench-controller
 bench-controller: kube

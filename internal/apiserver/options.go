@@ -13,6 +13,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	netutils "k8s.io/utils/net"
 
@@ -109,12 +112,65 @@ func (o *Options) config() (*genericapiserver.RecommendedConfig, error) {
 	cfg.OpenAPIV3Config.Info.Title = "convoy"
 	cfg.OpenAPIV3Config.Info.Version = convoyv1alpha1.Version
 
+	// The delegated authorizer's answers are cached by decisionCache (authzcache.go),
+	// with the same TTLs, and forgotten at every RBAC change: its own cache is off.
+	var allowTTL, denyTTL time.Duration
+	if a := o.RecommendedOptions.Authorization; a != nil {
+		allowTTL, denyTTL = a.AllowCacheTTL, a.DenyCacheTTL
+		a.AllowCacheTTL, a.DenyCacheTTL = 0, 0
+		defer func() { a.AllowCacheTTL, a.DenyCacheTTL = allowTTL, denyTTL }()
+	}
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, fmt.Errorf("applying the server options: %w", err)
 	}
 	if cfg.Authorization.Authorizer != nil {
+		decisions := newDecisionCache(cfg.Authorization.Authorizer, allowTTL, denyTTL, clock.RealClock{})
+		if err := watchRBAC(cfg, decisions); err != nil {
+			return nil, err
+		}
 		// One SubjectAccessReview per user, verb, resource and namespace, not per object (authz.go).
-		cfg.Authorization.Authorizer = anyNameFirst{cfg.Authorization.Authorizer}
+		cfg.Authorization.Authorizer = anyNameFirst{decisions}
 	}
 	return cfg, nil
+}
+
+// watchRBAC makes decisions forget its answers at every change of the host's RBAC
+// objects, from informers of its own (not the shared factory's, whose sync /readyz
+// waits for: a host that does not let convoy apiserver read RBAC leaves the cache a
+// TTL cache, and the server ready), started after the server starts.
+func watchRBAC(cfg *genericapiserver.RecommendedConfig, decisions *decisionCache) error {
+	if cfg.ClientConfig == nil {
+		return nil
+	}
+	kube, err := kubernetes.NewForConfig(cfg.ClientConfig)
+	if err != nil {
+		return fmt.Errorf("a client of the host for its RBAC objects: %w", err)
+	}
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	rbac := factory.Rbac().V1()
+	changed := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { decisions.rbacChanged() },
+		UpdateFunc: func(any, any) { decisions.rbacChanged() },
+		DeleteFunc: func(any) { decisions.rbacChanged() },
+	}
+	var synced []toolscache.InformerSynced
+	for _, inf := range []toolscache.SharedIndexInformer{rbac.Roles().Informer(), rbac.RoleBindings().Informer(),
+		rbac.ClusterRoles().Informer(), rbac.ClusterRoleBindings().Informer()} {
+		if _, err := inf.AddEventHandler(changed); err != nil {
+			return err
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	decisions.rbacSynced = func() bool {
+		for _, s := range synced {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}
+	return cfg.AddPostStartHook("convoy-authorization-cache-rbac-watch", func(ctx genericapiserver.PostStartHookContext) error {
+		factory.Start(ctx.Done())
+		return nil
+	})
 }
