@@ -15,9 +15,9 @@
 //
 // It must not decide when to apply: which waves, whether the previous waves
 // are healthy, whether a force skips the dry run, which hooks run, when to
-// retry. Those are
-// the caller's (internal/release and the controller). It never writes the
-// ReleaseInventory or a Release itself; it returns what the caller should
-// write. It talks to one target cluster through the controller-runtime
-// client it is given and knows nothing of how that client was made.
+// retry. Those are the caller's (internal/release and the controller). It
+// never writes the ReleaseInventory or a Release itself; it returns what the
+// caller should write. It talks to one target cluster through the
+// controller-runtime client it is given and knows nothing of how that client
+// was made.
 package apply
