@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +88,7 @@ func (c *RequestCounter) take(m *map[string]int) map[string]int {
 func (c *RequestCounter) Log() (int, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.log), slices.Clone(c.log)
+	return len(c.log), append([]string(nil), c.log...)
 }
 
 // TakeMaxInFlight returns the most requests served at once since the last call.
