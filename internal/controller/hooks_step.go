@@ -17,7 +17,7 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// hookRun carries out the hooks of the render to apply (steps 8 and 12): the
+// hookRun runs the hooks of the render to apply (steps 8 and 12): the
 // Release's lifecycle.hooks and the chart's Helm hooks of the run (install or
 // upgrade), as internal/hooks builds them. The decisions are release.PlanHooks' and
 // this run's (which run, what status.hooks records, a Job convoy does not own);
