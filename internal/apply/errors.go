@@ -121,7 +121,7 @@ func IsRefused(err error) bool {
 }
 
 // ApplyFailure is the *Error of the failed apply of one object outside the sync waves
-// (a hook object or hook Job, which the controller's hook step applies): Reason
+// (a hook object or hook Job, which RunHookStep applies): Reason
 // ReasonUnappliable when the server refused the object (IsRefused), else
 // ReasonDeployFailed; the message names the object and the server's message, as the
 // failures of ApplyWave do.

@@ -13,15 +13,16 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	targets "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
 )
@@ -63,11 +64,11 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 	if err != nil {
 		return err
 	}
-	cfg, err := o.targetConfig(ctx, c, rel)
+	target, err := o.target(ctx, rel)
 	if err != nil {
 		return err
 	}
-	results, hidden, err := ReleaseDiff(ctx, c, cfg, rel, rd)
+	results, hidden, err := ReleaseDiff(ctx, c, target, rel, rd)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 }
 
 // ReleaseDiff is what an apply of the render rd of rel would change on the target
-// cluster that cfg reaches (internal/diff: the comparison of convoy's apply and of
+// cluster target (internal/diff: the comparison of convoy's apply and of
 // the observer's drift check): each object the apply puts there (non-Job chart
 // hooks of the apply's run included), then, when rel prunes, the objects of its
 // ReleaseInventory that a prune would delete. `kubectl convoy ui` shows the same.
@@ -101,17 +102,12 @@ func (o *Options) runDiff(ctx context.Context, c *Client, ns, name, ref string) 
 // Render with their data as digests (the user may not read the Secrets of its
 // namespace, docs/security.md), and a dry run of digests would compare nothing
 // true. Nor are the inventory's Secrets then read for the prune.
-func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Release, rd *v1.Render) (results []diff.Result, hidden []v1.ObjectReference, err error) {
+func ReleaseDiff(ctx context.Context, c *Client, target *targets.Target, rel *v1.Release, rd *v1.Render) (results []diff.Result, hidden []v1.ObjectReference, err error) {
 	objs, err := AppliedObjects(rel, rd)
 	if err != nil {
 		return nil, nil, err
 	}
 	objs, hidden = withoutRedacted(objs)
-	quietControllerRuntime()
-	target, err := client.New(cfg, client.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("connect to the target cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
-	}
 	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
 	var inventory []v1.InventoryObject
 	if prune {
@@ -126,7 +122,7 @@ func ReleaseDiff(ctx context.Context, c *Client, cfg *rest.Config, rel *v1.Relea
 	if len(hidden) > 0 {
 		inventory = slices.DeleteFunc(slices.Clone(inventory), func(e v1.InventoryObject) bool { return isSecret(e.ObjectReference) })
 	}
-	results, err = diff.Release(ctx, target, objs, inventory, prune, 4)
+	results, err = diff.Release(ctx, target.Client, objs, inventory, prune, 4)
 	return results, hidden, err
 }
 
@@ -170,31 +166,43 @@ func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructure
 	return objs, nil
 }
 
-// targetConfig is the REST config of the Release's target cluster: the host's for an
-// empty spec.cluster, else from the Cluster's kubeconfig Secret.
-func (o *Options) targetConfig(ctx context.Context, c *Client, rel *v1.Release) (*rest.Config, error) {
-	if rel.Spec.Cluster == "" {
-		return o.ConfigFlags.ToRESTConfig()
-	}
-	cl, err := c.GetCluster(ctx, rel.Spec.Cluster)
+// target is the Release's target cluster as internal/clusters resolves it for the
+// controller (the host for an empty spec.cluster, else the Cluster's kubeconfig
+// Secret, inline credentials only), with the user's own credentials: the host's
+// config is the user's kubeconfig, the Cluster and its Secret are read as the user,
+// and the Release's ServiceAccount is not impersonated.
+func (o *Options) target(ctx context.Context, rel *v1.Release) (*targets.Target, error) {
+	cfg, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	ref := cl.Spec.Kubeconfig.SecretRef
-	key := ref.Key
-	if key == "" {
-		key = "value"
-	}
-	s, err := c.kube.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	quietControllerRuntime()
+	reader, err := client.New(cfg, client.Options{Scheme: targetScheme})
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig of Cluster %s (Secret %s/%s): %w; diff needs get on that Secret", cl.Name, ref.Namespace, ref.Name, err)
+		return nil, fmt.Errorf("connect to the host cluster: %w", err)
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[key])
+	cache, err := targets.New(targets.Options{Host: cfg, Reader: reader})
 	if err != nil {
-		return nil, fmt.Errorf("the kubeconfig of Cluster %s (Secret %s/%s key %s): %w", cl.Name, ref.Namespace, ref.Name, key, err)
+		return nil, err
 	}
-	return cfg, nil
+	target, err := cache.ResolveAsSelf(ctx, rel)
+	if nr, ok := errors.AsType[*targets.NotReadyError](err); ok && nr.Kind == targets.HostReadFailed {
+		return nil, fmt.Errorf("the target cluster of Release %s/%s: %w; diff needs get on the Cluster and its kubeconfig Secret",
+			rel.Namespace, rel.Name, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the target cluster of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	return target, nil
 }
+
+// targetScheme is what target reads on the host: Clusters, Secrets and Namespaces.
+var targetScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1.AddToScheme(s))
+	return s
+}()
 
 // DecodeObjects reads a YAML stream into objects (every document, chart hooks
 // included; diff.Applied picks what an apply applies).

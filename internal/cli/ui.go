@@ -137,12 +137,12 @@ func (b *uiBackend) ClusterDiff(ctx context.Context, ns, name, ref string) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	cfg, err := b.o.targetConfig(ctx, b.c, rel)
+	target, err := b.o.target(ctx, rel)
 	if err != nil {
 		return "", nil, err
 	}
 	// The UI lists the objects it compared; a Secret it may not show is not one.
-	results, _, err := ReleaseDiff(ctx, b.c, cfg, rel, rd)
+	results, _, err := ReleaseDiff(ctx, b.c, target, rel, rd)
 	return rd.RenderRef, results, err
 }
 

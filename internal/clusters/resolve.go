@@ -117,6 +117,15 @@ func (c *Cache) Resolve(ctx context.Context, release *v1alpha1.Release) (*Target
 	return c.actAs(ctx, release, base)
 }
 
+// ResolveAsSelf is Resolve without the Release's identity: the target as Options.Host's
+// identity (the host) or as the Cluster's kubeconfig Secret says (a remote Cluster),
+// never impersonating the Release's ServiceAccount. For kubectl convoy, which reads a
+// target with its user's own credentials: a Cache whose Options.Host and Reader are
+// the user's.
+func (c *Cache) ResolveAsSelf(ctx context.Context, release *v1alpha1.Release) (*Target, error) {
+	return c.resolve(ctx, release)
+}
+
 // Host implements Resolver.
 func (c *Cache) Host(ctx context.Context, release *v1alpha1.Release) (*Target, error) {
 	base, err := c.host(ctx)

@@ -62,14 +62,8 @@ type Discovery struct {
 	Resources []*metav1.APIResourceList
 }
 
-// NewTarget connects to the cluster of cfg, checks that it answers (its
-// /version) and returns the connection. name is the Cluster's name, empty
-// for the host. Resolve is the usual way to get a Target; NewTarget is for
-// tests and fakes.
-func NewTarget(ctx context.Context, name string, cfg *rest.Config) (*Target, error) {
-	return newTarget(ctx, name, cfg, clock.RealClock{}, defaultDiscoveryTTL)
-}
-
+// newTarget connects to the cluster of cfg, checks that it answers (its /version)
+// and returns the connection. name is the Cluster's name, empty for the host.
 func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.PassiveClock, ttl time.Duration) (*Target, error) {
 	cfg = rest.CopyConfig(cfg)
 	httpClient, err := rest.HTTPClientFor(cfg)

@@ -16,6 +16,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/render"
 )
 
 // deletionPoll is how soon a deletion looks again while objects are terminating or
@@ -141,7 +142,8 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deleti
 			return progressOf(stop), nil
 		}
 	}
-	if err := deleteHookJobs(ctx, target.Client, rel, dh.jobs()); err != nil {
+	applier := apply.New(target.Client, r.applyOpts)
+	if err := applier.DeleteHookJobs(ctx, apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, render.TargetNamespace(rel), dh.jobs()); err != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 			"Cannot delete the hook Jobs of the Release: %v", err)
 		return deletionWaiting, err
@@ -173,7 +175,7 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deleti
 	res := &apply.DeleteResult{Gone: true}
 	if len(objects) > 0 {
 		logr.FromContextOrDiscard(ctx).Info("Deleting what the Release applied", "objects", len(objects))
-		res, err = apply.New(target.Client, r.applyOpts).Delete(ctx, apply.DeleteInput{
+		res, err = applier.Delete(ctx, apply.DeleteInput{
 			Release:   apply.Owner{Name: rel.Name, Namespace: rel.Namespace},
 			Inventory: objects,
 			Policy:    rel.Spec.DeletionPolicy,

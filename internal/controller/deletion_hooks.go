@@ -52,7 +52,8 @@ func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, targ
 		return nil, err
 	}
 	st := &state{rel: rel, now: r.clock.Now(), target: target, inventory: inv}
-	d := &deletionHooks{run: &hookRun{r: r, st: st, renderRef: ref, namespace: owner.TargetNamespace, kind: v1.HookRunDelete, hooks: hs}}
+	d := &deletionHooks{run: &hookRun{r: r, st: st, renderRef: ref, namespace: owner.TargetNamespace, kind: v1.HookRunDelete, hooks: hs,
+		applier: apply.New(target.Client, r.applyOpts)}}
 	recorded := rel.Status.Hooks
 	if len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete {
 		d.run.resume = resumeOf(recorded, hs, ref, v1.HookRunDelete)
@@ -107,13 +108,13 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 // refuses as rendered (err, from run: a 422 or 400, Unappliable), recorded as failed;
 // false for any other error, which the work queue retries.
 func refusedHook(h *hookRun, phase v1.HookPhase, err error) ([]v1.HookStatus, bool) {
-	he, ok := errors.AsType[*hookError](err)
+	he, ok := errors.AsType[*apply.HookError](err)
 	if !ok || apply.Reason(err) != v1.ReasonUnappliable {
 		return nil, false
 	}
 	return []v1.HookStatus{{
-		Name: he.hook.Name, Batch: he.hook.Batch, HookPhase: phase, Run: h.kind, RenderRef: h.renderRef,
-		Phase: v1.HookJobFailed, Job: he.hook.Job,
+		Name: he.Hook.Name, Batch: he.Hook.Batch, HookPhase: phase, Run: h.kind, RenderRef: h.renderRef,
+		Phase: v1.HookJobFailed, Job: he.Hook.Job,
 		Message: "The API server refuses its object: " + err.Error(),
 	}}, true
 }
@@ -203,7 +204,7 @@ func (d *deletionHooks) deleteLeftovers(ctx context.Context) error {
 		return nil
 	}
 	for _, h := range d.run.hooks {
-		if err := d.run.delete(ctx, h, "of the deleted Release"); err != nil {
+		if err := d.run.applier.DeleteHook(ctx, d.run.target(), h, "of the deleted Release"); err != nil {
 			return err
 		}
 	}

@@ -61,28 +61,12 @@ type envOptions struct {
 	assessmentOverdueAfter time.Duration
 }
 
-// requestCounter counts HTTP requests by method and path.
-type requestCounter struct {
-	mu    sync.Mutex
-	total int
-	log   []string
-}
+// requestCounter counts the controller's HTTP requests, as testenv.RequestCounter
+// counts internal/apply's.
+type requestCounter struct{ testenv.RequestCounter }
 
-func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		c.mu.Lock()
-		c.total++
-		c.log = append(c.log, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
-		c.mu.Unlock()
-		return rt.RoundTrip(req)
-	})
-}
-
-func (c *requestCounter) snapshot() (int, []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.total, append([]string(nil), c.log...)
-}
+// snapshot is the count of requests so far and each as "METHOD path?query".
+func (c *requestCounter) snapshot() (int, []string) { return c.Log() }
 
 type roundTripper func(*http.Request) (*http.Response, error)
 
@@ -123,7 +107,7 @@ func (e *env) startController() {
 	e.stopController = stop
 	mgrConfig := hostConfig()
 	if o.requests != nil {
-		mgrConfig.WrapTransport = o.requests.wrap
+		mgrConfig.WrapTransport = o.requests.Wrap
 	}
 	if o.transport != nil {
 		counted := mgrConfig.WrapTransport

@@ -5,16 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
-	"github.com/go-logr/logr"
-	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
@@ -23,10 +17,11 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// hookRun carries out the hooks of the render to apply (steps 8 and 12): the
+// hookRun runs the hooks of the render to apply (steps 8 and 12): the
 // Release's lifecycle.hooks and the chart's Helm hooks of the run (install or
-// upgrade), as internal/hooks builds them. The decisions are release.PlanHooks'; this
-// reads the Jobs (a GET by name each), applies the hook objects, creates the Jobs and
+// upgrade), as internal/hooks builds them. The decisions are release.PlanHooks' and
+// this run's (which run, what status.hooks records, a Job convoy does not own);
+// internal/apply reads the Jobs, applies the hook objects, creates the Jobs and
 // deletes what the delete policies say.
 type hookRun struct {
 	r         *Reconciler
@@ -45,16 +40,8 @@ type hookRun struct {
 	// status is the new status.hooks that run decided: the batch that waits or failed,
 	// or the phase's last batch once it is done.
 	status change[[]v1.HookStatus]
-	// found is what observe found under the name of each Job of the phase that is not
-	// the Job of this run (hooks.Classify): another run's, to delete before its own is
-	// created, or one that convoy does not own.
-	found map[string]foundJob
-}
-
-// foundJob is a Job found under the name of a hook Job of the run that is not the run's.
-type foundJob struct {
-	job   *batchv1.Job
-	found hooks.Found
+	// applier carries out the run on the target cluster.
+	applier *apply.Applier
 }
 
 // newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
@@ -73,7 +60,7 @@ func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, ch
 			return nil, err
 		}
 		return &hookRun{r: r, st: st, renderRef: renderRef, namespace: owner.TargetNamespace, kind: run, hooks: hs,
-			resume: resumeOf(rel.Status.Hooks, hs, renderRef, run)}, nil
+			resume: resumeOf(rel.Status.Hooks, hs, renderRef, run), applier: apply.New(st.target.Client, r.applyOpts)}, nil
 	}
 	if hs := rel.Status.Hooks; len(hs) > 0 && hs[0].Run != "" {
 		if h, err := build(hs[0].Run); err != nil || h.resume != nil {
@@ -118,30 +105,32 @@ func records(s v1.HookStatus, h hooks.Hook, renderRef string, run v1.HookRun) bo
 // rerun deletes the Jobs of the render's hooks (a forced sync), so that each batch
 // creates them anew.
 func (h *hookRun) rerun(ctx context.Context) error {
-	for _, hook := range h.hooks {
-		if !hook.IsJob() {
-			continue
-		}
-		if err := h.delete(ctx, hook, "to run it again"); err != nil {
-			return err
-		}
+	if err := h.applier.RerunHookJobs(ctx, h.target()); err != nil {
+		return err
 	}
 	h.resume, h.rerunning = nil, true
 	return nil
 }
 
+// target is the run as internal/apply carries it out on the target cluster.
+func (h *hookRun) target() apply.HookRun {
+	return apply.HookRun{Release: apply.Owner{Name: h.st.rel.Name, Namespace: h.st.rel.Namespace},
+		Namespace: h.namespace, RenderRef: h.renderRef, Run: h.kind, Hooks: h.hooks}
+}
+
 // run carries out the next step of the hooks of phase: it reads the Jobs of the
-// running batch, applies the hook objects of the batches up to it, creates its missing
-// Jobs and records the batch in status.hooks; when the phase completes, it deletes the
-// hooks whose policy is hook-succeeded, and when a batch fails, those whose policy is
-// hook-failed. It returns nil when every batch of the phase is done, else
-// WaitingForHooks or HookFailed.
+// running batch, decides the step (release.PlanHooks), has internal/apply apply the
+// hook objects of the batches up to it and create its missing Jobs, and records the
+// batch in status.hooks; when the phase completes, it deletes the hooks whose policy
+// is hook-succeeded, and when a batch fails, those whose policy is hook-failed. It
+// returns nil when every batch of the phase is done, else WaitingForHooks or
+// HookFailed.
 func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result, error) {
-	jobs, err := h.observe(ctx, phase)
+	jobs, err := h.applier.ObserveHookJobs(ctx, h.target(), phase, h.resume, h.succeededBefore, h.st.now)
 	if err != nil {
 		return nil, err
 	}
-	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs)
+	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs.States)
 	for i := range step.Status {
 		step.Status[i].RenderRef = h.renderRef
 		step.Status[i].Forced = h.forced && phase == v1.HookPreApply
@@ -149,8 +138,8 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	// A Job of a hook's name that convoy does not own stops the run before anything of
 	// the batch is written.
 	for _, hook := range step.Create {
-		if f, ok := h.found[hook.Job]; ok && f.found == hooks.FoundForeign {
-			return nil, foreignJobError(f.job, hook, h.st.rel)
+		if f, ok := jobs.Found[hook.Job]; ok && f.Found == hooks.FoundForeign {
+			return nil, foreignJobError(f.Job, hook, h.st.rel)
 		}
 	}
 	if len(step.Create) > 0 || len(step.Apply) > 0 {
@@ -158,28 +147,12 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 			return nil, err
 		}
 	}
-	logger := logr.FromContextOrDiscard(ctx)
-	for _, hook := range step.Apply {
-		logger.Info("Applying a hook object", "kind", hook.Object.GetKind(), "name", hook.Object.GetName(), "phase", phase, "batch", hook.Batch)
-		if err := h.apply(ctx, hook.Object); err != nil {
-			return nil, &hookError{hook: hook, err: err}
-		}
+	replacing, err := h.applier.RunHookStep(ctx, phase, step, jobs.Found)
+	if err != nil {
+		return nil, err
 	}
-	for _, hook := range step.Create {
-		if f, ok := h.found[hook.Job]; ok && f.found == hooks.FoundOtherRun {
-			gone, err := h.replace(ctx, f.job, hook)
-			if err != nil {
-				return nil, err
-			}
-			if !gone {
-				markReplacing(&step, hook)
-				continue
-			}
-		}
-		logger.Info("Creating a hook Job", "job", hook.Job, "phase", phase, "batch", hook.Batch)
-		if err := h.create(ctx, hook.Object); err != nil {
-			return nil, err
-		}
+	for _, hook := range replacing {
+		markReplacing(&step, hook)
 	}
 	// Recorded only once its objects and Jobs are applied: status.hooks that says
 	// "applied" of an object the server refused would let a later render's run of a
@@ -189,49 +162,15 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 	}
 	switch {
 	case step.Completed:
-		if err := h.deleteByPolicy(ctx, phase, nil, hooks.HookSucceeded); err != nil {
+		if err := h.applier.DeleteHooksByPolicy(ctx, h.target(), phase, nil, hooks.HookSucceeded); err != nil {
 			return nil, err
 		}
 	case step.Stop != nil && step.Stop.Reason == v1.ReasonHookFailed:
-		if err := h.deleteByPolicy(ctx, phase, &step.Status[0].Batch, hooks.HookFailed); err != nil {
+		if err := h.applier.DeleteHooksByPolicy(ctx, h.target(), phase, &step.Status[0].Batch, hooks.HookFailed); err != nil {
 			return nil, err
 		}
 	}
 	return step.Stop, nil
-}
-
-// hookError is the failure to apply the object of one hook, naming the hook; its
-// message is the apply's (apply.Reason reads through it).
-type hookError struct {
-	hook hooks.Hook
-	err  error
-}
-
-func (e *hookError) Error() string { return e.err.Error() }
-func (e *hookError) Unwrap() error { return e.err }
-
-// replaceWait is how soon a run that deleted the Job of another run looks again
-// whether it is gone, to create its own.
-const replaceWait = time.Second
-
-// replace deletes old, the Job of another run under the name of hook's Job, as Helm's
-// before-hook-creation does (propagation Background: its pods go after it), and
-// reports whether it is gone already (a Job has no finalizer of its own, so it
-// usually is), so that hook's Job can be created now.
-func (h *hookRun) replace(ctx context.Context, old *batchv1.Job, hook hooks.Hook) (bool, error) {
-	logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an earlier run before its new run", "job", old.Name,
-		"run", old.Annotations[v1.AnnotationHookRun], "hook", hook.Name)
-	if err := deleteListedJob(ctx, h.st.target.Client, old); err != nil {
-		return false, err
-	}
-	err := h.st.target.Client.Get(ctx, client.ObjectKeyFromObject(old), &batchv1.Job{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("read hook Job %s/%s: %w", old.Namespace, old.Name, err)
-	}
-	return false, nil
 }
 
 // markReplacing records in step that hook's Job waits for the Job of another run to
@@ -242,8 +181,8 @@ func markReplacing(step *release.HookStep, hook hooks.Hook) {
 			step.Status[i].Message = msgReplacing
 		}
 	}
-	if step.Stop != nil && (step.Stop.RecheckAfter == 0 || step.Stop.RecheckAfter > replaceWait) {
-		step.Stop.RecheckAfter = replaceWait
+	if step.Stop != nil && (step.Stop.RecheckAfter == 0 || step.Stop.RecheckAfter > apply.HookReplaceWait) {
+		step.Stop.RecheckAfter = apply.HookReplaceWait
 	}
 }
 
@@ -263,98 +202,8 @@ func foreignJobError(job *batchv1.Job, hook hooks.Hook, rel *v1.Release) error {
 		hook.Name, job.Namespace, job.Name, owner, rel.Namespace, rel.Name)
 }
 
-// deleteByPolicy deletes the hooks of phase (of batch, when set) whose delete
-// policies include policy. Jobs go with their pods (propagation Background).
-func (h *hookRun) deleteByPolicy(ctx context.Context, phase v1.HookPhase, batch *int32, policy helmrelease.HookDeletePolicy) error {
-	for _, hook := range h.hooks {
-		if hook.Phase != phase || (batch != nil && hook.Batch != *batch) || !hook.Deletes(policy) {
-			continue
-		}
-		if err := h.delete(ctx, hook, "by its delete policy "+string(policy)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// delete deletes a hook's Job (with its pods: propagation Background) or object; one
-// that is gone already is fine, and a Job of the name that convoy did not create for
-// this Release is left. why is for the log.
-func (h *hookRun) delete(ctx context.Context, hook hooks.Hook, why string) error {
-	if hook.IsJob() {
-		return h.deleteJob(ctx, hook, why)
-	}
-	obj := hook.Object.DeepCopy()
-	logr.FromContextOrDiscard(ctx).Info("Deleting a hook "+why, "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName())
-	err := h.st.target.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete hook %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	return nil
-}
-
-// deleteJob deletes the Job of hook when it is the Release's (of any run), with its
-// pods (propagation Background).
-func (h *hookRun) deleteJob(ctx context.Context, hook hooks.Hook, why string) error {
-	job := &batchv1.Job{}
-	err := h.st.target.Client.Get(ctx, client.ObjectKey{Namespace: h.namespace, Name: hook.Job}, job)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("read hook Job %s/%s: %w", h.namespace, hook.Job, err)
-	case job.DeletionTimestamp != nil:
-		return nil
-	}
-	logger := logr.FromContextOrDiscard(ctx)
-	if hooks.Classify(job, h.st.rel.Name, h.st.rel.Namespace, "") == hooks.FoundForeign {
-		logger.Info("Leaving a Job of a hook's name that is not the Release's", "namespace", job.Namespace, "name", job.Name)
-		return nil
-	}
-	logger.Info("Deleting a hook "+why, "kind", "Job", "namespace", job.Namespace, "name", job.Name)
-	return deleteListedJob(ctx, h.st.target.Client, job)
-}
-
-// observe reads the state of the Jobs of the hooks of phase that may run now (from
-// the resumed batch on). A Job that is gone counts as Succeeded when status.hooks
-// says so (a batch whose other Jobs still ran), so that a Job deleted after it
-// finished (ttlSecondsAfterFinished) does not run again; batches before the one that
-// status.hooks records are not read at all.
-func (h *hookRun) observe(ctx context.Context, phase v1.HookPhase) (map[string]release.HookJob, error) {
-	out := map[string]release.HookJob{}
-	h.found = map[string]foundJob{}
-	rel := h.st.rel
-	for _, hook := range h.hooks {
-		if !hook.IsJob() || hook.Phase != phase || (h.resume != nil && h.resume.Phase == phase && hook.Batch < h.resume.Batch) {
-			continue
-		}
-		job := &batchv1.Job{}
-		err := h.st.target.Client.Get(ctx, client.ObjectKey{Namespace: h.namespace, Name: hook.Job}, job)
-		switch {
-		case apierrors.IsNotFound(err):
-			if h.succeededBefore(hook) {
-				out[hook.Job] = release.HookJob{Phase: v1.HookJobSucceeded, Message: "The Job succeeded."}
-			}
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("read hook Job %s/%s: %w", h.namespace, hook.Job, err)
-		}
-		switch found := hooks.Classify(job, rel.Name, rel.Namespace, hooks.RunID(h.kind, phase, h.renderRef)); found {
-		case hooks.FoundOfRun:
-			out[hook.Job] = hooks.JobPhase(job, hook.Timeout, h.st.now)
-		case hooks.FoundDeleting:
-			// Deleted for a re-run, or as the Job of an earlier run, and not gone yet:
-			// look again shortly.
-			out[hook.Job] = release.HookJob{Phase: v1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: replaceWait}
-		default:
-			// Another run's Job, or one convoy does not own: this run's is still to
-			// be created (Pending), and run decides about the one found.
-			h.found[hook.Job] = foundJob{job: job, found: found}
-		}
-	}
-	return out, nil
-}
-
+// succeededBefore reports whether status.hooks records hook's Job of this run as
+// succeeded (not after a forced sync deleted the Jobs to run them again).
 func (h *hookRun) succeededBefore(hook hooks.Hook) bool {
 	if h.rerunning {
 		return false
@@ -364,124 +213,10 @@ func (h *hookRun) succeededBefore(hook hooks.Hook) bool {
 	})
 }
 
-// create creates a hook Job (field manager convoy): never over an existing Job, which
-// observe found and run deleted first when it is the Release's. A Job created by
-// someone else meanwhile is an error; the next reconcile finds it. A failure is an
-// apply.Error, as apply's.
-func (h *hookRun) create(ctx context.Context, obj *unstructured.Unstructured) error {
-	u := obj.DeepCopy()
-	unstructured.RemoveNestedField(u.Object, "status")
-	if err := h.st.target.Client.Create(ctx, u, client.FieldOwner(v1.FieldManager)); err != nil {
-		gvk := u.GroupVersionKind()
-		return apply.ApplyFailure(v1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
-			Namespace: u.GetNamespace(), Name: u.GetName()}, err)
-	}
-	return nil
-}
-
-// apply applies a hook object by server-side apply with field manager convoy.
-// A failure is an apply.Error: Unappliable when the server refuses the object as
-// rendered (a 422 or 400: every retry would fail the same way), else DeployFailed.
-func (h *hookRun) apply(ctx context.Context, obj *unstructured.Unstructured) error {
-	u := obj.DeepCopy()
-	unstructured.RemoveNestedField(u.Object, "status")
-	if err := h.st.target.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.ForceOwnership, client.FieldOwner(v1.FieldManager)); err != nil {
-		gvk := u.GroupVersionKind()
-		return apply.ApplyFailure(v1.ObjectReference{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
-			Namespace: u.GetNamespace(), Name: u.GetName()}, err)
-	}
-	return nil
-}
-
 // cleanup deletes the hook Jobs of other renders of this Release once this render's
 // hooks succeeded, as hooks.OldJobsToDelete decides.
 func (h *hookRun) cleanup(ctx context.Context) error {
-	if len(h.hooks) == 0 {
-		return nil
-	}
-	list, err := listHookJobs(ctx, h.st.target.Client, h.st.rel, h.namespace)
-	if err != nil {
-		return err
-	}
-	current := map[string]bool{}
-	for _, hook := range h.hooks {
-		if hook.IsJob() {
-			current[hook.Job] = true
-		}
-	}
-	var found []hooks.OldJob
-	byName := map[string]*batchv1.Job{}
-	for i := range list.Items {
-		job := &list.Items[i]
-		if job.DeletionTimestamp != nil {
-			continue
-		}
-		byName[job.Name] = job
-		found = append(found, hooks.OldJob{Name: job.Name, Created: job.CreationTimestamp.Time, Succeeded: jobSucceeded(job)})
-	}
-	for _, name := range hooks.OldJobsToDelete(found, current) {
-		logr.FromContextOrDiscard(ctx).Info("Deleting the hook Job of an older render", "job", name)
-		if err := deleteListedJob(ctx, h.st.target.Client, byName[name]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// listHookJobs lists the hook Jobs of rel, of every render, in the namespace ns of
-// the target cluster c: by the convoy labels that name rel and the hook label.
-func listHookJobs(ctx context.Context, c client.Client, rel *v1.Release, ns string) (*batchv1.JobList, error) {
-	list := &batchv1.JobList{}
-	err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(v1.ReleaseSelector(rel.Name, rel.Namespace)),
-		client.HasLabels{v1.LabelHook})
-	if err != nil {
-		return nil, fmt.Errorf("list the hook Jobs of Release %s/%s: %w", rel.Namespace, rel.Name, err)
-	}
-	// A digest in the labels (a long Release name) may be another name's: the
-	// annotation tells.
-	list.Items = slices.DeleteFunc(list.Items, func(j batchv1.Job) bool {
-		return !v1.HasReleaseLabels(j.Labels, j.Annotations, rel.Name, rel.Namespace)
-	})
-	return list, nil
-}
-
-// deleteHookJobs deletes every hook Job of the Release in its target namespace, of
-// any render, with background propagation (the Job's pods follow): the deletion of a
-// Release with deletionPolicy Delete leaves none of them behind.
-func deleteHookJobs(ctx context.Context, c client.Client, rel *v1.Release, except map[string]bool) error {
-	list, err := listHookJobs(ctx, c, rel, render.TargetNamespace(rel))
-	if err != nil {
-		return err
-	}
-	for i := range list.Items {
-		job := &list.Items[i]
-		if job.DeletionTimestamp != nil || except[job.Name] {
-			continue
-		}
-		logr.FromContextOrDiscard(ctx).Info("Deleting a hook Job of the deleted Release", "job", job.Name)
-		if err := deleteListedJob(ctx, c, job); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteListedJob deletes a Job as listed, with its pods (propagation Background).
-// A Job that is gone, or was replaced since the list (another UID), is left as it is.
-func deleteListedJob(ctx context.Context, c client.Client, job *batchv1.Job) error {
-	err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete hook Job %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	return nil
-}
-
-// jobSucceeded reports whether a Job has the Complete condition.
-func jobSucceeded(job *batchv1.Job) bool {
-	return slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
-		return c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue
-	})
+	return h.applier.CleanupHookJobs(ctx, h.target())
 }
 
 // ensureInventory creates the Release's ReleaseInventory, empty and naming no render,

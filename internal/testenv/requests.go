@@ -17,10 +17,12 @@ import (
 
 // RequestCounter counts the requests that pass through a client (set Wrap as its
 // rest.Config's WrapTransport): "read" (GET), "dry-run" (dryRun=All) and "write"
-// (anything else), and the most served at once.
+// (anything else), and the most served at once; Log lists them all.
 type RequestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// log is every request since the counter was made, "METHOD path?query".
+	log []string
 	// unvalidated counts, by kind, the requests that asked the server not to validate fields
 	// (fieldValidation=Ignore).
 	unvalidated map[string]int
@@ -43,6 +45,7 @@ func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 			c.counts = map[string]int{}
 		}
 		c.counts[kind]++
+		c.log = append(c.log, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 		if c.unvalidated == nil {
 			c.unvalidated = map[string]int{}
 		}
@@ -78,6 +81,14 @@ func (c *RequestCounter) take(m *map[string]int) map[string]int {
 	}
 	*m = map[string]int{}
 	return out
+}
+
+// Log returns how many requests passed through since the counter was made, and each
+// of them in order as "METHOD path?query".
+func (c *RequestCounter) Log() (int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.log), append([]string(nil), c.log...)
 }
 
 // TakeMaxInFlight returns the most requests served at once since the last call.
