@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// After convoy's storage is restored from an older backup, a Release and its
+// ReleaseInventory are as they were then, while the target holds what later applies
+// made. The restarted controller adopts the objects with the Release's labels that
+// the inventory misses before its first prune: the Secret an upgrade added after the
+// backup is pruned (the restored Release does not render it), the ConfigMap is as the
+// restored Release says, the inventory lists exactly the render, and the objects of
+// another live Release are left alone. Without the adoption the Secret would stay,
+// orphaned: no inventory lists it.
+func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic(), values(`{"greeting":"one"}`))
+	e.createRelease("live", automatic(), values(`{"greeting":"live","secret":"keep-me"}`))
+	e.waitApplied("web", "True", v1.ReasonApplied)
+	e.waitApplied("live", "True", v1.ReasonApplied)
+
+	// The backup: the Release's spec and its inventory as they are now.
+	backedUp := e.release("web").Spec.DeepCopy()
+	inventory := slices.Clone(e.inventory("web").Objects)
+
+	// After the backup an upgrade adds a Secret.
+	e.update("web", values(`{"greeting":"two","secret":"s3cr3t"}`))
+	e.eventually("the upgrade after the backup applied", func() (bool, string) {
+		got := e.inventoryNames("web")
+		cm := e.configMap("web-config")
+		return slices.Equal(got, []string{"ConfigMap/web-config", "Secret/web-secret"}) && cm != nil && cm.Data["greeting"] == "two",
+			fmt.Sprint(got)
+	})
+
+	// The restore, with the controller stopped (docs/operations.md): the Release's spec
+	// and its inventory's list go back to the backup's.
+	e.stopController()
+	<-e.stopped
+	rel := e.release("web")
+	rel.Spec = *backedUp
+	if err := e.client.Update(e.ctx, rel); err != nil {
+		t.Fatalf("restore Release web: %v", err)
+	}
+	inv := e.inventory("web")
+	inv.Objects = inventory
+	if err := e.client.Update(e.ctx, inv); err != nil {
+		t.Fatalf("restore ReleaseInventory web: %v", err)
+	}
+	e.startController()
+
+	e.eventually("the target to be as the restored Release says", func() (bool, string) {
+		got := e.inventoryNames("web")
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web-secret"}, &corev1.Secret{})
+		cm := e.configMap("web-config")
+		return slices.Equal(got, []string{"ConfigMap/web-config"}) && apierrors.IsNotFound(err) && cm != nil && cm.Data["greeting"] == "one",
+			fmt.Sprintf("inventory %v, Secret web-secret: %v, ConfigMap %v", got, err, cm)
+	})
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "live-secret"}, &corev1.Secret{}); err != nil {
+		t.Errorf("Secret live-secret of the live Release: %v, want it kept", err)
+	}
+	if got := e.inventoryNames("live"); !slices.Equal(got, []string{"ConfigMap/live-config", "Secret/live-secret"}) {
+		t.Errorf("inventory of the live Release %v, want its ConfigMap and Secret", got)
+	}
+}
