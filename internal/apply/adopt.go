@@ -71,10 +71,9 @@ func Adoptions(inventory, labelled []v1alpha1.InventoryObject) []v1alpha1.Invent
 	return out
 }
 
-// Labelled lists the target's objects of kinds that carry owner's Release labels:
-// namespaced kinds in each of namespaces, cluster-scoped kinds across the cluster
-// (one LIST of object metadata with a label selector each). Hook objects
-// (LabelHook: the hook runs own them) and objects being deleted are left out. A kind
+// Labelled lists the target's objects of kinds that convoy applied for owner
+// (appliedFor): namespaced kinds in each of namespaces, cluster-scoped kinds across
+// the cluster (one LIST of object metadata with the Release's label selector each). A kind
 // the caller may not list (Forbidden), or no longer served, is skipped: what cannot
 // be listed could not have been applied with the same identity.
 func (a *Applier) Labelled(ctx context.Context, owner Owner, kinds []ListKind, namespaces []string) ([]v1alpha1.InventoryObject, error) {
@@ -103,8 +102,7 @@ func (a *Applier) Labelled(ctx context.Context, owner Owner, kinds []ListKind, n
 			mu.Lock()
 			defer mu.Unlock()
 			for _, o := range l.Items {
-				if o.DeletionTimestamp != nil || o.Labels[v1alpha1.LabelHook] != "" ||
-					!v1alpha1.HasReleaseLabels(o.Labels, o.Annotations, owner.Name, owner.Namespace) {
+				if !appliedFor(&o.ObjectMeta, owner) {
 					continue
 				}
 				out = append(out, v1alpha1.InventoryObject{ObjectReference: v1alpha1.ObjectReference{
@@ -128,4 +126,19 @@ func (a *Applier) Labelled(ctx context.Context, owner Owner, kinds []ListKind, n
 	}
 	slices.SortStableFunc(out, compareEntries)
 	return out, nil
+}
+
+// appliedFor says whether convoy applied the object for owner: it carries owner's
+// Release labels, convoy's field manager applied it, it is no hook object (LabelHook:
+// the hook runs own those) and it is not being deleted. The field manager tells
+// convoy's objects from those that copy the labels of one of them: the EndpointSlices
+// and Endpoints of a Service carry the Service's labels.
+func appliedFor(o *metav1.ObjectMeta, owner Owner) bool {
+	if o.DeletionTimestamp != nil || o.Labels[v1alpha1.LabelHook] != "" ||
+		!v1alpha1.HasReleaseLabels(o.Labels, o.Annotations, owner.Name, owner.Namespace) {
+		return false
+	}
+	return slices.ContainsFunc(o.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+		return f.Manager == v1alpha1.FieldManager && f.Operation == metav1.ManagedFieldsOperationApply
+	})
 }

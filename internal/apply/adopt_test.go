@@ -60,3 +60,31 @@ func TestAdoptions(t *testing.T) {
 		})
 	}
 }
+
+func TestAppliedFor(t *testing.T) {
+	owner := Owner{Name: "web", Namespace: "team"}
+	labels := v1alpha1.ReleaseSelector("web", "team")
+	applied := []metav1.ManagedFieldsEntry{{Manager: v1alpha1.FieldManager, Operation: metav1.ManagedFieldsOperationApply}}
+	now := metav1.Now()
+	cases := map[string]struct {
+		meta metav1.ObjectMeta
+		want bool
+	}{
+		"applied by convoy for the Release": {meta: metav1.ObjectMeta{Labels: labels, ManagedFields: applied}, want: true},
+		"another Release's":                 {meta: metav1.ObjectMeta{Labels: v1alpha1.ReleaseSelector("api", "team"), ManagedFields: applied}},
+		"the Release's labels copied by a controller (an EndpointSlice)": {meta: metav1.ObjectMeta{Labels: labels,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "endpointslice-controller.k8s.io", Operation: metav1.ManagedFieldsOperationUpdate}}}},
+		"updated, not applied, by convoy": {meta: metav1.ObjectMeta{Labels: labels,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: v1alpha1.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}}},
+		"a hook's": {meta: metav1.ObjectMeta{Labels: map[string]string{
+			v1alpha1.LabelReleaseName: "web", v1alpha1.LabelReleaseNamespace: "team", v1alpha1.LabelHook: "migrate"}, ManagedFields: applied}},
+		"being deleted": {meta: metav1.ObjectMeta{Labels: labels, ManagedFields: applied, DeletionTimestamp: &now}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := appliedFor(&tc.meta, owner); got != tc.want {
+				t.Errorf("appliedFor = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

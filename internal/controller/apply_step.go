@@ -203,7 +203,7 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 
 	disabled := st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune
 	if !disabled {
-		if inv, err = r.adoptLabelled(ctx, st, applier, inv, plan.RenderRef, ap.Entries(nil), live == nil); err != nil {
+		if inv, err = r.adoptLabelled(ctx, st, applier, inv, plan.RenderRef, ap.Entries(nil), live == nil, changes); err != nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
 		}
 		done.inventory = inv

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +20,8 @@ import (
 // backup is pruned (the restored Release does not render it), the ConfigMap is as the
 // restored Release says, the inventory lists exactly the render, and the objects of
 // another live Release are left alone. Without the adoption the Secret would stay,
-// orphaned: no inventory lists it.
+// orphaned: no inventory lists it. The forced /sync recorded after the backup is not
+// replayed.
 func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.createRelease("web", automatic(), values(`{"greeting":"one"}`))
@@ -27,12 +29,22 @@ func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 	e.waitApplied("web", "True", v1.ReasonApplied)
 	e.waitApplied("live", "True", v1.ReasonApplied)
 
-	// The backup: the Release's spec and its inventory as they are now.
-	backedUp := e.release("web").Spec.DeepCopy()
+	// A forced /sync before the backup, handled.
+	e.sync("web", true)
+	e.eventually("the forced sync before the backup handled", func() (bool, string) {
+		rel := e.release("web")
+		at := rel.Annotations[v1.AnnotationSyncForceRequestedAt]
+		h := rel.Status.LastHandledForceSyncAt
+		return h != nil && h.UTC().Format(time.RFC3339) == at, fmt.Sprintf("requested %s, handled %v", at, h)
+	})
+
+	// The backup: the Release (annotations, spec, status) and its inventory as they are now.
+	backedUp := e.release("web").DeepCopy()
 	inventory := slices.Clone(e.inventory("web").Objects)
 
-	// After the backup an upgrade adds a Secret.
+	// After the backup an upgrade adds a Secret, and a forced /sync is recorded.
 	e.update("web", values(`{"greeting":"two","secret":"s3cr3t"}`))
+	e.sync("web", true)
 	e.eventually("the upgrade after the backup applied", func() (bool, string) {
 		got := e.inventoryNames("web")
 		cm := e.configMap("web-config")
@@ -45,9 +57,13 @@ func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 	e.stopController()
 	<-e.stopped
 	rel := e.release("web")
-	rel.Spec = *backedUp
+	rel.Annotations, rel.Spec = backedUp.Annotations, backedUp.Spec
 	if err := e.client.Update(e.ctx, rel); err != nil {
 		t.Fatalf("restore Release web: %v", err)
+	}
+	rel.Status = backedUp.Status
+	if err := e.client.Status().Update(e.ctx, rel); err != nil {
+		t.Fatalf("restore the status of Release web: %v", err)
 	}
 	inv := e.inventory("web")
 	inv.Objects = inventory
@@ -63,6 +79,15 @@ func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 		return slices.Equal(got, []string{"ConfigMap/web-config"}) && apierrors.IsNotFound(err) && cm != nil && cm.Data["greeting"] == "one",
 			fmt.Sprintf("inventory %v, Secret web-secret: %v, ConfigMap %v", got, err, cm)
 	})
+	// The /sync recorded after the backup is not replayed: the restored request is the
+	// one the restored status handled.
+	e.settle("web")
+	if got := e.release("web"); got.Annotations[v1.AnnotationSyncForceRequestedAt] != backedUp.Annotations[v1.AnnotationSyncForceRequestedAt] ||
+		!got.Status.LastHandledForceSyncAt.Equal(backedUp.Status.LastHandledForceSyncAt) {
+		t.Errorf("forced sync requested %s, handled %v after the restore; want the backup's %s, %v",
+			got.Annotations[v1.AnnotationSyncForceRequestedAt], got.Status.LastHandledForceSyncAt,
+			backedUp.Annotations[v1.AnnotationSyncForceRequestedAt], backedUp.Status.LastHandledForceSyncAt)
+	}
 	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "live-secret"}, &corev1.Secret{}); err != nil {
 		t.Errorf("Secret live-secret of the live Release: %v, want it kept", err)
 	}
