@@ -95,3 +95,45 @@ func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 		t.Errorf("inventory of the live Release %v, want its ConfigMap and Secret", got)
 	}
 }
+
+// After convoy's storage is lost, the Releases are applied again from Git into a
+// fresh etcd: a Release of a new uid, no ReleaseInventory, an older spec than what
+// the target holds. Its first apply finds the render's object on the target (not
+// created), so it adopts the labelled objects before its first prune: the Secret of
+// the lost spec is pruned, not orphaned.
+func TestAReleaseAppliedAgainIntoAnEmptyStorageAdoptsItsObjects(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.createRelease("web", automatic(), values(`{"greeting":"one","secret":"s3cr3t"}`))
+	e.waitApplied("web", "True", v1.ReasonApplied)
+	if got := e.inventoryNames("web"); !slices.Equal(got, []string{"ConfigMap/web-config", "Secret/web-secret"}) {
+		t.Fatalf("inventory %v, want the ConfigMap and the Secret", got)
+	}
+
+	// The storage is lost with the controller stopped: the Release and its inventory
+	// go without their finalizers running.
+	e.stopController()
+	<-e.stopped
+	for _, obj := range []client.Object{e.release("web"), e.inventory("web")} {
+		obj.SetFinalizers(nil)
+		if err := e.client.Update(e.ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.client.Delete(e.ctx, obj); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually("the lost Release and inventory gone", func() (bool, string) {
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &v1.Release{})
+		return apierrors.IsNotFound(err) && e.inventory("web") == nil, fmt.Sprint(err)
+	})
+	// Applied again from Git, at a spec without the Secret.
+	e.createRelease("web", automatic(), values(`{"greeting":"one"}`))
+	e.startController()
+
+	e.eventually("the target to be as the re-applied Release says", func() (bool, string) {
+		got := e.inventoryNames("web")
+		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web-secret"}, &corev1.Secret{})
+		return slices.Equal(got, []string{"ConfigMap/web-config"}) && apierrors.IsNotFound(err),
+			fmt.Sprintf("inventory %v, Secret web-secret: %v", got, err)
+	})
+}
