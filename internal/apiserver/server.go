@@ -42,6 +42,9 @@ func (o *Options) NewServer() (*Server, error) {
 
 // newServer builds the server from its configuration.
 func (o *Options) newServer(cfg *genericapiserver.RecommendedConfig) (*Server, error) {
+	if err := withEtcdQuorum(cfg, o.RecommendedOptions.Etcd); err != nil { // 503 while etcd has no quorum (quorum.go)
+		return nil, err
+	}
 	generic, err := cfg.Complete().New("convoy-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)

@@ -201,11 +201,18 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	}
 	done.syncWave = changeTo[*v1.SyncWaveStatus](nil)
 
+	disabled := st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune
+	if !disabled {
+		if inv, err = r.adoptLabelled(ctx, st, applier, inv, plan.RenderRef, ap.Entries(nil), live == nil, changes); err != nil {
+			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
+		}
+		done.inventory = inv
+	}
 	pin := apply.PruneInput{
 		Release:   apply.Owner{Name: st.rel.Name, Namespace: st.rel.Namespace},
 		Inventory: inv.Objects,
 		Render:    ap.Entries(nil),
-		Disabled:  st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune,
+		Disabled:  disabled,
 	}
 	if !pin.Disabled && len(apply.Stale(pin.Inventory, pin.Render)) > 0 {
 		if pin.Keep, err = r.renderedKeeps(ctx, st.rel, previous...); err != nil {

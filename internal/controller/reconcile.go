@@ -73,6 +73,9 @@ type Reconciler struct {
 	// dueSince is when each Release's ReleaseInventory fell behind the observer's
 	// assessment, while it stays behind (assessment).
 	dueSince *releaseMemory[time.Time]
+	// adopted holds each Release whose labelled objects this controller adopted into
+	// its inventory since it started (adoptLabelled).
+	adopted *releaseMemory[struct{}]
 }
 
 // Reconcile carries out one reconcile of one Release (design/sync-policy.md).
@@ -249,5 +252,6 @@ func (r *Reconciler) forget(key release.Key) {
 	r.seen.forget(key)
 	r.inventories.forget(key)
 	r.dueSince.forget(key)
+	r.adopted.forget(key)
 	r.metrics.forget(key)
 }

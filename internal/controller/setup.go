@@ -175,6 +175,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		deletionWarnAfter: o.DeletionWarnAfter,
 		overdueAfter:      o.AssessmentOverdueAfter,
 		dueSince:          &releaseMemory[time.Time]{},
+		adopted:           &releaseMemory[struct{}]{},
 	}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {
