@@ -13,7 +13,10 @@
 //  2. fleet: the Releases spread over every cluster (after the single run's are
 //     deleted), create → all Ready;
 //  3. revision: a new revision of every fleet Release (new values) → all Ready, the
-//     canary cluster's first, then the rest (two stages).
+//     canary cluster's first, then the rest (two stages);
+//  4. sets (-sets): releases/clusters ReleaseSets, each a Release on every cluster in
+//     two stages (ring=canary, then the rest), create → every set Ready, then a new
+//     revision of every set → every set Ready again.
 //
 // It reports each time, the RSS and goroutines of the controller and the observer with
 // one cluster in use and with all of them (so per added cluster), the connections per
@@ -37,6 +40,7 @@ type config struct {
 	clusters, releases int
 	timeout            time.Duration
 	settle             time.Duration
+	sets               bool
 	convoyBin          string
 	stateDir           string
 }
@@ -47,6 +51,7 @@ func main() {
 	flag.IntVar(&cfg.releases, "releases", 100, "Releases of each run (single cluster, fleet)")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "upper bound of each wait for every Release to be Ready")
 	flag.DurationVar(&cfg.settle, "settle", 15*time.Second, "idle window before each memory and goroutine reading")
+	flag.BoolVar(&cfg.sets, "sets", true, "also run ReleaseSets: releases/clusters sets over the fleet, canary stage then the rest, create → all Ready and a new revision → all Ready")
 	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "keep the control planes' state and logs here (default: temporary folders, removed)")
 	flag.Parse()

@@ -24,7 +24,10 @@ type result struct {
 	// connections are the connections each cluster's Link accepted from the start of
 	// the fleet run to the end of the revision; open those open at the end.
 	connections, open []int
-	load              []string
+	// setCount ReleaseSets took setsCreate to be Ready and setsRevise for a new revision.
+	setCount               int
+	setsCreate, setsRevise time.Duration
+	load                   []string
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }
@@ -40,7 +43,13 @@ func (r *result) print(w io.Writer, e *env) {
 	fmt.Fprintln(w, "| --- | --- |")
 	fmt.Fprintf(w, "| %d Releases on one cluster | %s |\n", c.releases, r.single.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "| %d Releases over %d clusters | %s (%.2f× the single cluster; goal ≤ 1.5×: %s) |\n", c.releases, c.clusters, r.fleet.Round(100*time.Millisecond), ratio, verdict(ratio <= 1.5))
-	fmt.Fprintf(w, "| new revision, canary cluster then the rest | %s |\n\n", r.revision.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "| new revision, canary cluster then the rest | %s |\n", r.revision.Round(100*time.Millisecond))
+	if r.setCount > 0 {
+		sets := r.setsCreate.Seconds() / r.single.Seconds()
+		fmt.Fprintf(w, "| %d ReleaseSets × %d clusters (canary stage, then the rest) | %s (%.2f× the single cluster: %s) |\n", r.setCount, c.clusters, r.setsCreate.Round(100*time.Millisecond), sets, verdict(sets <= 1.5))
+		fmt.Fprintf(w, "| new revision of every set | %s |\n", r.setsRevise.Round(100*time.Millisecond))
+	}
+	fmt.Fprintln(w)
 
 	added := float64(c.clusters - 1)
 	fmt.Fprintln(w, "| process | no Cluster | 1 cluster in use | all in use | per added cluster (RSS / anon) | goroutines per added cluster |")

@@ -159,6 +159,15 @@ func (cfg config) run(ctx context.Context) error {
 	}
 	res.open = e.open()
 	res.load = append(res.load, benchenv.LoadAvg())
+
+	// 4. ReleaseSets: releases/clusters sets, each a Release per cluster, canary first.
+	if cfg.sets {
+		res.setCount = max(cfg.releases/cfg.clusters, 1)
+		if res.setsCreate, res.setsRevise, err = e.setsRun(ctx, res.setCount, cfg.timeout); err != nil {
+			res.print(os.Stdout, e)
+			return fmt.Errorf("ReleaseSets: %w", err)
+		}
+	}
 	res.print(os.Stdout, e)
 	return nil
 }
@@ -176,7 +185,7 @@ func (e *env) register(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := dev.RegisterCluster(ctx, e.Admin, e.fleet.Name(i), map[string]string{"bench": "fleet"}, kubeconfig); err != nil {
+		if err := dev.RegisterCluster(ctx, e.Admin, e.fleet.Name(i), clusterLabels(i), kubeconfig); err != nil {
 			return err
 		}
 	}
