@@ -37,9 +37,10 @@ const loadFactor = 1.5
 
 // One target cluster that cannot be reached — (a) its kube-apiserver stopped, (b) a
 // link in front of it that holds every connection — delays no Release of another
-// cluster: a change of every Release of the fleet, the unreachable cluster's included,
-// makes those of the other clusters Ready within 5 s of the time the same change took
-// with every cluster up (times the load factor). Once the cluster is back, its
+// cluster: a change of every Release of the fleet (new values; the manual ones, every
+// second, then synced), the unreachable cluster's included, makes those of the other
+// clusters Ready within 5 s of the time the same change took with every cluster up
+// (times the load factor). Once the cluster is back, its
 // Releases get the change too, and the process's goroutines (the controller's and the
 // observer's) come back near what they were before the fault.
 func TestOneUnreachableClusterDelaysNoOther(t *testing.T) {
@@ -50,7 +51,7 @@ func TestOneUnreachableClusterDelaysNoOther(t *testing.T) {
 	for i := range fleetSize {
 		for j := range releasesPerCluster {
 			key := types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("r%d-%d", i+1, j)}
-			createRelease(t, ctx, c, key, fleet.Name(i), "v0")
+			createRelease(t, ctx, c, key, fleet.Name(i), "v0", manual(key))
 			rels[i] = append(rels[i], key)
 		}
 	}
@@ -167,9 +168,17 @@ func registerFleet(t *testing.T, ctx context.Context, ns string) []*testenv.Link
 	return links
 }
 
-// createRelease creates an automatic Release key of the configmap chart on cluster
-// with the value.
-func createRelease(t *testing.T, ctx context.Context, c client.Client, key types.NamespacedName, cluster, value string) {
+// manual is whether the Release key is in manual mode: every second one, whose changes
+// are applied by POST releases/<name>/sync.
+func manual(key types.NamespacedName) bool {
+	var i, j int
+	_, _ = fmt.Sscanf(key.Name, "r%d-%d", &i, &j)
+	return j%2 == 1
+}
+
+// createRelease creates a Release key of the configmap chart on cluster with the
+// value, automatic unless manual (then synced at once).
+func createRelease(t *testing.T, ctx context.Context, c client.Client, key types.NamespacedName, cluster, value string, manual bool) {
 	t.Helper()
 	rel := &v1.Release{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
@@ -177,22 +186,28 @@ func createRelease(t *testing.T, ctx context.Context, c client.Client, key types
 			Cluster:    cluster,
 			Chart:      v1.ChartSource{Repository: charts, Name: "configmap", Version: "0.1.0"},
 			Values:     &k8sruntime.RawExtension{Raw: fmt.Appendf(nil, `{"value":%q}`, value)},
-			SyncPolicy: v1.SyncPolicy{Automatic: ptr.To(true)},
+			SyncPolicy: v1.SyncPolicy{Automatic: ptr.To(!manual)},
 		},
 	}
 	if err := c.Create(ctx, rel); err != nil {
 		t.Fatal(err)
 	}
+	if manual {
+		testenv.PostSync(t, ctx, host.RestConfig(), key.Namespace, key.Name, false)
+	}
 }
 
 // setValue changes the Release's values (a merge patch: the controller writes its
-// status meanwhile) and returns its new generation.
+// status meanwhile), syncs it when it is manual, and returns its new generation.
 func setValue(t *testing.T, ctx context.Context, c client.Client, key types.NamespacedName, value string) int64 {
 	t.Helper()
 	rel := &v1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	patch := fmt.Appendf(nil, `{"spec":{"values":{"value":%q}}}`, value)
 	if err := c.Patch(ctx, rel, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
+	}
+	if manual(key) {
+		testenv.PostSync(t, ctx, host.RestConfig(), key.Namespace, key.Name, false)
 	}
 	return rel.Generation
 }
