@@ -86,6 +86,11 @@ bench-apiserver: kube
 bench-controller: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/controller $(BENCH_FLAGS)
 
+## bench-git: benchmark charts from Git (N Releases of one chart folder of one Git repository against the same from a Helm repository: time to Applied, Git requests per interval, a new commit); flags: BENCH_FLAGS='-releases=100'. Figures: docs/notes/git-bench.md
+.PHONY: bench-git
+bench-git: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/git $(BENCH_FLAGS)
+
 ## bench-observer: benchmark convoy observer (N Releases of a two-wave chart in manual mode: observer RSS and CPU, wave Healthy → its /sync p50/p99, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
 .PHONY: bench-observer
 bench-observer: kube

@@ -397,6 +397,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.DriftedObject{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_DriftedObject(ref),
 		v1alpha1.Factor{}.OpenAPIModelName():                                         schema_kumodoio_convoy_api_v1alpha1_Factor(ref),
 		v1alpha1.FailurePolicy{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_FailurePolicy(ref),
+		v1alpha1.GitChartSource{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_GitChartSource(ref),
+		v1alpha1.GitRef{}.OpenAPIModelName():                                         schema_kumodoio_convoy_api_v1alpha1_GitRef(ref),
 		v1alpha1.Hook{}.OpenAPIModelName():                                           schema_kumodoio_convoy_api_v1alpha1_Hook(ref),
 		v1alpha1.HookStatus{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref),
 		v1alpha1.InventoryObject{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_InventoryObject(ref),
@@ -20104,21 +20106,19 @@ func schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref common.ReferenceCallbac
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ChartSource names a Helm chart.",
+				Description: "ChartSource names a Helm chart: either repository, name and version (a Helm repository or an OCI registry) or git (a chart folder in a Git repository).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"repository": {
 						SchemaProps: spec.SchemaProps{
-							Description: "repository is an http(s) Helm repository URL, or oci://host/path for an OCI registry.",
-							Default:     "",
+							Description: "repository is an http(s) Helm repository URL, or oci://host/path for an OCI registry. Empty with git.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "name is the chart's name in the repository.",
-							Default:     "",
+							Description: "name is the chart's name in the repository. Empty with git.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -20136,12 +20136,17 @@ func schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref common.ReferenceCallbac
 							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
+					"git": {
+						SchemaProps: spec.SchemaProps{
+							Description: "git takes the chart from a folder of a Git repository, instead of repository, name and version.",
+							Ref:         ref(v1alpha1.GitChartSource{}.OpenAPIModelName()),
+						},
+					},
 				},
-				Required: []string{"repository", "name"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.GitChartSource{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -20475,6 +20480,91 @@ func schema_kumodoio_convoy_api_v1alpha1_FailurePolicy(ref common.ReferenceCallb
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_GitChartSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitChartSource is a chart folder in a Git repository, at a commit that ref selects.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url is the repository: https://, http:// or ssh:// (file:// only where the operator allows it).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ref": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ref selects the commit: exactly one of branch, tag, semver and commit.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.GitRef{}.OpenAPIModelName()),
+						},
+					},
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "path is the chart's folder in the repository; empty: the repository's root.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "secretRef names a Secret in the Release's namespace: username and password (or bearerToken), and caFile, for https; identity (a private key) and known_hosts for ssh.",
+							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"url", "ref"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.GitRef{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_GitRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitRef selects a commit of a Git repository. Exactly one field is set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"branch": {
+						SchemaProps: spec.SchemaProps{
+							Description: "branch follows the tip of a branch.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tag is a tag's commit.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"semver": {
+						SchemaProps: spec.SchemaProps{
+							Description: "semver is a semver range over the repository's tags (a leading v allowed): the highest tag in the range.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"commit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "commit is a full commit hash (40 hex digits).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_Hook(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -20767,6 +20857,13 @@ func schema_kumodoio_convoy_api_v1alpha1_LastSuccessful(ref common.ReferenceCall
 					"chartVersion": {
 						SchemaProps: spec.SchemaProps{
 							Description: "chartVersion is its chart version.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"commit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "commit is the Git commit its chart was taken from (spec.chart.git).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -22136,6 +22233,13 @@ func schema_kumodoio_convoy_api_v1alpha1_RenderChart(ref common.ReferenceCallbac
 							Format:      "",
 						},
 					},
+					"commit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "commit is the Git commit the chart was taken from (spec.chart.git).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
@@ -22210,6 +22314,13 @@ func schema_kumodoio_convoy_api_v1alpha1_RenderStatus(ref common.ReferenceCallba
 					"chartVersion": {
 						SchemaProps: spec.SchemaProps{
 							Description: "chartVersion is the chart version rendered.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"commit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "commit is the Git commit the chart was taken from (spec.chart.git).",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -102,12 +102,16 @@ type ReleaseSpec struct {
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
-// ChartSource names a Helm chart.
+// ChartSource names a Helm chart: either repository, name and version (a Helm
+// repository or an OCI registry) or git (a chart folder in a Git repository).
 type ChartSource struct {
 	// repository is an http(s) Helm repository URL, or oci://host/path for an OCI registry.
-	Repository string `json:"repository"`
-	// name is the chart's name in the repository.
-	Name string `json:"name"`
+	// Empty with git.
+	// +optional
+	Repository string `json:"repository,omitempty"`
+	// name is the chart's name in the repository. Empty with git.
+	// +optional
+	Name string `json:"name,omitempty"`
 	// version is an exact version or a semver constraint; empty: the latest stable version.
 	// +optional
 	Version string `json:"version,omitempty"`
@@ -115,6 +119,43 @@ type ChartSource struct {
 	// password, or caFile for a private CA.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// git takes the chart from a folder of a Git repository, instead of repository,
+	// name and version.
+	// +optional
+	Git *GitChartSource `json:"git,omitempty"`
+}
+
+// GitChartSource is a chart folder in a Git repository, at a commit that ref selects.
+type GitChartSource struct {
+	// url is the repository: https://, http:// or ssh:// (file:// only where the
+	// operator allows it).
+	URL string `json:"url"`
+	// ref selects the commit: exactly one of branch, tag, semver and commit.
+	Ref GitRef `json:"ref"`
+	// path is the chart's folder in the repository; empty: the repository's root.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// secretRef names a Secret in the Release's namespace: username and password (or
+	// bearerToken), and caFile, for https; identity (a private key) and known_hosts for ssh.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// GitRef selects a commit of a Git repository. Exactly one field is set.
+type GitRef struct {
+	// branch follows the tip of a branch.
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// tag is a tag's commit.
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// semver is a semver range over the repository's tags (a leading v allowed):
+	// the highest tag in the range.
+	// +optional
+	Semver string `json:"semver,omitempty"`
+	// commit is a full commit hash (40 hex digits).
+	// +optional
+	Commit string `json:"commit,omitempty"`
 }
 
 // LocalObjectReference names an object in the same namespace.
@@ -363,6 +404,9 @@ type RenderStatus struct {
 	// chartVersion is the chart version rendered.
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
+	// commit is the Git commit the chart was taken from (spec.chart.git).
+	// +optional
+	Commit string `json:"commit,omitempty"`
 	// valuesDigest is the digest of the merged values.
 	// +optional
 	ValuesDigest string `json:"valuesDigest,omitempty"`
@@ -378,6 +422,9 @@ type LastSuccessful struct {
 	// chartVersion is its chart version.
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
+	// commit is the Git commit its chart was taken from (spec.chart.git).
+	// +optional
+	Commit string `json:"commit,omitempty"`
 	// appliedAt is when the apply succeeded.
 	// +optional
 	AppliedAt *metav1.Time `json:"appliedAt,omitempty"`

@@ -43,6 +43,9 @@ type RenderChart struct {
 	// version of the chart.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// commit is the Git commit the chart was taken from (spec.chart.git).
+	// +optional
+	Commit string `json:"commit,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

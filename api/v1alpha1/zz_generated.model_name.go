@@ -51,6 +51,16 @@ func (in FailurePolicy) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GitChartSource) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.GitChartSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GitRef) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.GitRef"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Hook) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Hook"
 }

@@ -22,6 +22,10 @@ type controllerFlags struct {
 	concurrency   int
 	// defaultServiceAccount is --default-service-account (lockdown).
 	defaultServiceAccount string
+	// gitCacheBytes bounds the Git commits cached on disk; allowGitFileURLs accepts
+	// file:// in spec.chart.git.url.
+	gitCacheBytes    int64
+	allowGitFileURLs bool
 }
 
 func newControllerCommand() *cobra.Command {
@@ -29,6 +33,7 @@ func newControllerCommand() *cobra.Command {
 		hostFlags:     newHostFlags(controller.DefaultResync, ":8080", ":8081"),
 		chartCacheDir: filepath.Join(os.TempDir(), "convoy-charts"),
 		concurrency:   defaultControllerConcurrency,
+		gitCacheBytes: render.DefaultGitCacheBytes,
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -58,7 +63,11 @@ when a requeue that the sync policy schedules arrives.`,
 		shard:       "reconcile only the Releases labelled convoy.kumodo.io/shard=<shard>; empty: every Release",
 	})
 	fs.StringVar(&f.chartCacheDir, "chart-cache-dir", f.chartCacheDir,
-		"folder of the chart archive cache")
+		"folder of the chart archive cache (and of the Git commits of charts from Git, in git/)")
+	fs.Int64Var(&f.gitCacheBytes, "git-cache-max-bytes", f.gitCacheBytes,
+		"bound of the Git commits kept in the chart cache folder: beyond it, the least recently used go")
+	fs.BoolVar(&f.allowGitFileURLs, "allow-git-file-urls", f.allowGitFileURLs,
+		"read charts from file:// Git repositories on the controller's disk (spec.chart.git.url); convoy apiserver needs the same flag")
 	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of Releases reconciled at the same time")
@@ -79,7 +88,8 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	renderer, err := render.New(render.Options{CacheDir: f.chartCacheDir})
+	renderer, err := render.New(render.Options{CacheDir: f.chartCacheDir, GitCacheBytes: f.gitCacheBytes,
+		AllowGitFileURLs: f.allowGitFileURLs})
 	if err != nil {
 		return err
 	}

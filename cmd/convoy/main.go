@@ -1,5 +1,6 @@
 // Command convoy runs convoy's processes: apiserver, controller, observer,
-// and dev (all of them on a local control plane).
+// and dev (all of them on a local control plane), and backs up and restores
+// convoy's etcd (backup, restore).
 package main
 
 import (
@@ -24,6 +25,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newAPIServerCommand())
+	root.AddCommand(newBackupCommand())
+	root.AddCommand(newRestoreCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newControllerCommand())
 	root.AddCommand(newObserverCommand())

@@ -112,9 +112,12 @@ var deployFolders = []string{"apiserver", "controller", "observer", "rbac", "mon
 
 // Deploy renders the files of deploy/ that come from the chart: each template of
 // templates/<folder>/ to deploy/<folder>/ with the chart's default values in
-// convoy-system (the monitoring templates with monitoring enabled).
+// convoy-system (the monitoring templates with monitoring enabled), except that
+// etcd's TLS Secrets are the user's (etcd.tls.certificates=secrets): certificates
+// made at render time would be new on every run, and a private key in the
+// repository would be everyone's (deploy/README.md says how to make them).
 func Deploy(c *chartv2.Chart) ([]DeployFile, error) {
-	files, err := Render(c, map[string]any{"monitoring": map[string]any{
+	files, err := Render(c, map[string]any{"etcd": map[string]any{"tls": map[string]any{"certificates": "secrets"}}, "monitoring": map[string]any{
 		"serviceMonitor": map[string]any{"enabled": true},
 		"prometheusRule": map[string]any{"enabled": true},
 		"dashboard":      map[string]any{"enabled": true},

@@ -88,7 +88,7 @@ func FuzzDecodeAndValidate(f *testing.F) {
 func validate(obj runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
 	case *convoyv1alpha1.Release:
-		return append(validation.Release(o), validation.ReleaseUpdate(o, o.DeepCopy())...)
+		return append(validation.Release(o, validation.ReleaseOptions{}), validation.ReleaseUpdate(o, o.DeepCopy(), validation.ReleaseOptions{})...)
 	case *convoyv1alpha1.Cluster:
 		return append(validation.Cluster(o), validation.ClusterUpdate(o, o.DeepCopy())...)
 	case *convoyv1alpha1.ReleaseInventory:
@@ -96,7 +96,7 @@ func validate(obj runtime.Object) field.ErrorList {
 	case *convoyv1alpha1.Render:
 		return append(validation.Render(o), validation.RenderUpdate(o, o.DeepCopy())...)
 	case *convoyv1alpha1.ReleaseSet:
-		return append(validation.ReleaseSet(o), validation.ReleaseSetUpdate(o, o.DeepCopy())...)
+		return append(validation.ReleaseSet(o, validation.ReleaseOptions{}), validation.ReleaseSetUpdate(o, o.DeepCopy(), validation.ReleaseOptions{})...)
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ type Options struct {
 	// StartupTimeout bounds Run's wait at start for the host's kube-apiserver
 	// (--startup-timeout; 0: startup.DefaultTimeout).
 	StartupTimeout time.Duration
+	// AllowGitFileURLs accepts file:// URLs in spec.chart.git.url (--allow-git-file-urls).
+	AllowGitFileURLs bool
 }
 
 // NewOptions returns the defaults: etcd prefix DefaultEtcdPrefix, port 443 on all
@@ -67,6 +69,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.StartupTimeout, startup.FlagName, o.StartupTimeout,
 		"How long the server waits at start for the host's kube-apiserver (the delegated authentication "+
 			"configuration it reads there) before it exits; it retries with a back-off up to 10 s and logs what it waits for.")
+	fs.BoolVar(&o.AllowGitFileURLs, "allow-git-file-urls", o.AllowGitFileURLs,
+		"Accept file:// URLs in spec.chart.git.url: Git repositories on the controller's disk (tests, air-gapped mirrors). "+
+			"The controller needs the same flag.")
 }
 
 // Validate checks the options.

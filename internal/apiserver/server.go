@@ -14,6 +14,7 @@ import (
 	"kumodo.io/convoy/internal/apiserver/registry/releaseinventory"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseset"
 	"kumodo.io/convoy/internal/apiserver/registry/render"
+	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
 // Server is a configured convoy apiserver, ready to run.
@@ -69,7 +70,7 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	storage := map[string]rest.Storage{}
 	getter := cfg.RESTOptionsGetter
 
-	releases, err := release.NewStorage(Scheme, getter, o.Clock)
+	releases, err := release.NewStorage(Scheme, getter, o.Clock, validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs})
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,8 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	if err != nil {
 		return err
 	}
-	sets, err := releaseset.NewStorage(Scheme, getter, o.Clock, releaseset.AuthorizerAccess{Authorizer: cfg.Authorization.Authorizer})
+	sets, err := releaseset.NewStorage(Scheme, getter, o.Clock, releaseset.AuthorizerAccess{Authorizer: cfg.Authorization.Authorizer},
+		validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,11 +88,15 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 	}
 	fmt.Fprintf(&b, "%s %s/%s\n", t.paint(ansiBold, "Release"), r.Namespace, r.Name)
 	field("Cluster", "%s, cluster wave %d", clusterName(r.Spec.Cluster), r.Spec.ClusterWave)
-	chart := r.Spec.Chart.Name
-	if r.Spec.Chart.Version != "" {
-		chart += " " + r.Spec.Chart.Version
+	if g := r.Spec.Chart.Git; g != nil {
+		field("Chart", "%s of %s at %s", orDot(g.Path), g.URL, gitRefString(g.Ref))
+	} else {
+		chart := r.Spec.Chart.Name
+		if r.Spec.Chart.Version != "" {
+			chart += " " + r.Spec.Chart.Version
+		}
+		field("Chart", "%s from %s", chart, r.Spec.Chart.Repository)
 	}
-	field("Chart", "%s from %s", chart, r.Spec.Chart.Repository)
 	field("Mode", "%s", modeSentence(r))
 	if r.Status.ObservedGeneration != r.Generation {
 		field("Generation", "%d, status describes %d (the controller has not seen the latest spec yet)", r.Generation, r.Status.ObservedGeneration)
@@ -115,7 +120,7 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 	current, last := "", ""
 	if rs := r.Status.Render; rs != nil {
 		current = rs.Ref
-		field("Current render", "%s chart %s, rendered %s", rs.Ref, orDash(rs.ChartVersion), ago(rs.RenderedAt, now))
+		field("Current render", "%s chart %s%s, rendered %s", rs.Ref, orDash(rs.ChartVersion), atCommit(rs.Commit), ago(rs.RenderedAt, now))
 	} else {
 		field("Current render", "none yet")
 	}
@@ -125,7 +130,7 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 		if ls.RenderRef == current {
 			same = " (the current render)"
 		}
-		field("Last successful", "%s chart %s, applied %s%s", ls.RenderRef, orDash(ls.ChartVersion), ago(ls.AppliedAt, now), same)
+		field("Last successful", "%s chart %s%s, applied %s%s", ls.RenderRef, orDash(ls.ChartVersion), atCommit(ls.Commit), ago(ls.AppliedAt, now), same)
 	} else {
 		field("Last successful", "none: nothing applied yet")
 	}
@@ -274,22 +279,68 @@ func nextReconcile(r *v1.Release) string {
 }
 
 // FormatHistory is the table of release history: the Renders, newest first, with
-// which is current, last successful, pinned, rolled out or rolled back.
+// which is current, last successful, pinned, rolled out or rolled back; with a
+// COMMIT column when a Render's chart came from Git.
 func FormatHistory(r *v1.Release, renders []v1.Render, now time.Time, t Terminal) string {
+	withCommit := slices.ContainsFunc(renders, func(rd v1.Render) bool { return rd.Chart.Commit != "" })
 	rows := make([][]string, 0, len(renders))
 	for _, rd := range renders {
-		rows = append(rows, []string{
-			ShortRef(rd.RenderRef),
-			rd.Chart.Name + " " + orDash(rd.Chart.Version),
+		row := []string{ShortRef(rd.RenderRef), rd.Chart.Name + " " + orDash(rd.Chart.Version)}
+		if withCommit {
+			row = append(row, orDash(ShortCommit(rd.Chart.Commit)))
+		}
+		rows = append(rows, append(row,
 			fmt.Sprint(rd.ObjectCount),
 			age(&rd.CreationTimestamp, now),
 			strings.Join(renderMarks(r, rd.RenderRef, t), ", "),
-		})
+		))
 	}
 	if len(rows) == 0 {
 		return ""
 	}
-	return table([]string{"RENDER", "CHART", "OBJECTS", "CREATED", "STATE"}, rows)
+	header := []string{"RENDER", "CHART"}
+	if withCommit {
+		header = append(header, "COMMIT")
+	}
+	return table(append(header, "OBJECTS", "CREATED", "STATE"), rows)
+}
+
+// gitRefString names a Git ref for people: "branch main", "tag v1", "semver ^1",
+// "commit 0123456789ab".
+func gitRefString(ref v1.GitRef) string {
+	switch {
+	case ref.Branch != "":
+		return "branch " + ref.Branch
+	case ref.Tag != "":
+		return "tag " + ref.Tag
+	case ref.Semver != "":
+		return "semver " + ref.Semver
+	default:
+		return "commit " + ShortCommit(ref.Commit)
+	}
+}
+
+func orDot(path string) string {
+	if path == "" {
+		return "."
+	}
+	return path
+}
+
+// ShortCommit is the first 12 hex digits of a Git commit hash.
+func ShortCommit(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// atCommit is " at commit <short>" for a chart from Git, "" otherwise.
+func atCommit(commit string) string {
+	if commit == "" {
+		return ""
+	}
+	return " at commit " + ShortCommit(commit)
 }
 
 // renderMarks are the roles of a render ref in a Release.

@@ -144,6 +144,27 @@ func TestFormatHistory(t *testing.T) {
 	}
 }
 
+// A Release whose chart comes from Git: history has a COMMIT column, status names
+// the commit of the current and last successful renders.
+func TestFormatHistoryOfAChartFromGit(t *testing.T) {
+	const c1, c2 = "0123456789abcdef0123456789abcdef01234567", "fedcba9876543210fedcba9876543210fedcba98"
+	r := testRelease("team-a", "podinfo", rendered(refB, "6.7.1"), lastSuccessful(refA, "6.7.0"), func(r *v1.Release) {
+		r.Status.Render.Commit, r.Status.LastSuccessful.Commit = c2, c1
+	})
+	renders := historyRenders()[:2]
+	renders[0].Chart.Commit, renders[1].Chart.Commit = c2, c1
+	golden(t, "release_history_git", FormatHistory(r, renders, now, plain))
+	status := FormatReleaseStatus(r, nil, now, plain)
+	r.Spec.Chart = v1.ChartSource{Git: &v1.GitChartSource{URL: "https://git.example.com/charts.git", Ref: v1.GitRef{Branch: "main"}, Path: "charts/podinfo"}}
+	status = FormatReleaseStatus(r, nil, now, plain)
+	for _, want := range []string{"chart 6.7.1 at commit fedcba987654,", "chart 6.7.0 at commit 0123456789ab,",
+		"Chart:            charts/podinfo of https://git.example.com/charts.git at branch main"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status does not say %q:\n%s", want, status)
+		}
+	}
+}
+
 func clusters() []v1.Cluster {
 	ready := v1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "prod-eu", CreationTimestamp: *at(72 * time.Hour)},

@@ -34,11 +34,11 @@ import (
 func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (applied, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
 	var ap applied
-	objects, chartHooks, chartVersion, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
+	objects, chartHooks, chart, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
 	if stop != nil || err != nil {
 		return ap.ended(deref(stop), nil), err
 	}
-	ap.chartVersion = chartVersion
+	ap.chart = chart
 
 	var hr *hookRun
 	if plan.RunHooks {
@@ -255,29 +255,30 @@ func failed(ctx context.Context, err error, fallback, what string) (release.Resu
 }
 
 // objectsToApply returns the objects and the chart's hook Jobs of the render to apply
-// and its chart version: the current render, or the pinned or previous render from its
-// Render object.
-func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []hooks.Chart, string, *release.Result, error) {
+// and its chart version and commit: the current render, or the pinned or previous render
+// from its Render object.
+func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []hooks.Chart, v1.RenderChart, *release.Result, error) {
+	var none v1.RenderChart
 	if st.render != nil && st.render.Ref == ref {
-		return applyObjects(st.render.Objects), st.render.Hooks, st.render.ChartVersion, nil, nil
+		return applyObjects(st.render.Objects), st.render.Hooks, v1.RenderChart{Version: st.render.ChartVersion, Commit: st.render.Commit}, nil, nil
 	}
 	obj := st.pinned
 	if obj == nil || obj.RenderRef != ref {
 		var err error
 		if obj, err = r.getRender(ctx, st.rel, ref); err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, none, nil, err
 		}
 	}
 	if obj == nil {
-		return nil, nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The Render of render %s no longer exists, so it cannot be applied.", ref)}, nil
 	}
 	objs, hooks, err := render.DecodeManifests(obj.Manifests)
 	if err != nil {
-		return nil, nil, "", &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The manifests of Render %s cannot be read: %v.", obj.Name, err)}, nil
 	}
-	return applyObjects(objs), hooks, obj.Chart.Version, nil, nil
+	return applyObjects(objs), hooks, obj.Chart, nil, nil
 }
 
 func applyObjects(objs []render.Object) []apply.Object {

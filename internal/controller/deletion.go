@@ -18,8 +18,48 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// deletionPoll is how soon a deletion looks again while objects are terminating.
+// deletionPoll is how soon a deletion looks again while objects are terminating or
+// delete hooks run.
 const deletionPoll = 2 * time.Second
+
+// deletionProgress is where a deletion stands after a reconcile.
+type deletionProgress int
+
+const (
+	// deletionDone: nothing the Release applied is left.
+	deletionDone deletionProgress = iota
+	// deletionWaiting: objects are terminating, or delete hooks run.
+	deletionWaiting
+	// deletionHeld: a delete hook failed; only a forced /sync or deletionPolicy
+	// Orphan lets the deletion go on.
+	deletionHeld
+)
+
+// progressOf is the progress of a deletion that a delete hook stopped (WaitingForHooks
+// or HookFailed).
+func progressOf(stop *release.Result) deletionProgress {
+	if stop.Reason == v1.ReasonHookFailed {
+		return deletionHeld
+	}
+	return deletionWaiting
+}
+
+// deletionRequeue says when a deletion that is not done looks again. One that waits
+// for objects or hooks looks again after deletionPoll. One held by a failed delete
+// hook is a failure that is not transient: nothing changes until a forced /sync or an
+// edit to deletionPolicy Orphan, both events that start a reconcile, so it is checked
+// again at the next periodic reconcile, as HookFailed is outside a deletion
+// (docs/sync-policy.md): after spec.syncPolicy.interval, else at the informer resync
+// (issue 33, point 7: it was every deletionPoll).
+func deletionRequeue(p deletionProgress, interval time.Duration) reconcile.Result {
+	switch p {
+	case deletionWaiting:
+		return reconcile.Result{RequeueAfter: deletionPoll}
+	case deletionHeld:
+		return reconcile.Result{RequeueAfter: interval}
+	}
+	return reconcile.Result{}
+}
 
 // reconcileDelete is step 1: with deletionPolicy Delete, delete what the inventory
 // lists (highest sync wave first) and wait until it is gone; then delete the Renders and
@@ -37,12 +77,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	}
 	logger := logr.FromContextOrDiscard(ctx)
 	if rel.Spec.DeletionPolicy != v1.DeletionPolicyOrphan {
-		done, err := r.deleteApplied(ctx, rel)
+		progress, err := r.deleteApplied(ctx, rel)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if !done {
-			return reconcile.Result{RequeueAfter: deletionPoll}, nil
+		if progress != deletionDone {
+			return deletionRequeue(progress, syncPolicy(rel.Spec.SyncPolicy).Interval), nil
 		}
 	}
 
@@ -61,19 +101,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	return reconcile.Result{}, nil
 }
 
-// deleteApplied deletes what the Release applied, and its hook Jobs; done says that
-// none of the applied objects is left (the hook Jobs are not waited for: a Job deleted
+// deleteApplied deletes what the Release applied, and its hook Jobs, and says where
+// the deletion stands: deletionDone once none of the applied objects is left (the hook Jobs are not waited for: a Job deleted
 // with background propagation is gone at once, and the garbage collector removes its
 // pods).
-func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, error) {
+func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deletionProgress, error) {
 	inv, err := r.currentInventory(ctx, rel)
 	if err != nil {
-		return false, err
+		return deletionWaiting, err
 	}
 	if inv.ResourceVersion == "" {
 		// No inventory: nothing was applied, and no hook ran (the first hook Job of a
 		// Release creates its inventory).
-		return true, nil
+		return deletionDone, nil
 	}
 	target, err := r.clusters.Resolve(ctx, rel)
 	if err != nil {
@@ -84,25 +124,27 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 			// with the ServiceAccount's. The objects stay, as with deletionPolicy Orphan.
 			r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonServiceAccountNotFound, "Delete",
 				"Leaving what the Release applied in place: %s", nr.Message)
-			return true, nil
+			return deletionDone, nil
 		}
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, nr.Reason, "Delete",
 			"Cannot delete what the Release applied: %s", nr.Message)
-		return false, err
+		return deletionWaiting, err
 	}
 	dh, err := r.newDeletionHooks(ctx, rel, target, inv)
 	if err != nil {
-		return false, err
+		return deletionWaiting, err
 	}
 	if dh != nil {
-		if stop, err := dh.step(ctx, v1.HookPreApply); err != nil || stop != nil {
-			return false, err
+		if stop, err := dh.step(ctx, v1.HookPreApply); err != nil {
+			return deletionWaiting, err
+		} else if stop != nil {
+			return progressOf(stop), nil
 		}
 	}
 	if err := deleteHookJobs(ctx, target.Client, rel, dh.jobs()); err != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 			"Cannot delete the hook Jobs of the Release: %v", err)
-		return false, err
+		return deletionWaiting, err
 	}
 	// What the renders the Release applied or was applying say to keep stays, also
 	// when the object on the target lost the annotation.
@@ -115,12 +157,12 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 	}
 	keep, err := r.renderedKeeps(ctx, rel, refs...)
 	if err != nil {
-		return false, err
+		return deletionWaiting, err
 	}
 	// The chart's hook objects go too, but those a post-delete hook still needs.
 	hookObjects, err := r.hookObjects(ctx, rel, refs...)
 	if err != nil {
-		return false, err
+		return deletionWaiting, err
 	}
 	for _, h := range dh.postDeleteObjects() {
 		hookObjects = slices.DeleteFunc(hookObjects, func(o v1.InventoryObject) bool {
@@ -140,27 +182,29 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (bool, 
 		if err != nil {
 			r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
 				"Cannot delete what the Release applied: %v", err)
-			return false, err
+			return deletionWaiting, err
 		}
 	}
 	if res.Gone && dh != nil {
-		if stop, err := dh.step(ctx, v1.HookPostApply); err != nil || stop != nil {
-			return false, err
+		if stop, err := dh.step(ctx, v1.HookPostApply); err != nil {
+			return deletionWaiting, err
+		} else if stop != nil {
+			return progressOf(stop), nil
 		}
 		if err := dh.deleteLeftovers(ctx); err != nil {
-			return false, err
+			return deletionWaiting, err
 		}
 	}
 	if res.Gone {
 		r.reportKept(ctx, rel, "Delete", res.Kept)
-		return true, nil
+		return deletionDone, nil
 	}
 	if waited := r.clock.Since(rel.DeletionTimestamp.Time); waited > r.deletionWarnAfter {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeletionWaiting", "Delete",
 			"%d objects the Release applied are still being deleted; the finalizer stays until they are gone.",
 			len(res.Remaining))
 	}
-	return false, nil
+	return deletionWaiting, nil
 }
 
 // deleteInventory removes the finalizer of the ReleaseInventory key and deletes it.

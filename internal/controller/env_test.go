@@ -208,11 +208,14 @@ type calls struct {
 type result struct {
 	res reconcile.Result
 	err error
+	// at is when the reconcile returned.
+	at time.Time
 }
 
 func (c *calls) wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		res, err := r.Reconcile(ctx, req)
+		at := time.Now()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.count == nil {
@@ -220,7 +223,7 @@ func (c *calls) wrap(r reconcile.Reconciler) reconcile.Reconciler {
 			c.results = map[types.NamespacedName][]result{}
 		}
 		c.count[req.NamespacedName]++
-		c.results[req.NamespacedName] = append(c.results[req.NamespacedName], result{res, err})
+		c.results[req.NamespacedName] = append(c.results[req.NamespacedName], result{res: res, err: err, at: at})
 		return res, err
 	})
 }
@@ -230,6 +233,13 @@ func (e *env) reconciles(name string) int {
 	e.calls.mu.Lock()
 	defer e.calls.mu.Unlock()
 	return e.calls.count[types.NamespacedName{Namespace: e.ns, Name: name}]
+}
+
+// results are what the reconciles of name returned so far, in order.
+func (e *env) results(name string) []result {
+	e.calls.mu.Lock()
+	defer e.calls.mu.Unlock()
+	return append([]result(nil), e.calls.results[types.NamespacedName{Namespace: e.ns, Name: name}]...)
 }
 
 // lastResult is what the last reconcile of name returned.

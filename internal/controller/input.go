@@ -55,8 +55,8 @@ type applied struct {
 	// result is how the attempt ended: Succeeded, or the Result of the step that
 	// stopped it.
 	result release.Result
-	// chartVersion is the chart version of the render applied; empty when none was.
-	chartVersion string
+	// chart is the chart version and commit of the render applied; empty when none was.
+	chart v1.RenderChart
 	// syncWave is the new status.syncWave, when the apply changed it: the progress of
 	// a render held at a sync wave, or nil once every wave is applied.
 	syncWave change[*v1.SyncWaveStatus]
@@ -116,7 +116,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
 	}
 
-	others, err := sameCluster(ctx, r.client, rel)
+	others, err := sameCluster(ctx, r.waves, rel)
 	if err != nil {
 		return in, fmt.Errorf("list the Releases of the cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
 	}

@@ -23,11 +23,13 @@ const ReadyzInformers = "informers"
 // watch them (Secrets as metadata only): the release controller's Releases and
 // ReleaseInventories and Render metadata (indexed by Release), the Cluster status
 // controller's Clusters and kubeconfig Secrets, and the Namespaces (whose creations
-// and deletions reconcile the Releases in them: outlivedNamespace).
+// and deletions reconcile the Releases in them: outlivedNamespace), and the ReleaseSet
+// controller's ReleaseSets.
 func watchedKinds() []client.Object {
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret, renderMetadata(), &corev1.Namespace{}}
+	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret, renderMetadata(), &corev1.Namespace{},
+		&v1.ReleaseSet{}}
 }
 
 // informersSynced is a readiness check that passes once the informer of every kind

@@ -39,6 +39,9 @@ type EventRecorder interface {
 type Reconciler struct {
 	// client reads from the manager's cache and writes to the host API server.
 	client client.Client
+	// waves reads the Releases of a Cluster for its cluster waves: the manager's cache,
+	// or a shard's view of every shard (waveView).
+	waves client.Reader
 	// apiReader reads from the API server directly: the ReleaseInventory before it is
 	// grown, Render objects with their manifests, ConfigMaps and Secrets.
 	apiReader client.Reader

@@ -339,7 +339,7 @@ func unexplainedChange(rel *v1.Release, h *renderHistory, key render.ReuseKey, r
 		if cur.inputs != key.Inputs && cur.inputs != key.InstallInputs {
 			return "" // an input changed
 		}
-	case old.ValuesDigest != res.ValuesDigest || old.ChartVersion != res.ChartVersion:
+	case old.ValuesDigest != res.ValuesDigest || old.ChartVersion != res.ChartVersion || old.Commit != res.Commit:
 		return "" // the current render's inputs are unknown, but these changed
 	}
 	return fmt.Sprintf("Render %s differs from render %s although, as far as convoy knows, none of its inputs changed (chart %s, values %s): "+

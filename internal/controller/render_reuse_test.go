@@ -169,6 +169,9 @@ func TestUnexplainedChange(t *testing.T) {
 		"the current Render is gone and the chart version changed": {
 			rel: rel, res: &render.Result{Ref: newRef, ChartVersion: "1.0.1", ValuesDigest: "sha256:values"},
 		},
+		"the current Render is gone and the Git commit changed": {
+			rel: rel, res: &render.Result{Ref: newRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values", Commit: "0123456789abcdef0123456789abcdef01234567"},
+		},
 		"the same render":  {rel: rel, res: &render.Result{Ref: oldRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values"}},
 		"the first render": {rel: testRelease("web"), res: res},
 	}

@@ -117,7 +117,7 @@ func notReady(err error) *release.Result {
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,
 // so a reconcile that renders the same ref again keeps it.
 func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.RenderStatus {
-	out := &v1.RenderStatus{Ref: res.Ref, ChartVersion: res.ChartVersion, ValuesDigest: res.ValuesDigest}
+	out := &v1.RenderStatus{Ref: res.Ref, ChartVersion: res.ChartVersion, Commit: res.Commit, ValuesDigest: res.ValuesDigest}
 	if old != nil && old.Ref == res.Ref && old.RenderedAt != nil {
 		out.RenderedAt = old.RenderedAt.DeepCopy()
 	} else {
@@ -254,11 +254,15 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 	}
 }
 
-// credentials reads spec.chart.secretRef on the host, as host's identity (the
-// Release's ServiceAccount under impersonation); a missing Secret stops the reconcile
-// with SourceNotReady, a refused read with Forbidden.
+// credentials reads spec.chart.secretRef (spec.chart.git.secretRef for a chart from
+// Git) on the host, as host's identity (the Release's ServiceAccount under
+// impersonation); a missing Secret stops the reconcile with SourceNotReady, a refused
+// read with Forbidden.
 func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*render.Credentials, *release.Result) {
-	ref := rel.Spec.Chart.SecretRef
+	ref, field, keys := rel.Spec.Chart.SecretRef, "spec.chart.secretRef", "username and password (or caFile)"
+	if g := rel.Spec.Chart.Git; g != nil {
+		ref, field, keys = g.SecretRef, "spec.chart.git.secretRef", "username and password (or bearerToken) and caFile for https, identity and known_hosts for ssh"
+	}
 	if ref == nil || ref.Name == "" {
 		return nil, nil
 	}
@@ -271,11 +275,11 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clu
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
-			"The Secret %s/%s named by spec.chart.secretRef does not exist: create it with the keys username and password (or caFile).",
-			rel.Namespace, ref.Name)}
+			"The Secret %s/%s named by %s does not exist: create it with the keys %s.",
+			rel.Namespace, ref.Name, field, keys)}
 	case err != nil:
 		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
-			"Cannot read the Secret %s/%s named by spec.chart.secretRef: %v.", rel.Namespace, ref.Name, err)}
+			"Cannot read the Secret %s/%s named by %s: %v.", rel.Namespace, ref.Name, field, err)}
 	}
 	return render.CredentialsFromSecret(secret.Data), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,12 +19,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/releaseset"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -40,13 +43,19 @@ func Scheme() (*runtime.Scheme, error) { return hostmanager.Scheme() }
 type ManagerOptions = hostmanager.Options
 
 // NewManager returns a manager for the release controller on the host cluster of
-// cfg (hostmanager.New): Secrets are read when needed, never cached.
+// cfg (hostmanager.New): Secrets are read when needed, never cached. The manager of a
+// shard (o.Shard) also watches the Releases of every shard, cut down to what the
+// cluster waves read (clusterwave_view.go).
 func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
-	return hostmanager.New(cfg, hostmanager.Process{
+	mgr, err := hostmanager.New(cfg, hostmanager.Process{
 		Name:          "convoy-controller",
 		DefaultResync: DefaultResync,
 		Uncached:      []client.Object{&corev1.Secret{}},
 	}, o)
+	if err != nil || o.Shard == "" {
+		return mgr, err
+	}
+	return withWaveView(cfg, mgr, o.Shard, o.Namespaces)
 }
 
 // Options configure the release controller.
@@ -90,8 +99,9 @@ type Options struct {
 
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
-// (SP-30) and the field index on spec.cluster it uses; and the Cluster status
-// reconciler (cluster_status.go).
+// (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
+// (waveView: the manager's cache, or a shard's view of every shard); the Cluster
+// status reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")
@@ -135,10 +145,11 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		}
 		o.Clusters = c
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexCluster, indexReleaseCluster); err != nil {
+	waves, shard := waveView(mgr)
+	if err := waves.IndexField(ctx, &v1.Release{}, indexCluster, indexReleaseCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexCluster, err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
+	if err := waves.IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexWavedCluster, err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, renderMetadata(), indexRenderRelease, indexRenderByRelease); err != nil {
@@ -146,6 +157,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	}
 	r := &Reconciler{
 		client:            mgr.GetClient(),
+		waves:             waves,
 		apiReader:         mgr.GetAPIReader(),
 		clock:             o.Clock,
 		renderer:          o.Renderer,
@@ -174,8 +186,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		Watches(&v1.Release{}, priorityHandler(), builder.WithPredicates(releasePriorityPredicate())).
 		Watches(&v1.ReleaseInventory{}, inventoryHandler(o.HealthDataDelay),
 			builder.WithPredicates(inventoryPredicate())).
-		Watches(&v1.Release{}, clusterWaveHandler(mgr.GetClient()),
-			builder.WithPredicates(clusterWavePredicate())).
+		WatchesRawSource(source.Kind[client.Object](waves, &v1.Release{}, clusterWaveHandler(waves, shard),
+			clusterWavePredicate())).
 		Watches(&corev1.Namespace{}, namespaceHandler(mgr.GetClient()),
 			builder.WithPredicates(namespacePredicate())).
 		WithOptions(controller.Options{
@@ -190,8 +202,28 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := setupClusterStatus(mgr, o); err != nil {
 		return nil, err
 	}
-	// Ready (/readyz) once the controllers' informers have synced, not merely started.
-	if err := mgr.AddReadyzCheck(ReadyzInformers, informersSynced(mgr.GetCache(), watchedKinds()...)); err != nil {
+	// ReleaseSets write Releases; the same process reconciles them.
+	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
+		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
+	}); err != nil {
+		return nil, err
+	}
+	// Ready (/readyz) once the controllers' informers have synced, not merely started:
+	// a shard's cluster-wave view too.
+	ready := informersSynced(mgr.GetCache(), watchedKinds()...)
+	if waves != mgr.GetCache() {
+		own, view := ready, informersSynced(waves, &v1.Release{})
+		ready = func(req *http.Request) error {
+			if err := own(req); err != nil {
+				return err
+			}
+			if err := view(req); err != nil {
+				return fmt.Errorf("the cluster-wave view: %w", err)
+			}
+			return nil
+		}
+	}
+	if err := mgr.AddReadyzCheck(ReadyzInformers, ready); err != nil {
 		return nil, fmt.Errorf("add the readiness check: %w", err)
 	}
 	return r, nil

@@ -31,11 +31,11 @@ func newStatus(rel *v1.Release, st *state, ap applied, out release.Outcome) v1.R
 	if ref := out.Status.LastSuccessfulRender; ref != "" {
 		switch {
 		case s.LastSuccessful == nil || s.LastSuccessful.RenderRef != ref:
-			s.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: ap.chartVersion, AppliedAt: timestamp(now)}
-		case ap.chartVersion != "":
-			// Another chart version may render the same objects: the render (and
-			// appliedAt) stay, the version follows the chart.
-			s.LastSuccessful.ChartVersion = ap.chartVersion
+			s.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: ap.chart.Version, Commit: ap.chart.Commit, AppliedAt: timestamp(now)}
+		case ap.chart.Version != "":
+			// Another chart version (or commit) may render the same objects: the
+			// render (and appliedAt) stay, the version and commit follow the chart.
+			s.LastSuccessful.ChartVersion, s.LastSuccessful.Commit = ap.chart.Version, ap.chart.Commit
 		}
 	}
 	if t := out.Status.LastHandledSyncAt; t != nil {

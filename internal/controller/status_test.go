@@ -29,7 +29,7 @@ func reconcileStatus(rel *v1.Release, ref string, now time.Time, attempt release
 	if plan.Apply == nil {
 		attempt = release.Result{}
 	}
-	return newStatus(rel, st, applied{result: attempt, chartVersion: "1.0.0"}, release.Finish(in, plan, attempt))
+	return newStatus(rel, st, applied{result: attempt, chart: v1.RenderChart{Version: "1.0.0"}}, release.Finish(in, plan, attempt))
 }
 
 // A steady Release gives back the status it has, so the controller writes nothing.
@@ -155,9 +155,33 @@ func TestLastSuccessfulChartVersionFollowsTheChart(t *testing.T) {
 	st := &state{rel: rel, now: t0.Add(time.Hour)}
 	in := release.Input{Now: st.now, Policy: syncPolicy(rel.Spec.SyncPolicy), CurrentRender: "sha256:a", LastSuccessfulRender: "sha256:a"}
 	plan := release.Decide(in)
-	ap := applied{result: release.Succeeded(), chartVersion: "1.0.1"}
+	ap := applied{result: release.Succeeded(), chart: v1.RenderChart{Version: "1.0.1"}}
 	got := newStatus(rel, st, ap, release.Finish(in, plan, ap.result)).LastSuccessful
 	want := &v1.LastSuccessful{RenderRef: "sha256:a", ChartVersion: "1.0.1", AppliedAt: first.LastSuccessful.AppliedAt}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lastSuccessful (-want +got):\n%s", diff)
+	}
+}
+
+// A new commit that renders the same objects keeps the render and its appliedAt;
+// lastSuccessful.commit follows the commit applied.
+func TestLastSuccessfulCommitFollowsTheChart(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	rel := testRelease("podinfo", automatic())
+	in := release.Input{Now: t0, Policy: syncPolicy(rel.Spec.SyncPolicy), CurrentRender: "sha256:a"}
+	plan := release.Decide(in)
+	ap := applied{result: release.Succeeded(), chart: v1.RenderChart{Version: "1.0.0", Commit: "c1"}}
+	first := newStatus(rel, &state{rel: rel, now: t0}, ap, release.Finish(in, plan, ap.result))
+	if first.LastSuccessful == nil || first.LastSuccessful.Commit != "c1" {
+		t.Fatalf("lastSuccessful = %+v, want commit c1", first.LastSuccessful)
+	}
+	rel = with(rel, statusOnly(func(s *v1.ReleaseStatus) { *s = first }))
+	st := &state{rel: rel, now: t0.Add(time.Hour)}
+	in = release.Input{Now: st.now, Policy: syncPolicy(rel.Spec.SyncPolicy), CurrentRender: "sha256:a", LastSuccessfulRender: "sha256:a"}
+	plan = release.Decide(in)
+	ap = applied{result: release.Succeeded(), chart: v1.RenderChart{Version: "1.0.0", Commit: "c2"}}
+	got := newStatus(rel, st, ap, release.Finish(in, plan, ap.result)).LastSuccessful
+	want := &v1.LastSuccessful{RenderRef: "sha256:a", ChartVersion: "1.0.0", Commit: "c2", AppliedAt: first.LastSuccessful.AppliedAt}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lastSuccessful (-want +got):\n%s", diff)
 	}

@@ -59,9 +59,10 @@ func indexReleaseWavedCluster(obj client.Object) []string {
 	return []string{clusterKey(rel)}
 }
 
-// sameCluster lists, from the cache, the Releases that target the cluster of rel and
-// may be of another cluster wave: for a Release of wave 0, the most common by far,
-// only those of another wave (indexWavedCluster); else every Release of the cluster.
+// sameCluster lists, from the cluster-wave view (waveView), the Releases that target
+// the cluster of rel and may be of another cluster wave: for a Release of wave 0, the
+// most common by far, only those of another wave (indexWavedCluster); else every
+// Release of the cluster.
 // Callers pick the waves they need. Listing every Release of the cluster, deep-copied,
 // at each reconcile and each status change made the controller's work and memory grow
 // with the square of the Releases (issue 15). The Releases are the cache's own, not
@@ -81,11 +82,13 @@ func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Re
 // clusterWaveHandler is the event handler of the cluster-wave watch: it enqueues the
 // Releases of a higher clusterWave on the same Cluster as the Release that changed,
 // and, for an update, also those above where it was before: a Release that moves to
-// another Cluster or wave no longer holds them (issue 13, case 10).
-func clusterWaveHandler(c client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
+// another Cluster or wave no longer holds them (issue 13, case 10). c is the
+// cluster-wave view (waveView), which a shard's controller watches for every shard's
+// Releases; it enqueues only those of shard (every one when shard is empty).
+func clusterWaveHandler(c client.Reader, shard string) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		for _, obj := range objs {
-			for _, req := range higherWaves(ctx, c, obj) {
+			for _, req := range higherWaves(ctx, c, obj, shard) {
 				q.Add(req)
 			}
 		}
@@ -100,9 +103,9 @@ func clusterWaveHandler(c client.Reader) handler.TypedEventHandler[client.Object
 	}
 }
 
-// higherWaves lists, from the cache, the Releases of a higher clusterWave on the same
-// Cluster as obj.
-func higherWaves(ctx context.Context, c client.Reader, obj client.Object) []reconcile.Request {
+// higherWaves lists, from the cluster-wave view, the Releases of shard of a higher
+// clusterWave on the same Cluster as obj.
+func higherWaves(ctx context.Context, c client.Reader, obj client.Object, shard string) []reconcile.Request {
 	rel, ok := obj.(*v1.Release)
 	if !ok || rel == nil {
 		return nil
@@ -112,16 +115,16 @@ func higherWaves(ctx context.Context, c client.Reader, obj client.Object) []reco
 		log.FromContext(ctx).Error(err, "Cannot list the Releases of the same cluster", "release", client.ObjectKeyFromObject(rel))
 		return nil
 	}
-	return higherWaveRequests(rel, others)
+	return higherWaveRequests(rel, others, shard)
 }
 
-// higherWaveRequests picks, from the Releases of the same Cluster, those of a higher
-// clusterWave than rel, sorted.
-func higherWaveRequests(rel *v1.Release, others []v1.Release) []reconcile.Request {
+// higherWaveRequests picks, from the Releases of the same Cluster, those of shard
+// (inShard) of a higher clusterWave than rel, sorted.
+func higherWaveRequests(rel *v1.Release, others []v1.Release, shard string) []reconcile.Request {
 	var out []reconcile.Request
 	for i := range others {
 		o := &others[i]
-		if o.Spec.ClusterWave > rel.Spec.ClusterWave && clusterKey(o) == clusterKey(rel) {
+		if o.Spec.ClusterWave > rel.Spec.ClusterWave && clusterKey(o) == clusterKey(rel) && inShard(shard, o) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 		}
 	}

@@ -20,7 +20,7 @@ func TestSP30_HigherWaveRequests(t *testing.T) {
 		*testRelease("same", clusterWave(1), cluster("prod")),
 		*testRelease("other", clusterWave(5), cluster("staging")),
 	}
-	got := higherWaveRequests(changed, others)
+	got := higherWaveRequests(changed, others, "")
 	want := []reconcile.Request{
 		{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}},
 		{NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "api"}},

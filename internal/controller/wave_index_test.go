@@ -19,7 +19,7 @@ func TestSameClusterOfWaveZeroReadsOnlyOtherWaves(t *testing.T) {
 	}
 	e.createRelease("elsewhere", cluster("other"), clusterWave(3))
 	names := func(of string) []string {
-		others, err := sameCluster(e.ctx, e.reconciler.client, e.release(of))
+		others, err := sameCluster(e.ctx, e.reconciler.waves, e.release(of))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,8 +39,8 @@ func Scheme() (*runtime.Scheme, error) {
 type Options struct {
 	// Resync is the informer resync period, not jittered; 0 means the process's default.
 	Resync time.Duration
-	// Shard, when set, limits the process to the Releases labelled
-	// convoy.kumodo.io/shard=<Shard>; empty: every Release.
+	// Shard, when set, limits the process to the Releases and ReleaseSets labelled
+	// convoy.kumodo.io/shard=<Shard>; empty: every one.
 	Shard string
 	// MetricsBindAddress serves /metrics; "0" disables it.
 	MetricsBindAddress string
@@ -111,9 +111,11 @@ func New(cfg *rest.Config, p Process, o Options) (manager.Manager, error) {
 		// A shard caches its own Releases and their inventories, which the controller
 		// labels with the Release's shard (an unlabelled one, from before, it reads
 		// from the API server and labels: internal/controller cachedInventory).
+		// Its ReleaseSets too: a set's Releases carry its shard (internal/releaseset).
 		shard := labels.SelectorFromSet(labels.Set{v1.LabelShard: o.Shard})
 		entry(&v1.Release{}).Label = shard
 		entry(&v1.ReleaseInventory{}).Label = shard
+		entry(&v1.ReleaseSet{}).Label = shard
 		electionID += "-" + o.Shard
 	}
 	for obj, transform := range p.Transforms {

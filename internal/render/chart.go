@@ -34,6 +34,11 @@ func loadChart(data []byte, what string) (*chart.Chart, error) {
 		}
 		return nil, sourceNotReady("chart %s: reading the archive: %w", what, err)
 	}
+	return loadChartFiles(files, what)
+}
+
+// loadChartFiles reads a chart from its files, as loadChart an archive's.
+func loadChartFiles(files []*archive.BufferedFile, what string) (*chart.Chart, error) {
 	var apiVersion string
 	found := false
 	for _, f := range files {

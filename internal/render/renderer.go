@@ -41,6 +41,12 @@ type Options struct {
 	// PlainHTTPHosts are OCI registries (host or host:port) reached over plain HTTP.
 	// Loopback registries (localhost, 127.0.0.0/8, ::1) always are.
 	PlainHTTPHosts []string
+	// GitCacheBytes bounds the Git commits kept on disk (CacheDir/git). Default
+	// DefaultGitCacheBytes.
+	GitCacheBytes int64
+	// AllowGitFileURLs lets spec.chart.git.url be a file:// URL: a repository on the
+	// controller's disk (--allow-git-file-urls).
+	AllowGitFileURLs bool
 }
 
 // Renderer renders Releases. It is safe for concurrent use; one Renderer per
@@ -52,6 +58,10 @@ type Renderer struct {
 	tags     *ttlCache[[]string]
 	digests  *ttlCache[string]
 	group    singleflight.Group
+
+	gitListings gitListings
+	gitVerified gitVerified
+	commits     *commitStore
 
 	clientsMu  sync.Mutex
 	clients    map[string]*http.Client     // by CA fingerprint
@@ -80,6 +90,7 @@ func New(opts Options) (*Renderer, error) {
 		digests:    newTTLCache[string]("resolve", opts.Clock, opts.IndexTTL),
 		clients:    map[string]*http.Client{},
 		registries: map[string]*registry.Client{},
+		commits:    newCommitStore(opts.CacheDir+"/git", opts.GitCacheBytes, opts.Clock),
 	}, nil
 }
 
@@ -155,9 +166,11 @@ type Result struct {
 	// ChartName and ChartVersion are the chart rendered.
 	ChartName    string
 	ChartVersion string
-	// ChartDigest identifies the chart archive: its sha256 (HTTP repositories) or
-	// its OCI manifest digest.
+	// ChartDigest identifies the chart archive: its sha256 (HTTP repositories), its
+	// OCI manifest digest, or for a chart from Git a digest of the commit and path.
 	ChartDigest string
+	// Commit is the Git commit of a chart from Git; empty otherwise.
+	Commit string
 	// Inputs is the digest of the inputs the render was templated from
 	// (Inputs.Digest).
 	Inputs string
@@ -215,7 +228,12 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	arc, err := r.fetch(ctx, rel.Spec.Chart, req.Credentials)
+	var arc *chartArchive
+	if g := rel.Spec.Chart.Git; g != nil {
+		arc, err = r.fetchGit(ctx, g, r.listingMaxAge(rel), req.Credentials)
+	} else {
+		arc, err = r.fetch(ctx, rel.Spec.Chart, req.Credentials)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -246,13 +264,16 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		}
 		if prev != nil && !changed {
 			prev.Reused = true
-			prev.ValuesDigest, prev.ChartDigest = digest, arc.digest
+			prev.ValuesDigest, prev.ChartDigest, prev.Commit = digest, arc.digest, arc.commit
 			return prev, nil
 		}
 	}
 
 	chartName := chartWhat(rel.Spec.Chart.Name, arc.version)
-	c, err := loadChart(arc.data, chartName)
+	if arc.what != "" {
+		chartName = arc.what
+	}
+	c, err := arc.chart(chartName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -284,6 +305,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	res.ChartName = c.Metadata.Name
 	res.ChartVersion = c.Metadata.Version
 	res.ChartDigest = arc.digest
+	res.Commit = arc.commit
 	res.Inputs = key.Inputs
 	res.Revision = revision
 	res.IsUpgrade = req.IsUpgrade

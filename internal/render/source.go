@@ -14,6 +14,9 @@ import (
 	"net/url"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
@@ -26,20 +29,33 @@ const (
 // Credentials reach a private chart source. The caller reads them from the Secret
 // that spec.chart.secretRef names; see CredentialsFromSecret.
 type Credentials struct {
-	// Username and Password are sent as HTTP basic auth (HTTP repositories) or as
-	// registry credentials (OCI).
+	// Username and Password are sent as HTTP basic auth (HTTP repositories, Git over
+	// http) or as registry credentials (OCI). Password is also the passphrase of an
+	// encrypted Identity.
 	Username string
 	Password string
+	// BearerToken is sent as an HTTP bearer token (Git over http).
+	BearerToken string
 	// CA is a PEM bundle of the certificate authorities to trust for the source,
 	// instead of the system's.
 	CA []byte
+	// Identity is a PEM private key and KnownHosts the server's host keys in
+	// known_hosts form (Git over ssh).
+	Identity   []byte
+	KnownHosts []byte
 }
 
-// CredentialsFromSecret reads the keys username, password and caFile of a Secret's
-// data. It returns nil when none is set.
+// CredentialsFromSecret reads the keys username, password, bearerToken, caFile (or
+// ca.crt, as Flux names it), identity and known_hosts of a Secret's data. It returns
+// nil when none is set.
 func CredentialsFromSecret(data map[string][]byte) *Credentials {
-	c := &Credentials{Username: string(data["username"]), Password: string(data["password"]), CA: data["caFile"]}
-	if c.Username == "" && c.Password == "" && len(c.CA) == 0 {
+	ca := data["caFile"]
+	if len(ca) == 0 {
+		ca = data["ca.crt"]
+	}
+	c := &Credentials{Username: string(data["username"]), Password: string(data["password"]), CA: ca,
+		BearerToken: string(data["bearerToken"]), Identity: data["identity"], KnownHosts: data["known_hosts"]}
+	if c.Username == "" && c.Password == "" && len(c.CA) == 0 && c.BearerToken == "" && len(c.Identity) == 0 && len(c.KnownHosts) == 0 {
 		return nil
 	}
 	return c
@@ -52,7 +68,7 @@ func (c *Credentials) fingerprint() string {
 		return "anonymous"
 	}
 	h := sha256.New()
-	for _, s := range [][]byte{[]byte(c.Username), []byte(c.Password), c.CA} {
+	for _, s := range [][]byte{[]byte(c.Username), []byte(c.Password), c.CA, []byte(c.BearerToken), c.Identity, c.KnownHosts} {
 		fmt.Fprintf(h, "%d:", len(s))
 		h.Write(s)
 	}
@@ -66,8 +82,30 @@ type chartArchive struct {
 	// digest identifies the archive: sha256 of the archive (HTTP repositories) or of
 	// the OCI manifest, "sha256:<hex>".
 	digest string
-	// data is the archive (.tgz).
+	// data is the archive (.tgz); nil for a chart from Git.
 	data []byte
+	// commit is the Git commit of a chart from Git, whose files load reads; what
+	// names it for messages.
+	commit string
+	load   func(what string) (*chartFiles, error)
+	what   string
+}
+
+// chartFiles are the files of a chart folder.
+type chartFiles struct {
+	files []*archive.BufferedFile
+}
+
+// chart loads the archive's chart; what names it for messages.
+func (a *chartArchive) chart(what string) (*chart.Chart, error) {
+	if a.load == nil {
+		return loadChart(a.data, what)
+	}
+	f, err := a.load(what)
+	if err != nil {
+		return nil, err
+	}
+	return loadChartFiles(f.files, what)
 }
 
 // fetch selects the version of the chart that src asks for and returns its archive.

@@ -14,7 +14,7 @@ import (
 
 // violation is one broken invariant.
 type violation struct {
-	Invariant string // "sync", "manual", "waves", "orphans", "converge", "quiet"
+	Invariant string // "sync", "manual", "waves", "orphans", "converge", "quiet", "cluster-waves", "cluster-wave-rollouts"
 	Release   string
 	Detail    string
 }
@@ -150,36 +150,11 @@ func checkManual(h history) (out []violation, unverified int) {
 //
 // unverified counts the (apply, lower Release) it cannot judge (hidden).
 func checkClusterWaves(h history) (out []violation, judged, concurrent, unverified int) {
-	events, states, places := h.events, h.states, h.places
-	type key struct{ release, inputs string }
-	first := map[key]objEvent{} // the first event of each Release and inputs on its cluster
-	for _, ev := range events {
-		k := key{ev.release, ev.inputs}
-		f, ok := first[k]
-		if !ok || (ev.cluster == "" && ev.rv < f.rv) || (ev.cluster != "" && ev.at.Before(f.at)) {
-			first[k] = ev
-		}
-	}
-	keys := make([]key, 0, len(first))
-	for k := range first {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].release != keys[j].release {
-			return keys[i].release < keys[j].release
-		}
-		return keys[i].inputs < keys[j].inputs
-	})
-	lower := map[place][]string{} // Releases by place, sorted
-	for rel, p := range places {
-		lower[p] = append(lower[p], rel)
-	}
-	for _, rels := range lower {
-		sort.Strings(rels)
-	}
+	states, places := h.states, h.places
+	lower := releasesByPlace(places)
 	ready := func(s relState) bool { return s.ready || s.gone }
-	for _, k := range keys {
-		ev := first[k]
+	for _, ev := range firstApplies(h.events) {
+		k := struct{ release, inputs string }{ev.release, ev.inputs}
 		p, ok := places[k.release]
 		if !ok || p.wave == 0 {
 			continue

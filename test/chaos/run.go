@@ -59,6 +59,9 @@ type result struct {
 	// clusterWaveConcurrent counts the applies (by lower Release) that raced a lower
 	// wave's change: not violations (checkClusterWaves).
 	clusterWaveConcurrent int
+	// rollouts counts what the check of the lower waves' rollouts judged
+	// (checkLowerWaveRollouts).
+	rollouts rolloutCounts
 	// clusterWaveUnverified and manualUnverified count what those checks could not
 	// judge: a relist may have hidden the states they compare; relists counts those.
 	clusterWaveUnverified, manualUnverified, relists int
@@ -196,6 +199,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	converged, notConverged := e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
 	res.converged, res.notConverged = converged, len(rels)-len(converged)
 	res.violations = append(res.violations, notConverged...)
+	res.violations = append(res.violations, e.waitNamespacesGone(ctx, namespaces, log)...)
 
 	// The checks after convergence.
 	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
@@ -206,6 +210,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	clusterWaves, judged, concurrent, clusterUnverified := checkClusterWaves(h)
 	res.violations = append(res.violations, clusterWaves...)
 	res.clusterWaveApplies, res.clusterWaveConcurrent = judged, concurrent
+	rollouts, rolloutCounts := checkLowerWaveRollouts(h)
+	res.violations = append(res.violations, rollouts...)
+	res.rollouts = rolloutCounts
 	manualViolations, manualUnverified := checkManual(h)
 	res.violations = append(res.violations, manualViolations...)
 	res.unverified, res.clusterWaveUnverified, res.manualUnverified = unverified, clusterUnverified, manualUnverified
@@ -399,6 +406,41 @@ func (e *env) converge(ctx context.Context, rels []*release, namespaces []string
 	}
 	log.printf("%d of %d Releases converged (max %s)", len(done), len(rels), percentile(ds, 100).Truncate(time.Millisecond))
 	return ds, out
+}
+
+// waitNamespacesGone waits, up to namespaceGoneBound, until no namespace of the run is
+// being deleted. A namespace whose deletion the driver started, and stopped waiting
+// for when the fault phase ended, is still emptied by kube-controller-manager's
+// namespace controller after its Releases are gone: its passes (a DELETE of the
+// namespace's configmaps, deployments and jobs each, retried with a growing backoff)
+// are not convoy's writes and must not fall in the quiet window (seed 11, 6 December:
+// chaos-2's last pass came 15 s after every Release had converged).
+func (e *env) waitNamespacesGone(ctx context.Context, namespaces []string, log *eventLog) []violation {
+	deadline := time.Now().Add(namespaceGoneBound)
+	logged := false
+	for {
+		var deleting []string
+		for _, ns := range namespaces {
+			n, err := e.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err == nil && n.DeletionTimestamp != nil {
+				deleting = append(deleting, ns)
+			}
+		}
+		switch {
+		case len(deleting) == 0:
+			return nil
+		case time.Now().After(deadline):
+			return []violation{{"converge", "-", fmt.Sprintf("namespaces %v still being deleted %s after the Releases converged", deleting, namespaceGoneBound)}}
+		case !logged:
+			log.printf("Waiting up to %s for namespaces %v, being deleted, to be gone", namespaceGoneBound, deleting)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // converged says whether r has converged; live is its Release, nil when there is none.

@@ -2,7 +2,10 @@
 // server-side dry run on the local control plane, the controller's ClusterRole
 // matches dev.ControllerRules, the krew manifest is complete, and the
 // convoy-sync and convoy-view ClusterRoles allow what they say (against a convoy
-// apiserver running in this process).
+// apiserver running in this process). The chart's etcd is started as processes from
+// its rendered StatefulSet (three members with its flags and certificates), with
+// convoy apiserver from the rendered Deployment's flags, to test it under a lost
+// member and a lost quorum, and the backup CronJob's command against it (issue 38).
 //
 // With -short only the tests that need no control plane run.
 package deploy_test

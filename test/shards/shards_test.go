@@ -38,8 +38,14 @@ type shard struct {
 // the end of the test, or until ctx ends.
 func startShard(t *testing.T, ctx context.Context, ns, name string) *shard {
 	t.Helper()
-	s := &shard{name: name, controller: prometheus.NewRegistry(), observer: prometheus.NewRegistry()}
-	opts := hostmanager.Options{
+	s := startController(t, ctx, ns, name)
+	s.startObserver(t, ctx, ns)
+	return s
+}
+
+// managerOptions are the options of the managers of shard name on namespace ns.
+func managerOptions(ns, name string) hostmanager.Options {
+	return hostmanager.Options{
 		// Only the events under test reconcile: no resync within the test.
 		Resync:                 10 * time.Minute,
 		Shard:                  name,
@@ -47,7 +53,14 @@ func startShard(t *testing.T, ctx context.Context, ns, name string) *shard {
 		HealthProbeBindAddress: "0",
 		Namespaces:             []string{ns},
 	}
-	ctlMgr, err := controller.NewManager(host.RestConfig(), opts)
+}
+
+// startController runs the controller of shard name on namespace ns, without its
+// observer (startObserver), until the end of the test, or until ctx ends.
+func startController(t *testing.T, ctx context.Context, ns, name string) *shard {
+	t.Helper()
+	s := &shard{name: name, controller: prometheus.NewRegistry(), observer: prometheus.NewRegistry()}
+	ctlMgr, err := controller.NewManager(host.RestConfig(), managerOptions(ns, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,18 +73,24 @@ func startShard(t *testing.T, ctx context.Context, ns, name string) *shard {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	obsMgr, err := observer.NewManager(host.RestConfig(), opts)
+	run(t, ctx, ctlMgr)
+	s.ctlCache = ctlMgr.GetCache()
+	return s
+}
+
+// startObserver runs the observer of shard s on namespace ns until the end of the
+// test, or until ctx ends.
+func (s *shard) startObserver(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	obsMgr, err := observer.NewManager(host.RestConfig(), managerOptions(ns, s.name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := observer.Setup(obsMgr, observer.Options{Metrics: s.observer, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
-		run(t, ctx, m)
-	}
-	s.ctlCache, s.obsCache = ctlMgr.GetCache(), obsMgr.GetCache()
-	return s
+	run(t, ctx, obsMgr)
+	s.obsCache = obsMgr.GetCache()
 }
 
 // run starts mgr and stops it at the end of the test.

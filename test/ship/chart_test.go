@@ -145,6 +145,8 @@ func TestChartValuesSchema(t *testing.T) {
 		"bad pull policy":          {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "image/pullPolicy"},
 		"storage without a unit":   {map[string]any{"etcd": map[string]any{"storage": "8"}}, "etcd/storage"},
 		"external etcd, no server": {map[string]any{"etcd": map[string]any{"enabled": false}}, "etcd.servers"},
+		"an even etcd":             {map[string]any{"etcd": map[string]any{"replicas": 2}}, "etcd/replicas"},
+		"unknown certificates":     {map[string]any{"etcd": map[string]any{"tls": map[string]any{"certificates": "vault"}}}, "etcd/tls/certificates"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -174,11 +176,15 @@ func TestChartRendersDefaults(t *testing.T) {
 		"ClusterRoleBinding /convoy-controller", "ClusterRoleBinding /convoy-controller-apply", "ClusterRoleBinding /convoy-controller-impersonate",
 		"ClusterRoleBinding /convoy-observer", "ClusterRoleBinding /convoy-observer-drift", "ClusterRoleBinding /convoy-observer-impersonate",
 		"ClusterRoleBinding /convoy-observer-read",
+		"CronJob convoy/convoy-backup", "CronJob convoy/convoy-etcd-defrag",
 		"Deployment convoy/convoy-apiserver", "Deployment convoy/convoy-controller", "Deployment convoy/convoy-observer",
-		"PodDisruptionBudget convoy/convoy-apiserver", "PodDisruptionBudget convoy/convoy-controller", "PodDisruptionBudget convoy/convoy-observer",
+		"PersistentVolumeClaim convoy/convoy-backup",
+		"PodDisruptionBudget convoy/convoy-apiserver", "PodDisruptionBudget convoy/convoy-controller", "PodDisruptionBudget convoy/convoy-etcd",
+		"PodDisruptionBudget convoy/convoy-observer",
 		"Role convoy/convoy-controller-leader-election", "Role convoy/convoy-observer-leader-election",
 		"RoleBinding convoy/convoy-controller-leader-election", "RoleBinding convoy/convoy-observer-leader-election",
 		"RoleBinding kube-system/convoy-apiserver:extension-apiserver-authentication-reader",
+		"Secret convoy/convoy-etcd-client-tls", "Secret convoy/convoy-etcd-server-tls",
 		"Service convoy/convoy-apiserver", "Service convoy/convoy-controller-metrics", "Service convoy/convoy-etcd", "Service convoy/convoy-observer-metrics",
 		"ServiceAccount convoy/convoy-apiserver", "ServiceAccount convoy/convoy-controller", "ServiceAccount convoy/convoy-observer",
 		"StatefulSet convoy/convoy-etcd",
@@ -189,7 +195,10 @@ func TestChartRendersDefaults(t *testing.T) {
 	}
 	// The release namespace reaches every reference to it, not only metadata.
 	api := deployment(t, objs, "convoy-apiserver").Spec.Template.Spec.Containers[0].Args
-	for _, a := range []string{"--etcd-servers=http://convoy-etcd-0.convoy-etcd.convoy.svc:2379", "--tls-alternate-dns=convoy-apiserver.convoy.svc"} {
+	for _, a := range []string{
+		"--etcd-servers=https://convoy-etcd-0.convoy-etcd.convoy.svc:2379,https://convoy-etcd-1.convoy-etcd.convoy.svc:2379,https://convoy-etcd-2.convoy-etcd.convoy.svc:2379",
+		"--etcd-certfile=/etc/convoy/etcd-tls/tls.crt", "--tls-alternate-dns=convoy-apiserver.convoy.svc",
+	} {
 		if !slices.Contains(api, a) {
 			t.Errorf("apiserver args %v lack %s", api, a)
 		}

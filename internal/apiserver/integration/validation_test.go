@@ -66,6 +66,17 @@ func TestInvalidReleasesAreRejected(t *testing.T) {
 		"sync-requested-at not RFC 3339": {func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "yesterday"}
 		}, "metadata.annotations[convoy.kumodo.io/sync-requested-at]"},
+		"chart from Git and from a repository": {func(r *convoyv1alpha1.Release) {
+			r.Spec.Chart.Git = &convoyv1alpha1.GitChartSource{URL: "https://git.example.com/charts.git", Ref: convoyv1alpha1.GitRef{Branch: "main"}}
+		}, "spec.chart.repository"},
+		"chart from Git with two refs": {func(r *convoyv1alpha1.Release) {
+			r.Spec.Chart = convoyv1alpha1.ChartSource{Git: &convoyv1alpha1.GitChartSource{
+				URL: "https://git.example.com/charts.git", Ref: convoyv1alpha1.GitRef{Branch: "main", Tag: "v1"}}}
+		}, "spec.chart.git.ref"},
+		"chart from a file:// Git repository": {func(r *convoyv1alpha1.Release) {
+			r.Spec.Chart = convoyv1alpha1.ChartSource{Git: &convoyv1alpha1.GitChartSource{
+				URL: "file:///srv/git/charts", Ref: convoyv1alpha1.GitRef{Branch: "main"}}}
+		}, "spec.chart.git.url"},
 		"sync-force-requested-at not RFC 3339": {func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncForceRequestedAt: "2026-13-02"}
 		}, "metadata.annotations[convoy.kumodo.io/sync-force-requested-at]"},
@@ -164,4 +175,20 @@ func requireInvalid(t *testing.T, err error, field string) {
 		}
 	}
 	t.Errorf("422 names fields %q, want %s (message: %s)", strings.Join(fields, ", "), field, status.Message)
+}
+
+// A Release whose chart comes from Git is stored as written.
+func TestReleaseWithChartFromGitIsStored(t *testing.T) {
+	ns := testNamespace(t)
+	git := &convoyv1alpha1.GitChartSource{URL: "ssh://git@git.example.com/platform/charts.git",
+		Ref: convoyv1alpha1.GitRef{Semver: ">=1.0.0 <2.0.0"}, Path: "charts/podinfo", SecretRef: &convoyv1alpha1.LocalObjectReference{Name: "git-creds"}}
+	r := release(ns, "from-git", func(r *convoyv1alpha1.Release) { r.Spec.Chart = convoyv1alpha1.ChartSource{Git: git} })
+	created := &convoyv1alpha1.Release{}
+	if err := admin(t).Post().Namespace(ns).Resource("releases").Body(r).Do(ctx(t)).Into(created); err != nil {
+		t.Fatalf("creating a Release with spec.chart.git: %v", err)
+	}
+	if created.Spec.Chart.Git == nil || *created.Spec.Chart.Git.SecretRef != *git.SecretRef || created.Spec.Chart.Git.Ref != git.Ref ||
+		created.Spec.Chart.Git.URL != git.URL || created.Spec.Chart.Git.Path != git.Path || created.Spec.Chart.Repository != "" {
+		t.Errorf("spec.chart = %+v, want git %+v", created.Spec.Chart, git)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -28,25 +30,32 @@ var (
 	jsonPatchOps    = []string{"add", "remove", "replace", "move", "copy", "test"}
 )
 
+// ReleaseOptions are what the operator allows beyond the defaults.
+type ReleaseOptions struct {
+	// AllowGitFileURLs accepts file:// URLs in spec.chart.git.url: a repository on the
+	// controller's own disk (--allow-git-file-urls).
+	AllowGitFileURLs bool
+}
+
 // Release validates a Release as a whole: metadata, the sync annotations, spec,
 // mutations, lifecycle and pin.
-func Release(r *convoyv1alpha1.Release) field.ErrorList {
+func Release(r *convoyv1alpha1.Release, opts ReleaseOptions) field.ErrorList {
 	errs := ObjectMeta(&r.ObjectMeta, true)
-	errs = append(errs, ReleaseContent(r)...)
+	errs = append(errs, ReleaseContent(r, opts)...)
 	return errs
 }
 
 // ReleaseUpdate validates an updated Release.
-func ReleaseUpdate(r, old *convoyv1alpha1.Release) field.ErrorList {
+func ReleaseUpdate(r, old *convoyv1alpha1.Release, opts ReleaseOptions) field.ErrorList {
 	errs := ObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
-	errs = append(errs, ReleaseContent(r)...)
+	errs = append(errs, ReleaseContent(r, opts)...)
 	return errs
 }
 
 // ReleaseContent validates everything of a Release but the generic metadata.
-func ReleaseContent(r *convoyv1alpha1.Release) field.ErrorList {
+func ReleaseContent(r *convoyv1alpha1.Release, opts ReleaseOptions) field.ErrorList {
 	errs := SyncAnnotations(r.Annotations)
-	errs = append(errs, ReleaseSpec(&r.Spec, specPath)...)
+	errs = append(errs, ReleaseSpec(&r.Spec, specPath, opts)...)
 	errs = append(errs, Mutations(r.Mutations, mutationsPath)...)
 	errs = append(errs, Lifecycle(r.Lifecycle, lifecyclePath)...)
 	errs = append(errs, Pin(r.Pin, pinPath)...)
@@ -54,7 +63,7 @@ func ReleaseContent(r *convoyv1alpha1.Release) field.ErrorList {
 }
 
 // ReleaseSpec validates a Release's spec.
-func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path) field.ErrorList {
+func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TargetNamespace != "" {
 		for _, msg := range utilvalidation.IsDNS1123Label(spec.TargetNamespace) {
@@ -67,7 +76,7 @@ func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path) field.Error
 				msg+" (the name of a ServiceAccount in the Release's namespace)"))
 		}
 	}
-	errs = append(errs, chart(&spec.Chart, path.Child("chart"))...)
+	errs = append(errs, chart(&spec.Chart, path.Child("chart"), opts)...)
 	for i := range spec.ValuesFrom {
 		errs = append(errs, valuesReference(&spec.ValuesFrom[i], path.Child("valuesFrom").Index(i))...)
 	}
@@ -85,11 +94,14 @@ func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path) field.Error
 	return errs
 }
 
-func chart(c *convoyv1alpha1.ChartSource, path *field.Path) field.ErrorList {
+func chart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions) field.ErrorList {
+	if c.Git != nil {
+		return gitChart(c, path, opts)
+	}
 	var errs field.ErrorList
 	repoPath := path.Child("repository")
 	if c.Repository == "" {
-		errs = append(errs, field.Required(repoPath, "an http(s) Helm repository URL or oci://host/path"))
+		errs = append(errs, field.Required(repoPath, "an http(s) Helm repository URL or oci://host/path (or spec.chart.git for a chart in a Git repository)"))
 	} else if msg := repositoryProblem(c.Repository); msg != "" {
 		errs = append(errs, field.Invalid(repoPath, c.Repository, msg))
 	}
@@ -100,6 +112,139 @@ func chart(c *convoyv1alpha1.ChartSource, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(path.Child("secretRef", "name"), ""))
 	}
 	return errs
+}
+
+// gitChart validates a chart from Git: git alone (none of repository, name, version
+// and secretRef beside it), a URL of an allowed scheme, exactly one ref, a path
+// inside the repository.
+func gitChart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions) field.ErrorList {
+	var errs field.ErrorList
+	for name, v := range map[string]bool{"repository": c.Repository != "", "name": c.Name != "", "version": c.Version != "", "secretRef": c.SecretRef != nil} {
+		if v {
+			errs = append(errs, field.Forbidden(path.Child(name),
+				"set either repository, name and version (a Helm repository or OCI registry) or git, not both; the credentials of git go to git.secretRef"))
+		}
+	}
+	slices.SortFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Field, b.Field) })
+	g, gPath := c.Git, path.Child("git")
+	urlPath := gPath.Child("url")
+	if g.URL == "" {
+		errs = append(errs, field.Required(urlPath, "the Git repository: https://, http:// or ssh://"))
+	} else if msg := gitURLProblem(g.URL, opts); msg != "" {
+		errs = append(errs, field.Invalid(urlPath, redactedURL(g.URL), msg))
+	}
+	refPath := gPath.Child("ref")
+	var set []string
+	for _, f := range []struct{ name, value string }{{"branch", g.Ref.Branch}, {"tag", g.Ref.Tag}, {"semver", g.Ref.Semver}, {"commit", g.Ref.Commit}} {
+		if f.value != "" {
+			set = append(set, f.name)
+		}
+	}
+	switch {
+	case len(set) == 0:
+		errs = append(errs, field.Required(refPath, "set exactly one of branch, tag, semver and commit"))
+	case len(set) > 1:
+		errs = append(errs, field.Invalid(refPath, strings.Join(set, ", "), "set exactly one of branch, tag, semver and commit"))
+	}
+	if g.Ref.Branch != "" && !gitRefNameOK(g.Ref.Branch) {
+		errs = append(errs, field.Invalid(refPath.Child("branch"), g.Ref.Branch, "not a valid branch name"))
+	}
+	if g.Ref.Tag != "" && !gitRefNameOK(g.Ref.Tag) {
+		errs = append(errs, field.Invalid(refPath.Child("tag"), g.Ref.Tag, "not a valid tag name"))
+	}
+	if g.Ref.Semver != "" {
+		if _, err := semver.NewConstraint(g.Ref.Semver); err != nil {
+			errs = append(errs, field.Invalid(refPath.Child("semver"), g.Ref.Semver, fmt.Sprintf("not a semver range: %v", err)))
+		}
+	}
+	if g.Ref.Commit != "" && !fullCommit(g.Ref.Commit) {
+		errs = append(errs, field.Invalid(refPath.Child("commit"), g.Ref.Commit, "must be a full commit hash: 40 lowercase hex digits"))
+	}
+	if msg := gitPathProblem(g.Path); msg != "" {
+		errs = append(errs, field.Invalid(gPath.Child("path"), g.Path, msg))
+	}
+	if g.SecretRef != nil && g.SecretRef.Name == "" {
+		errs = append(errs, field.Required(gPath.Child("secretRef", "name"), ""))
+	}
+	return errs
+}
+
+// gitURLProblem says what is wrong with a Git repository URL, or "" when nothing is.
+func gitURLProblem(raw string, opts ReleaseOptions) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "not a URL (scp-like user@host:path is not supported: write ssh://user@host/path)"
+	}
+	switch u.Scheme {
+	case "http", "https", "ssh":
+		if u.Host == "" {
+			return "must name a host"
+		}
+	case "file":
+		if !opts.AllowGitFileURLs {
+			return "file:// URLs are not allowed on this server (the operator allows them with --allow-git-file-urls); use https://, http:// or ssh://"
+		}
+		return ""
+	default:
+		return "must be an https://, http:// or ssh:// URL (scp-like user@host:path is not supported: write ssh://user@host/path)"
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		return "must not hold a password: put the credentials in the Secret of git.secretRef"
+	}
+	if u.User != nil && u.Scheme != "ssh" {
+		return "must not hold a user name: put the credentials in the Secret of git.secretRef"
+	}
+	return ""
+}
+
+// redactedURL is raw with a password in it replaced, for error messages.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<not a URL>"
+	}
+	return u.Redacted()
+}
+
+// gitRefNameOK is a loose check of git check-ref-format: what can never be a branch or tag.
+func gitRefNameOK(name string) bool {
+	if strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") ||
+		strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") ||
+		strings.Contains(name, "@{") || strings.Contains(name, "//") || name == "@" {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r)
+	})
+}
+
+// fullCommit says whether s is a full SHA-1 commit hash, lowercase.
+func fullCommit(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitPathProblem says what is wrong with a chart's folder in a repository, or "".
+func gitPathProblem(p string) string {
+	if p == "" {
+		return ""
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return "must be a relative folder in the repository, with / between its parts (charts/podinfo)"
+	}
+	for part := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
+		if part == ".." {
+			return "must stay inside the repository: no .. parts"
+		}
+	}
+	return ""
 }
 
 // repositoryProblem says what is wrong with a chart repository, or "" when nothing is.

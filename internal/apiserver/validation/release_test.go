@@ -118,11 +118,11 @@ func TestRelease(t *testing.T) {
 			r := validRelease()
 			tc.mutate(r)
 			var got []string
-			for _, e := range Release(r) {
+			for _, e := range Release(r, ReleaseOptions{}) {
 				got = append(got, e.Field)
 			}
 			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
-				t.Errorf("error fields = %v, want %v (%v)", got, tc.fields, Release(r))
+				t.Errorf("error fields = %v, want %v (%v)", got, tc.fields, Release(r, ReleaseOptions{}))
 			}
 		})
 	}

@@ -36,18 +36,18 @@ var reservedTemplateAnnotations = []string{
 }
 
 // ReleaseSet validates a new ReleaseSet.
-func ReleaseSet(s *convoyv1alpha1.ReleaseSet) field.ErrorList {
+func ReleaseSet(s *convoyv1alpha1.ReleaseSet, opts ReleaseOptions) field.ErrorList {
 	errs := ObjectMeta(&s.ObjectMeta, true)
 	if len(s.Name) > MaxReleaseSetNameLength {
 		errs = append(errs, field.TooLong(metadataPath.Child("name"), s.Name, MaxReleaseSetNameLength))
 	}
-	return append(errs, ReleaseSetSpec(&s.Spec, specPath)...)
+	return append(errs, ReleaseSetSpec(&s.Spec, specPath, opts)...)
 }
 
 // ReleaseSetUpdate validates an updated ReleaseSet (its name cannot change).
-func ReleaseSetUpdate(s, old *convoyv1alpha1.ReleaseSet) field.ErrorList {
+func ReleaseSetUpdate(s, old *convoyv1alpha1.ReleaseSet, opts ReleaseOptions) field.ErrorList {
 	errs := ObjectMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
-	return append(errs, ReleaseSetSpec(&s.Spec, specPath)...)
+	return append(errs, ReleaseSetSpec(&s.Spec, specPath, opts)...)
 }
 
 // ReleaseSetStatusUpdate validates a write of a ReleaseSet's status.
@@ -58,9 +58,9 @@ func ReleaseSetStatusUpdate(s, old *convoyv1alpha1.ReleaseSet) field.ErrorList {
 
 // ReleaseSetSpec validates a ReleaseSet's spec: the selectors, the template (a
 // Release's metadata and spec, without spec.cluster) and the stages.
-func ReleaseSetSpec(spec *convoyv1alpha1.ReleaseSetSpec, path *field.Path) field.ErrorList {
+func ReleaseSetSpec(spec *convoyv1alpha1.ReleaseSetSpec, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	errs := labelSelector(spec.ClusterSelector, path.Child("clusterSelector"))
-	errs = append(errs, releaseTemplate(&spec.Template, path.Child("template"))...)
+	errs = append(errs, releaseTemplate(&spec.Template, path.Child("template"), opts)...)
 	errs = append(errs, stages(spec.Strategy.Stages, path.Child("strategy", "stages"))...)
 	return errs
 }
@@ -72,7 +72,7 @@ func labelSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {
 	return metav1validation.ValidateLabelSelector(s, metav1validation.LabelSelectorValidationOptions{}, path)
 }
 
-func releaseTemplate(t *convoyv1alpha1.ReleaseTemplate, path *field.Path) field.ErrorList {
+func releaseTemplate(t *convoyv1alpha1.ReleaseTemplate, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	metaPath := path.Child("metadata")
 	errs := metav1validation.ValidateLabels(t.Metadata.Labels, metaPath.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Metadata.Annotations, metaPath.Child("annotations"))...)
@@ -92,7 +92,7 @@ func releaseTemplate(t *convoyv1alpha1.ReleaseTemplate, path *field.Path) field.
 		errs = append(errs, field.Forbidden(specPath.Child("cluster"),
 			"must be empty: the ReleaseSet sets each Release's cluster (spec.clusterSelector picks the Clusters)"))
 	}
-	return append(errs, ReleaseSpec(&t.Spec, specPath)...)
+	return append(errs, ReleaseSpec(&t.Spec, specPath, opts)...)
 }
 
 // stages validates the rollout's stages. Names are unique DNS labels. Only the last

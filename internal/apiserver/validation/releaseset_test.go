@@ -106,16 +106,16 @@ func TestReleaseSet(t *testing.T) {
 			s := validReleaseSet()
 			tc.mutate(s)
 			var got []string
-			for _, e := range ReleaseSet(s) {
+			for _, e := range ReleaseSet(s, ReleaseOptions{}) {
 				got = append(got, e.Field)
 			}
 			if diff := cmp.Diff(tc.fields, got); diff != "" {
-				t.Errorf("error fields (-want +got):\n%s\nerrors: %v", diff, ReleaseSet(s))
+				t.Errorf("error fields (-want +got):\n%s\nerrors: %v", diff, ReleaseSet(s, ReleaseOptions{}))
 			}
 			old := validReleaseSet()
 			s.Name, s.ResourceVersion, old.ResourceVersion = old.Name, "1", "1"
 			if tc.fields == nil {
-				if errs := ReleaseSetUpdate(s, old); len(errs) > 0 {
+				if errs := ReleaseSetUpdate(s, old, ReleaseOptions{}); len(errs) > 0 {
 					t.Errorf("ReleaseSetUpdate: %v", errs)
 				}
 			}

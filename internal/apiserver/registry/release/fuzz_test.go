@@ -92,7 +92,7 @@ func FuzzReleaseWrites(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, storedBody, body []byte, which uint8) {
 		old, ok := decodeRelease(storedBody)
-		if !ok || len(validation.Release(old)) > 0 {
+		if !ok || len(validation.Release(old, validation.ReleaseOptions{})) > 0 {
 			return // only valid objects are stored
 		}
 		req, ok := decodeRelease(body)

@@ -9,6 +9,7 @@ import (
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/registry"
+	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
 // Storage is the REST storage of releases and their subresources, keyed as the API
@@ -16,9 +17,10 @@ import (
 type Storage map[string]rest.Storage
 
 // NewStorage builds the storage of Releases on the etcd options of optsGetter. c is
-// the clock sync times are read from.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock) (Storage, error) {
+// the clock sync times are read from; opts are what validation allows beyond the defaults.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock, opts validation.ReleaseOptions) (Storage, error) {
 	base := newStrategy(scheme)
+	base.validation = opts
 	store, err := registry.NewStore(registry.Kind{
 		New:         func() runtime.Object { return &convoyv1alpha1.Release{} },
 		NewList:     func() runtime.Object { return &convoyv1alpha1.ReleaseList{} },

@@ -18,10 +18,11 @@ import (
 // (including the two sync annotations) change freely.
 type strategy struct {
 	registry.Strategy
+	validation validation.ReleaseOptions
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{registry.NewStrategy(typer)}
+	return strategy{Strategy: registry.NewStrategy(typer)}
 }
 
 func (strategy) NamespaceScoped() bool { return true }
@@ -54,10 +55,10 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	}
 }
 
-func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validation.Release(obj.(*convoyv1alpha1.Release))
+func (s strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.Release(obj.(*convoyv1alpha1.Release), s.validation)
 }
 
-func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ReleaseUpdate(obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release))
+func (s strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ReleaseUpdate(obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release), s.validation)
 }

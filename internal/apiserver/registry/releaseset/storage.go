@@ -5,6 +5,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/clock"
+	"kumodo.io/convoy/internal/apiserver/validation"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/registry"
@@ -16,10 +17,11 @@ const ShortName = "relset"
 
 // NewStorage builds the storage of ReleaseSets, their /status and /promote on the
 // etcd options of optsGetter. c is the clock approvals are timed with; access decides
-// whether a user may write the Releases a set stands for.
+// whether a user may write the Releases a set stands for; opts are what the operator
+// allows in a Release (the template is validated as one).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock,
-	access ReleasesAccess) (map[string]rest.Storage, error) {
-	base := newStrategy(scheme)
+	access ReleasesAccess, opts validation.ReleaseOptions) (map[string]rest.Storage, error) {
+	base := newStrategy(scheme, opts)
 	store, err := registry.NewStore(registry.Kind{
 		New:         func() runtime.Object { return &convoyv1alpha1.ReleaseSet{} },
 		NewList:     func() runtime.Object { return &convoyv1alpha1.ReleaseSetList{} },

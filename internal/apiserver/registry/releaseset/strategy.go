@@ -17,10 +17,11 @@ import (
 // only a spec change bumps the generation. Labels and annotations change freely.
 type strategy struct {
 	registry.Strategy
+	validation validation.ReleaseOptions
 }
 
-func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{registry.NewStrategy(typer)}
+func newStrategy(typer runtime.ObjectTyper, opts validation.ReleaseOptions) strategy {
+	return strategy{Strategy: registry.NewStrategy(typer), validation: opts}
 }
 
 func (strategy) NamespaceScoped() bool { return true }
@@ -47,12 +48,12 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	}
 }
 
-func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ReleaseSet(obj.(*convoyv1alpha1.ReleaseSet))
+func (s strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.ReleaseSet(obj.(*convoyv1alpha1.ReleaseSet), s.validation)
 }
 
-func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ReleaseSetUpdate(obj.(*convoyv1alpha1.ReleaseSet), old.(*convoyv1alpha1.ReleaseSet))
+func (s strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ReleaseSetUpdate(obj.(*convoyv1alpha1.ReleaseSet), old.(*convoyv1alpha1.ReleaseSet), s.validation)
 }
 
 // statusStrategy is the /status subresource's: a write changes only status, never the

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
 const revision = "sha256:0123456789abcdef"
@@ -78,7 +79,7 @@ func TestMainStrategyUpdate(t *testing.T) {
 			old := stored()
 			in := stored()
 			tc.change(in)
-			newStrategy(nil).PrepareForUpdate(context.Background(), in, old)
+			newStrategy(nil, validation.ReleaseOptions{}).PrepareForUpdate(context.Background(), in, old)
 			want := stored()
 			tc.want(want)
 			want.Generation = tc.wantGeneration
@@ -91,7 +92,7 @@ func TestMainStrategyUpdate(t *testing.T) {
 
 func TestMainStrategyCreateDropsStatusAndApprovals(t *testing.T) {
 	in := stored()
-	newStrategy(nil).PrepareForCreate(context.Background(), in)
+	newStrategy(nil, validation.ReleaseOptions{}).PrepareForCreate(context.Background(), in)
 	if in.Generation != 1 || in.Approvals != nil || !cmp.Equal(in.Status, convoyv1alpha1.ReleaseSetStatus{}) {
 		t.Errorf("after create: generation %d, approvals %v, status %+v; want 1 and neither", in.Generation, in.Approvals, in.Status)
 	}
@@ -106,7 +107,7 @@ func TestStatusStrategyWritesOnlyStatus(t *testing.T) {
 	in.Generation = 7
 	in.Status = convoyv1alpha1.ReleaseSetStatus{ObservedGeneration: 3, Revision: revision,
 		Stages: []convoyv1alpha1.StageStatus{{Name: "rest", Phase: convoyv1alpha1.StageWaitingForApproval, Clusters: 2}}}
-	statusStrategy{newStrategy(nil)}.PrepareForUpdate(context.Background(), in, old)
+	statusStrategy{newStrategy(nil, validation.ReleaseOptions{})}.PrepareForUpdate(context.Background(), in, old)
 	want := stored()
 	want.Status = in.Status
 	if diff := cmp.Diff(want, in); diff != "" {

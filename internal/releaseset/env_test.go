@@ -1,0 +1,421 @@
+package releaseset_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/observer"
+	"kumodo.io/convoy/internal/releaseset"
+	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/testenv"
+)
+
+// resync is the informer resync period of the tests' processes: short, so that a test
+// of the steady state spans several.
+const resync = 2 * time.Second
+
+// fleet is what an end-to-end test works with: a namespace of its own, Clusters of its
+// own (all pointing at the local control plane, labelled fleet=<id>), an admin client,
+// and the controller and the observer limited to the namespace.
+type fleet struct {
+	t      *testing.T
+	ctx    context.Context
+	ns, id string
+	c      client.WithWatch
+	// metrics is the controller's registry.
+	metrics *prometheus.Registry
+}
+
+// newFleet makes the test's namespace, a kubeconfig Secret and one Cluster per entry
+// of clusters (name → labels besides fleet=<id>), named "<name>-<id>", and starts the
+// controller and the observer.
+func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(*hostmanager.Options)) *fleet {
+	t.Helper()
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	scheme, err := hostmanager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(host.RestConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{t: t, ctx: ctx, c: c, ns: testenv.Namespace(t, ctx, c, "rs", nil), id: testenv.RandomSuffix()}
+	kubeconfig, err := os.ReadFile(host.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}}
+	if err := c.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	for name, labels := range clusters {
+		cl := &v1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: f.cluster(name), Labels: map[string]string{"fleet": f.id}},
+			Spec:       v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: f.ns, Name: "kubeconfig"}}},
+		}
+		for k, v := range labels {
+			cl.Labels[k] = v
+		}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
+	}
+	mo := hostmanager.Options{Resync: resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
+	for _, o := range opts {
+		o(&mo)
+	}
+	ctlMgr, err := controller.NewManager(host.RestConfig(), mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.metrics = prometheus.NewRegistry()
+	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
+		Renderer: renderer, Metrics: f.metrics, SkipNameValidation: true, AssessmentOverdueAfter: -1,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	obsMgr, err := observer.NewManager(host.RestConfig(), mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := observer.Setup(obsMgr, observer.Options{Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
+		run(t, ctx, m)
+	}
+	return f
+}
+
+// inShard runs the test's controller and observer as the shard name (--shard).
+func inShard(name string) func(*hostmanager.Options) {
+	return func(o *hostmanager.Options) { o.Shard = name }
+}
+
+// run starts mgr and stops it at the end of the test.
+func run(t *testing.T, ctx context.Context, mgr manager.Manager) {
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("a manager's cache did not sync")
+	}
+}
+
+// cluster is the name of the test's Cluster name.
+func (f *fleet) cluster(name string) string { return name + "-" + f.id }
+
+// release is the name of the Release of set for the test's Cluster name.
+func (f *fleet) release(set, name string) string { return releaseset.ReleaseName(set, f.cluster(name)) }
+
+// stagedSet is a ReleaseSet of the fleet chart over the test's Clusters with values,
+// automatic sync, and the stages given.
+func (f *fleet) stagedSet(name, values string, stages ...v1.Stage) *v1.ReleaseSet {
+	return &v1.ReleaseSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: v1.ReleaseSetSpec{
+			ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": f.id}},
+			Template: v1.ReleaseTemplate{Spec: v1.ReleaseSpec{
+				Chart:      v1.ChartSource{Repository: charts, Name: "fleet", Version: "0.1.0"},
+				Values:     rawJSON(values),
+				SyncPolicy: v1.SyncPolicy{Automatic: ptrTo(true)},
+			}},
+			Strategy: v1.ReleaseSetStrategy{Stages: stages},
+		},
+	}
+}
+
+func (f *fleet) create(obj client.Object) {
+	f.t.Helper()
+	if err := f.c.Create(f.ctx, obj); err != nil {
+		f.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// set reads the ReleaseSet name.
+func (f *fleet) set(name string) *v1.ReleaseSet {
+	f.t.Helper()
+	s := &v1.ReleaseSet{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, s); err != nil {
+		f.t.Fatalf("get ReleaseSet %s: %v", name, err)
+	}
+	return s
+}
+
+// releases are the Releases of set, by name.
+func (f *fleet) releases(set string) map[string]v1.Release {
+	f.t.Helper()
+	list := &v1.ReleaseList{}
+	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set}); err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]v1.Release{}
+	for _, r := range list.Items {
+		out[r.Name] = r
+	}
+	return out
+}
+
+// updateTemplate changes the template of set name.
+func (f *fleet) updateTemplate(name string, change func(*v1.ReleaseTemplate)) {
+	f.t.Helper()
+	testenv.Eventually(f.t, f.ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
+		s := f.set(name)
+		change(&s.Spec.Template)
+		if err := f.c.Update(f.ctx, s); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
+
+// phases says where the rollout of set stands: "rev canary Complete, rest Waiting".
+func phases(s *v1.ReleaseSet) string {
+	var parts []string
+	for _, st := range s.Status.Stages {
+		parts = append(parts, fmt.Sprintf("%s %s", st.Name, st.Phase))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// waitPhases waits until the status of set name describes its generation, at another
+// revision than not, with the stage phases want ("canary Complete, rest Waiting"), and
+// returns the set.
+func (f *fleet) waitPhases(name, not, want string) *v1.ReleaseSet {
+	f.t.Helper()
+	var s *v1.ReleaseSet
+	testenv.Eventually(f.t, f.ctx, fmt.Sprintf("ReleaseSet %s: %s", name, want), 2*time.Minute, func() (bool, string) {
+		s = f.set(name)
+		got := phases(s)
+		return s.Status.ObservedGeneration == s.Generation && s.Status.Revision != not && got == want,
+			fmt.Sprintf("generation %d, status of %d at %s: %s; conditions %s", s.Generation, s.Status.ObservedGeneration,
+				s.Status.Revision, got, conditions(s.Status.Conditions))
+	})
+	return s
+}
+
+func conditions(cs []metav1.Condition) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s (%s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// readyAt says whether rel is Ready at revision rev, as the contract defines it.
+func readyAt(rel *v1.Release, rev string) bool {
+	return rel.Annotations[v1.AnnotationReleaseSetRevision] == rev && rel.Generation == rel.Status.ObservedGeneration &&
+		apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+}
+
+// promote POSTs releasesets/<name>/promote as the admin and returns the HTTP status
+// and body.
+func (f *fleet) promote(name string) (int, string) {
+	f.t.Helper()
+	cfg := host.RestConfig()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s/%s/%s", cfg.Host, v1.SchemeGroupVersion, f.ns,
+		v1.ResourceReleaseSets, name, v1.SubresourcePromote)
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		f.t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// mustPromote promotes name and fails the test unless the answer is 200.
+func (f *fleet) mustPromote(name string) {
+	f.t.Helper()
+	if code, body := f.promote(name); code != http.StatusOK {
+		f.t.Fatalf("promote %s: %d %s", name, code, body)
+	}
+}
+
+// stageOrder watches the Releases of a set and records every violation of the
+// rollout's order: a Release of a later stage that gets a revision (is created with it,
+// or updated to it) while a Release of an earlier stage is not Ready at it, as the
+// watch has shown them so far (one resource's watch is in resourceVersion order).
+type stageOrder struct {
+	mu         sync.Mutex
+	violations []string
+	events     int
+}
+
+// watchStageOrder starts a stageOrder on the Releases of set, whose stages hold the
+// Release names of stages, in order.
+func (f *fleet) watchStageOrder(set string, stages ...[]string) *stageOrder {
+	f.t.Helper()
+	w, err := f.c.Watch(f.ctx, &v1.ReleaseList{}, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(w.Stop)
+	stageOf := map[string]int{}
+	for i, names := range stages {
+		for _, n := range names {
+			stageOf[n] = i
+		}
+	}
+	o := &stageOrder{}
+	go func() {
+		latest := map[string]*v1.Release{}
+		for ev := range w.ResultChan() {
+			rel, ok := ev.Object.(*v1.Release)
+			if !ok {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				delete(latest, rel.Name)
+				continue
+			}
+			rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
+			var before string
+			if prev := latest[rel.Name]; prev != nil {
+				before = prev.Annotations[v1.AnnotationReleaseSetRevision]
+			}
+			latest[rel.Name] = rel
+			o.mu.Lock()
+			o.events++
+			if rev != before {
+				for name, i := range stageOf {
+					if i >= stageOf[rel.Name] {
+						continue
+					}
+					if earlier := latest[name]; earlier == nil || !readyAt(earlier, rev) {
+						o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
+							rel.Name, rev, name))
+					}
+				}
+			}
+			o.mu.Unlock()
+		}
+	}()
+	return o
+}
+
+// check fails the test with the violations seen so far.
+func (o *stageOrder) check(t *testing.T) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.events == 0 {
+		t.Error("the watch of the Releases saw no event")
+	}
+	sort.Strings(o.violations)
+	for _, v := range o.violations {
+		t.Error(v)
+	}
+}
+
+// warning says whether a Warning event of reason about the ReleaseSet set, whose note
+// contains text, was recorded.
+func (f *fleet) warning(set, reason, text string) bool {
+	f.t.Helper()
+	list := &eventsv1.EventList{}
+	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "ReleaseSet" && e.Regarding.Name == set && e.Type == corev1.EventTypeWarning &&
+			e.Reason == reason && strings.Contains(e.Note, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// writes is the controller's convoy_releaseset_release_writes_total of action.
+func (f *fleet) writes(action string) float64 {
+	f.t.Helper()
+	mfs, err := f.metrics.Gather()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "convoy_releaseset_release_writes_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "action" && l.GetValue() == action {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// configMap reads a ConfigMap of the test's namespace; nil when there is none.
+func (f *fleet) configMap(name string) *corev1.ConfigMap {
+	f.t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		f.t.Fatal(err)
+	}
+	return cm
+}
+
+// resourceVersions are the resourceVersions of set name and of its Releases.
+func (f *fleet) resourceVersions(name string) map[string]string {
+	f.t.Helper()
+	out := map[string]string{"ReleaseSet " + name: f.set(name).ResourceVersion}
+	for n, r := range f.releases(name) {
+		out["Release "+n] = r.ResourceVersion
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }

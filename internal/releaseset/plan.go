@@ -1,0 +1,362 @@
+package releaseset
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Input is everything a plan is made from, as observed in one reconcile.
+type Input struct {
+	// Set is the ReleaseSet, with its approvals and its current status.
+	Set *v1.ReleaseSet
+	// NamespaceLabels are the labels of the set's namespace (Clusters' namespaceSelectors).
+	NamespaceLabels map[string]string
+	// Clusters are the Cluster objects of the host.
+	Clusters []v1.Cluster
+	// Releases are the Releases labelled with the set's name; those the set does not
+	// control (ownerReference) are left alone.
+	Releases []v1.Release
+	// Now is the time of the reconcile (conditions' lastTransitionTime).
+	Now metav1.Time
+}
+
+// Plan is what a reconcile writes: the Releases to create, update and delete, and the
+// set's status as observed (the writes show in the next reconcile's).
+type Plan struct {
+	// Create are new Releases, complete but for the server's fields.
+	Create []*v1.Release
+	// Update are existing Releases with the fields the set owns (spec, its labels and
+	// annotations, the ownerReference) changed; every other field as observed.
+	Update []*v1.Release
+	// Delete are Releases of Clusters that the set no longer selects or that are gone.
+	Delete []*v1.Release
+	// Status is the set's status.
+	Status v1.ReleaseSetStatus
+}
+
+// Writes reports whether the plan changes any Release.
+func (p Plan) Writes() bool { return len(p.Create)+len(p.Update)+len(p.Delete) > 0 }
+
+// observed is where one Release stands with respect to a revision.
+type observed struct {
+	rel *v1.Release
+	// updated: its revision annotation is the revision.
+	updated bool
+	// ready: updated, its status observes its generation, and Ready=True.
+	ready bool
+	// failed: updated, observed, and its rollout of the current render ended Failed or RolledBack.
+	failed bool
+}
+
+func observe(rel *v1.Release, rev string) observed {
+	o := observed{rel: rel}
+	if rel == nil || rel.Annotations[v1.AnnotationReleaseSetRevision] != rev {
+		return o
+	}
+	o.updated = true
+	if rel.Generation != rel.Status.ObservedGeneration {
+		return o
+	}
+	o.ready = apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+	if ro := rel.Status.Rollout; ro != nil && (ro.Phase == v1.RolloutFailed || ro.Phase == v1.RolloutRolledBack) &&
+		rel.Status.Render != nil && ro.RenderRef == rel.Status.Render.Ref {
+		o.failed = true
+	}
+	return o
+}
+
+// Decide makes the plan of a reconcile (see docs/fleets.md, "How a rollout proceeds"):
+//
+//   - every revision rolls out stage by stage, the first one included: a stage starts
+//     when every Release of the stages before it is Ready at the revision and, when
+//     Manual, an approval holds {stage, revision};
+//   - inside a started stage at most maxParallel Releases are updated and not yet Ready;
+//   - a Release of a stage that has not started is neither created nor changed; a new
+//     Cluster of such a stage gets a copy of a sibling's Release (the revision the stage
+//     is at), or waits for its stage when it has no sibling;
+//   - a Release that failed at the revision halts the set: no Release gets the revision
+//     until a new one;
+//   - the Release of a Cluster no longer selected (or gone) is deleted.
+func Decide(in Input) Plan {
+	set := in.Set
+	rev := Revision(set.Spec.Template)
+	st := v1.ReleaseSetStatus{
+		ObservedGeneration: set.Generation,
+		Revision:           rev,
+	}
+	for _, c := range set.Status.Conditions {
+		st.Conditions = append(st.Conditions, *c.DeepCopy())
+	}
+	sel, err := Select(set, in.NamespaceLabels, in.Clusters)
+	if err != nil {
+		msg := fmt.Sprintf("%v: fix the ReleaseSet; no Release is written until then", err)
+		setCondition(&st, in, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonInvalidSpec, msg)
+		setCondition(&st, in, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonInvalidSpec, msg)
+		setCondition(&st, in, v1.ConditionHalted, metav1.ConditionFalse, v1.ReasonNotHalted, "No Release failed at this revision.")
+		return Plan{Status: st}
+	}
+	st.Skipped = sel.Skipped
+
+	owned := map[string]*v1.Release{}
+	for i := range in.Releases {
+		if r := &in.Releases[i]; controlledBy(r, set) {
+			owned[r.Name] = r
+		}
+	}
+	b := builder{set: set, rev: rev}
+
+	// The halt: the first Release, in rollout order, that failed at the revision.
+	var failed *observed
+	failedStage := -1
+	for i, sc := range sel.Stages {
+		for _, c := range sc.Clusters {
+			if o := observe(owned[ReleaseName(set.Name, c)], rev); o.failed && failed == nil {
+				failed, failedStage = &o, i
+			}
+		}
+	}
+	halted := failed != nil
+
+	var plan Plan
+	wanted := map[string]bool{}
+	earlierDone := true
+	for i, sc := range sel.Stages {
+		ss := v1.StageStatus{Name: sc.Stage.Name, Clusters: int32(len(sc.Clusters))}
+		done, inflight := true, 0
+		for _, c := range sc.Clusters {
+			name := ReleaseName(set.Name, c)
+			wanted[name] = true
+			o := observe(owned[name], rev)
+			if o.updated {
+				ss.Updated++
+			}
+			if o.ready {
+				ss.Ready++
+			} else {
+				done = false
+			}
+			if o.updated && !o.ready {
+				inflight++
+			}
+		}
+		switch {
+		case halted && i == failedStage:
+			ss.Phase = v1.StageHalted
+		case !earlierDone:
+			ss.Phase = v1.StageWaiting
+		case done:
+			ss.Phase = v1.StageComplete
+		case sc.Stage.Approval == v1.ApprovalManual && !approved(set.Approvals, sc.Stage.Name, rev):
+			ss.Phase = v1.StageWaitingForApproval
+		default:
+			ss.Phase = v1.StageProgressing
+		}
+		// A started stage gets the revision: new and outdated Releases under maxParallel
+		// while it progresses, hand-made changes undone at any time.
+		rolling := (ss.Phase == v1.StageProgressing || ss.Phase == v1.StageComplete) && !halted
+		budget := MaxParallel(sc.Stage.MaxParallel, len(sc.Clusters)) - inflight
+		for _, c := range sc.Clusters {
+			name := ReleaseName(set.Name, c)
+			o := observe(owned[name], rev)
+			switch {
+			case o.rel != nil && o.rel.DeletionTimestamp != nil:
+				// Being deleted: a new one is created once it is gone.
+			case rolling && o.rel == nil:
+				if budget > 0 {
+					plan.Create = append(plan.Create, b.release(c))
+					budget--
+				}
+			case rolling && !o.updated:
+				if budget > 0 {
+					plan.Update = append(plan.Update, b.update(o.rel, b.release(c)))
+					budget--
+				}
+			case rolling && b.differs(o.rel, b.release(c)):
+				// At the revision, but what the set owns was changed by hand: restore it.
+				plan.Update = append(plan.Update, b.update(o.rel, b.release(c)))
+			case o.rel == nil:
+				// The stage has not started (or the set is halted): the new Cluster gets
+				// the revision its stage is at, that of a sibling, if it has one.
+				if sib := sibling(sc.Clusters, owned, set.Name, rev, halted); sib != nil {
+					plan.Create = append(plan.Create, b.copyOf(sib, c))
+				}
+			}
+		}
+		earlierDone = earlierDone && done
+		st.Stages = append(st.Stages, ss)
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(owned)) {
+		if r := owned[name]; !wanted[name] && r.DeletionTimestamp == nil {
+			plan.Delete = append(plan.Delete, r)
+		}
+	}
+	setConditions(&st, in, failed)
+	plan.Status = st
+	return plan
+}
+
+// approved says whether approvals hold {stage, revision}.
+func approved(approvals []v1.StageApproval, stage, rev string) bool {
+	return slices.ContainsFunc(approvals, func(a v1.StageApproval) bool { return a.Stage == stage && a.Revision == rev })
+}
+
+// controlledBy says whether set is rel's controller.
+func controlledBy(rel *v1.Release, set *v1.ReleaseSet) bool {
+	ref := metav1.GetControllerOfNoCopy(rel)
+	return ref != nil && ref.UID == set.UID && ref.Kind == "ReleaseSet" && ref.Name == set.Name
+}
+
+// sibling is the Release of the first of clusters (by name) that has one with a
+// revision annotation, other than rev when the set is halted; nil if none.
+func sibling(clusters []string, owned map[string]*v1.Release, set, rev string, halted bool) *v1.Release {
+	for _, c := range clusters {
+		r := owned[ReleaseName(set, c)]
+		if r == nil || r.DeletionTimestamp != nil {
+			continue
+		}
+		if at := r.Annotations[v1.AnnotationReleaseSetRevision]; at != "" && (!halted || at != rev) {
+			return r
+		}
+	}
+	return nil
+}
+
+// builder writes the Releases of one set at one revision.
+type builder struct {
+	set *v1.ReleaseSet
+	rev string
+}
+
+// release is the Release of cluster at the revision, defaulted as the API server
+// stores it.
+func (b builder) release(cluster string) *v1.Release {
+	t := b.set.Spec.Template
+	rel := &v1.Release{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   b.set.Namespace,
+			Name:        ReleaseName(b.set.Name, cluster),
+			Labels:      maps.Clone(t.Metadata.Labels),
+			Annotations: maps.Clone(t.Metadata.Annotations),
+		},
+		Spec: *t.Spec.DeepCopy(),
+	}
+	if rel.Labels == nil {
+		rel.Labels = map[string]string{}
+	}
+	if rel.Annotations == nil {
+		rel.Annotations = map[string]string{}
+	}
+	b.own(rel, cluster)
+	rel.Annotations[v1.AnnotationReleaseSetRevision] = b.rev
+	v1.SetObjectDefaults_Release(rel)
+	return rel
+}
+
+// own puts on rel what marks it as the set's Release of cluster: labels, the
+// controller reference, spec.cluster, and the shard label.
+func (b builder) own(rel *v1.Release, cluster string) {
+	rel.Spec.Cluster = cluster
+	rel.Labels[v1.LabelReleaseSet] = v1.LabelValue(b.set.Name)
+	rel.Labels[v1.LabelCluster] = v1.LabelValue(cluster)
+	// A set's Releases are in its shard (the template's label, else the set's own):
+	// the controller of a shard caches only that shard's Releases.
+	if shard, ok := b.set.Labels[v1.LabelShard]; ok {
+		if _, inTemplate := b.set.Spec.Template.Metadata.Labels[v1.LabelShard]; !inTemplate {
+			rel.Labels[v1.LabelShard] = shard
+		}
+	}
+	rel.OwnerReferences = []metav1.OwnerReference{b.ownerRef()}
+}
+
+func (b builder) ownerRef() metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         v1.SchemeGroupVersion.String(),
+		Kind:               "ReleaseSet",
+		Name:               b.set.Name,
+		UID:                b.set.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// copyOf is a new Release for cluster with sib's spec, labels and annotations (its
+// revision): the revision a stage that has not started is at. Per-Release requests
+// (the sync annotations) are not copied.
+func (b builder) copyOf(sib *v1.Release, cluster string) *v1.Release {
+	rel := &v1.Release{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   b.set.Namespace,
+			Name:        ReleaseName(b.set.Name, cluster),
+			Labels:      maps.Clone(sib.Labels),
+			Annotations: maps.Clone(sib.Annotations),
+		},
+		Spec: *sib.Spec.DeepCopy(),
+	}
+	if rel.Labels == nil {
+		rel.Labels = map[string]string{}
+	}
+	delete(rel.Annotations, v1.AnnotationSyncRequestedAt)
+	delete(rel.Annotations, v1.AnnotationSyncForceRequestedAt)
+	b.own(rel, cluster)
+	return rel
+}
+
+// differs says whether what the set owns on rel differs from want: the spec, the
+// labels and annotations want has, the controller reference.
+func (b builder) differs(rel, want *v1.Release) bool {
+	if !sameSpec(rel.Spec, want.Spec) {
+		return true
+	}
+	for k, v := range want.Labels {
+		if got, ok := rel.Labels[k]; !ok || got != v {
+			return true
+		}
+	}
+	for k, v := range want.Annotations {
+		if got, ok := rel.Annotations[k]; !ok || got != v {
+			return true
+		}
+	}
+	ref := metav1.GetControllerOfNoCopy(rel)
+	return ref == nil || ref.UID != b.set.UID || !ptr.Deref(ref.BlockOwnerDeletion, false)
+}
+
+// update is rel with the fields the set owns taken from want; pin, mutations,
+// lifecycle, status and other labels and annotations as they are.
+func (b builder) update(rel, want *v1.Release) *v1.Release {
+	out := rel.DeepCopy()
+	out.Spec = *want.Spec.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	maps.Copy(out.Labels, want.Labels)
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	maps.Copy(out.Annotations, want.Annotations)
+	if i := slices.IndexFunc(out.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == b.set.UID }); i >= 0 {
+		out.OwnerReferences[i] = b.ownerRef()
+	} else {
+		out.OwnerReferences = append(out.OwnerReferences, b.ownerRef())
+	}
+	return out
+}
+
+// sameSpec compares two Release specs as the API server stores them: defaulted, values
+// compared as JSON rather than as bytes.
+func sameSpec(a, b v1.ReleaseSpec) bool {
+	ra, rb := &v1.Release{Spec: *a.DeepCopy()}, &v1.Release{Spec: *b.DeepCopy()}
+	v1.SetObjectDefaults_Release(ra)
+	v1.SetObjectDefaults_Release(rb)
+	ja, errA := canonicalJSON(ra.Spec)
+	jb, errB := canonicalJSON(rb.Spec)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}

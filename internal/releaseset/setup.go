@@ -1,0 +1,99 @@
+package releaseset
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrlbuilder "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Name is the ReleaseSet controller's name, in logs and events.
+const Name = "convoy-releaseset-controller"
+
+// Options configure the ReleaseSet controller.
+type Options struct {
+	// Clock is read once per reconcile. Default: the real clock.
+	Clock clock.Clock
+	// Events records events on ReleaseSets. Default: the manager's recorder.
+	Events EventRecorder
+	// Concurrency is the number of ReleaseSets reconciled at the same time (default 2).
+	Concurrency int
+	// SkipNameValidation allows several controllers of the same name in one process (tests).
+	SkipNameValidation bool
+	// Metrics registers the metrics. Default: controller-runtime's registry.
+	Metrics prometheus.Registerer
+	// Middleware, when set, wraps the Reconciler as the controller calls it (tests).
+	Middleware func(reconcile.Reconciler) reconcile.Reconciler
+}
+
+// Setup registers the ReleaseSet controller with mgr. It reconciles a set when the set
+// changes (spec, approvals, status), when one of the Releases it controls changes,
+// when a Cluster's labels or spec change or a Cluster comes or goes (every set: any may
+// select it), and when the labels of a namespace change (the sets in it: namespace
+// selectors). A manager of a shard caches only the sets and Releases of its shard
+// (hostmanager), so it reconciles only those.
+func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Events == nil {
+		o.Events = mgr.GetEventRecorder(Name)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 2
+	}
+	if o.Metrics == nil {
+		o.Metrics = ctrlmetrics.Registry
+	}
+	r := &Reconciler{client: mgr.GetClient(), clock: o.Clock, events: o.Events, metrics: newMetrics(o.Metrics)}
+	var rec reconcile.Reconciler = r
+	if o.Middleware != nil {
+		rec = o.Middleware(r)
+	}
+	c := mgr.GetClient()
+	err := ctrlbuilder.ControllerManagedBy(mgr).
+		Named("releaseset").
+		For(&v1.ReleaseSet{}).
+		Owns(&v1.Release{}).
+		Watches(&v1.Cluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+			return setsIn(ctx, c)
+		}), ctrlbuilder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
+			return setsIn(ctx, c, client.InNamespace(ns.GetName()))
+		}), ctrlbuilder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: o.Concurrency,
+			SkipNameValidation:      ptr.To(o.SkipNameValidation),
+		}).
+		Complete(rec)
+	if err != nil {
+		return nil, fmt.Errorf("set up the ReleaseSet controller: %w", err)
+	}
+	return r, nil
+}
+
+// setsIn lists the ReleaseSets in the cache (of a namespace, with opts) as requests.
+func setsIn(ctx context.Context, c client.Reader, opts ...client.ListOption) []reconcile.Request {
+	sets := &v1.ReleaseSetList{}
+	if err := c.List(ctx, sets, opts...); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(sets.Items))
+	for _, s := range sets.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return reqs
+}
