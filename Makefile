@@ -106,6 +106,11 @@ bench-observer: kube
 bench-e2e: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/e2e $(BENCH_FLAGS)
 
+## bench-fleet: benchmark convoy across a local fleet (default 10 target clusters, 100 Releases): on one cluster vs spread over the fleet, create → all Ready, a new revision canary first, RSS and goroutines of controller and observer per added cluster, connections and requests per Release per cluster; flags: BENCH_FLAGS='-clusters=10 -releases=20'. Figures: docs/notes/fleet-benchmark.md
+.PHONY: bench-fleet
+bench-fleet: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/fleet $(BENCH_FLAGS)
+
 ## bench-largechart: one large chart end to end (test/corpus large-umbrella with ci/large-values.yaml: ~150 objects, four subcharts, CRDs of 1.1 and 0.5 MB): install and upgrade → Ready, a steady window's writes, the deletion, peak RSS of controller and observer; flags: BENCH_FLAGS='-steady=30s'. Figures: docs/performance.md
 .PHONY: bench-largechart
 bench-largechart: kube

@@ -41,11 +41,13 @@ type Target struct {
 	Base *Target
 
 	httpClient *http.Client
-	dynamic    dynamic.Interface
-	versions   *discovery.DiscoveryClient
-	discovery  discovery.CachedDiscoveryInterface
-	clock      clock.PassiveClock
-	ttl        time.Duration
+	// reach is whether a remote cluster answers; nil for the host.
+	reach     *reachability
+	dynamic   dynamic.Interface
+	versions  *discovery.DiscoveryClient
+	discovery discovery.CachedDiscoveryInterface
+	clock     clock.PassiveClock
+	ttl       time.Duration
 
 	mu        sync.Mutex
 	fetchedAt time.Time
@@ -66,6 +68,14 @@ type Discovery struct {
 // and returns the connection. name is the Cluster's name, empty for the host.
 func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.PassiveClock, ttl time.Duration) (*Target, error) {
 	cfg = rest.CopyConfig(cfg)
+	var reach *reachability
+	if name != "" {
+		// A remote cluster: its requests are bounded and fail at once while it does
+		// not answer (reachability.go). The identities' configs copy the wrapper, so
+		// they share what it knows.
+		reach = newReachability(cfg.Host)
+		cfg.Wrap(reach.wrap)
+	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, &configError{fmt.Errorf("make an HTTP client: %w", err)}
@@ -88,7 +98,7 @@ func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.Pas
 	}
 	t := &Target{
 		Name: name, Config: cfg, Client: c,
-		httpClient: httpClient, dynamic: dyn, versions: dc, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
+		httpClient: httpClient, reach: reach, dynamic: dyn, versions: dc, discovery: memory.NewMemCacheClient(dc), clock: clk, ttl: ttl,
 	}
 	t.Base = t
 	if t.Version, err = serverVersion(ctx, dc); err != nil {
