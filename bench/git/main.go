@@ -389,8 +389,12 @@ func (r report) print() {
 		conc = fmt.Sprintf("--concurrency=%d", r.cfg.concurrency)
 	}
 	fmt.Printf("\n## bench/git: %d Releases per source, created side by side, interval %s, controller %s, observer with its defaults\n\n", r.cfg.releases, r.cfg.interval, conc)
-	fmt.Printf("Command: go run ./bench/git -releases=%d -interval=%s -steady-intervals=%d -concurrency=%d\n\n",
-		r.cfg.releases, r.cfg.interval, r.cfg.steadyIntervals, r.cfg.concurrency)
+	flags := ""
+	if r.cfg.concurrency > 0 {
+		flags = fmt.Sprintf(" -concurrency=%d", r.cfg.concurrency)
+	}
+	fmt.Printf("Command: go run ./bench/git -releases=%d -interval=%s -steady-intervals=%d%s\n\n",
+		r.cfg.releases, r.cfg.interval, r.cfg.steadyIntervals, flags)
 	fmt.Printf("First create → all %d Releases of both sources Ready: %s\n\n", 2*r.cfg.releases, r.total.Round(time.Second))
 	fmt.Println("| | Helm repository | Git repository |")
 	fmt.Println("| --- | --- | --- |")
