@@ -1,16 +1,20 @@
 // Command git benchmarks charts from Git (issue 36): N Releases of one chart folder of
 // one Git repository against the same N Releases of the same chart from a Helm
-// repository, on a local control plane with convoy apiserver and convoy controller as
-// separate processes (benchenv). The Git repository is served in this process over
-// https with basic auth (internal/render/gittest), the Helm repository by
-// internal/render/chartrepo; both count the requests they answer.
+// repository, on a local control plane with simulated workloads, convoy apiserver,
+// convoy controller and convoy observer as separate processes (benchenv), the
+// controller and the observer with their default flags as bench/e2e runs them. The Git
+// repository is served in this process over https with basic auth
+// (internal/render/gittest), the Helm repository by internal/render/chartrepo; both
+// count the requests they answer.
 //
-// It reports, for each source: the time from the first create to every Release
-// Applied=True and the requests the source answered meanwhile; the requests per
-// interval in a steady window of -steady-intervals intervals (goal for Git: one ref
-// listing per repository and interval, whatever N); and for Git, after a new commit,
-// the time until every Release applied it and the requests that took (one listing and
-// one fetch of the one commit).
+// The two sources run side by side in one run: the i-th Release of each is created
+// together, in alternating order, so both meet the same warming controller and the
+// same load. It reports, for each source: each Release's create → Ready (p50/p99/max)
+// and the requests the source answered meanwhile; the requests per interval in a
+// steady window of -steady-intervals intervals (goal for Git: one ref listing per
+// repository and interval, whatever N); and for Git, after a new commit, the time until
+// every Release is Ready on it and the requests that took (one listing and one fetch
+// of the one commit).
 //
 //	go run ./bench/git -releases=1000
 //	make bench-git BENCH_FLAGS='-releases=100'
@@ -25,7 +29,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +64,7 @@ func main() {
 	flag.DurationVar(&c.interval, "interval", 30*time.Second, "syncPolicy.interval of every Release")
 	flag.IntVar(&c.steadyIntervals, "steady-intervals", 2, "intervals of the steady window in which requests are counted")
 	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "upper bound of each wait for the Releases")
-	flag.IntVar(&c.concurrency, "concurrency", 8, "convoy controller --concurrency")
+	flag.IntVar(&c.concurrency, "concurrency", 0, "convoy controller --concurrency; 0: its default")
 	flag.StringVar(&c.convoy, "convoy", "", "a built convoy binary; empty: build ./cmd/convoy")
 	flag.Parse()
 	tb := &mainTB{}
@@ -102,12 +108,24 @@ func (c config) run(ctx context.Context, tb *mainTB) error {
 			return err
 		}
 	}
-	e, err := benchenv.Start(ctx, bin, benchenv.Options{})
+	// Workloads (kube-controller-manager, one simulated node): the Deployment's status
+	// that the observer reads to call a Release Healthy, hence Ready.
+	e, err := benchenv.Start(ctx, bin, benchenv.Options{Workloads: true, Nodes: 1})
 	if err != nil {
 		return err
 	}
 	defer e.Stop()
-	if err := e.StartController(ctx, bin, 10*time.Minute, c.concurrency); err != nil {
+	// convoy controller and observer as bench/e2e runs them: their default flags, plus
+	// the kubeconfig, the chart cache, and loopback metrics and probe addresses.
+	kubeconfig := "--kubeconfig=" + e.Cluster.KubeconfigPath()
+	ctlArgs := []string{kubeconfig, "--chart-cache-dir=" + filepath.Join(e.Cluster.Dir(), "charts")}
+	if c.concurrency > 0 {
+		ctlArgs = append(ctlArgs, "--concurrency="+strconv.Itoa(c.concurrency))
+	}
+	if _, err := e.StartComponent(ctx, "convoy-controller", bin, "controller", ctlArgs); err != nil {
+		return err
+	}
+	if _, err := e.StartComponent(ctx, "convoy-observer", bin, "observer", []string{kubeconfig}); err != nil {
 		return err
 	}
 
@@ -168,29 +186,50 @@ func (c config) run(ctx context.Context, tb *mainTB) error {
 
 	var rep report
 	rep.cfg = c
-	// Helm first, then Git: each on a controller that has nothing else to do.
-	start, before := time.Now(), helmCount.n.Load()
-	if err := c.createAll(ctx, e, helmRelease); err != nil {
-		return err
-	}
-	if err := c.waitAll(ctx, e, helmNS, func(r *convoyv1alpha1.Release) bool { return applied(r) }); err != nil {
-		return fmt.Errorf("Helm repository Releases: %w", err)
-	}
-	rep.helmReady, rep.helmReadyRequests = time.Since(start), helmCount.n.Load()-before
-
-	start, beforeGit := time.Now(), gitSrv.Requests()
-	if err := c.createAll(ctx, e, gitRelease); err != nil {
-		return err
-	}
-	if err := c.waitAll(ctx, e, gitNS, func(r *convoyv1alpha1.Release) bool {
-		return applied(r) && r.Status.LastSuccessful != nil && r.Status.LastSuccessful.Commit == first
+	// Both sources side by side: the i-th Helm and the i-th Git Release are created
+	// together, in alternating order, so that both meet the same controller and observer
+	// (their start, their load) and neither pays the warm-up alone.
+	start, helmBefore, gitBefore := time.Now(), helmCount.n.Load(), gitSrv.Requests()
+	if err := c.createAll(ctx, e, func(i int) []*convoyv1alpha1.Release {
+		name := fmt.Sprintf("podinfo-%04d", i)
+		if i%2 == 1 {
+			return []*convoyv1alpha1.Release{gitRelease(name), helmRelease(name)}
+		}
+		return []*convoyv1alpha1.Release{helmRelease(name), gitRelease(name)}
 	}); err != nil {
-		return fmt.Errorf("Git Releases: %w", err)
+		return err
 	}
-	rep.gitReady, rep.gitReadyRequests = time.Since(start), sub(gitSrv.Requests(), beforeGit)
+	var helmLats, gitLats []time.Duration
+	errc := make(chan error, 2)
+	go func() {
+		var err error
+		helmLats, err = c.waitAll(ctx, e, helmNS, func(*convoyv1alpha1.Release) bool { return true })
+		if err != nil {
+			err = fmt.Errorf("Helm repository Releases: %w", err)
+		}
+		errc <- err
+	}()
+	go func() {
+		var err error
+		gitLats, err = c.waitAll(ctx, e, gitNS, func(r *convoyv1alpha1.Release) bool {
+			return r.Status.LastSuccessful != nil && r.Status.LastSuccessful.Commit == first
+		})
+		if err != nil {
+			err = fmt.Errorf("Git Releases: %w", err)
+		}
+		errc <- err
+	}()
+	for range 2 {
+		if err := <-errc; err != nil {
+			return err
+		}
+	}
+	rep.helmReady, rep.gitReady = latencies(helmLats), latencies(gitLats)
+	rep.total = time.Since(start)
+	rep.helmReadyRequests, rep.gitReadyRequests = helmCount.n.Load()-helmBefore, sub(gitSrv.Requests(), gitBefore)
 
 	// The steady window: no change anywhere.
-	helmBefore, gitBefore := helmCount.n.Load(), gitSrv.Requests()
+	helmBefore, gitBefore = helmCount.n.Load(), gitSrv.Requests()
 	window := time.Duration(c.steadyIntervals) * c.interval
 	fmt.Fprintf(os.Stderr, "Counting requests for %s (%d intervals)...\n", window, c.steadyIntervals)
 	select {
@@ -205,8 +244,9 @@ func (c config) run(ctx context.Context, tb *mainTB) error {
 	files["charts/podinfo/values.yaml"] += "\n# a new commit\n"
 	gitBefore, start = gitSrv.Requests(), time.Now()
 	next := repo.Commit(tb, "main", "podinfo: a new commit", map[string]string{"charts/podinfo/values.yaml": files["charts/podinfo/values.yaml"]})
-	if err := c.waitAll(ctx, e, gitNS, func(r *convoyv1alpha1.Release) bool {
-		return applied(r) && r.Status.LastSuccessful != nil && r.Status.LastSuccessful.Commit == next
+	fmt.Fprintln(os.Stderr, "Waiting for every Git Release to be Ready on the new commit...")
+	if _, err := c.waitAll(ctx, e, gitNS, func(r *convoyv1alpha1.Release) bool {
+		return r.Status.LastSuccessful != nil && r.Status.LastSuccessful.Commit == next
 	}); err != nil {
 		return fmt.Errorf("Git Releases after a new commit: %w", err)
 	}
@@ -215,31 +255,29 @@ func (c config) run(ctx context.Context, tb *mainTB) error {
 	return nil
 }
 
-func applied(r *convoyv1alpha1.Release) bool {
-	return meta.IsStatusConditionTrue(r.Status.Conditions, convoyv1alpha1.ConditionApplied)
-}
-
-// createAll creates -releases Releases from mk, 16 at a time.
-func (c config) createAll(ctx context.Context, e *benchenv.Env, mk func(name string) *convoyv1alpha1.Release) error {
-	names := make(chan string)
+// createAll creates the Releases that mk gives for 0 ≤ i < -releases, 16 creators at
+// once, each creating mk(i) in order.
+func (c config) createAll(ctx context.Context, e *benchenv.Env, mk func(i int) []*convoyv1alpha1.Release) error {
+	is := make(chan int)
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
 	for range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for name := range names {
-				r := mk(name)
-				if err := e.Convoy.Post().Namespace(r.Namespace).Resource("releases").Body(r).Do(ctx).Error(); err != nil {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("create Release %s/%s: %w", r.Namespace, name, err))
+			for i := range is {
+				for _, r := range mk(i) {
+					if err := e.Convoy.Post().Namespace(r.Namespace).Resource("releases").Body(r).Do(ctx).Error(); err != nil {
+						firstErr.CompareAndSwap(nil, fmt.Errorf("create Release %s/%s: %w", r.Namespace, r.Name, err))
+					}
 				}
 			}
 		}()
 	}
 	for i := range c.releases {
-		names <- fmt.Sprintf("podinfo-%04d", i)
+		is <- i
 	}
-	close(names)
+	close(is)
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
 		return err
@@ -247,35 +285,54 @@ func (c config) createAll(ctx context.Context, e *benchenv.Env, mk func(name str
 	return nil
 }
 
-// waitAll polls the Releases of ns until every one of -releases meets done, or
-// -timeout passes.
-func (c config) waitAll(ctx context.Context, e *benchenv.Env, ns string, done func(*convoyv1alpha1.Release) bool) error {
+// waitAll polls the Releases of ns every two seconds until every one of -releases is
+// Ready and meets done, or -timeout passes. It returns each Release's create → Ready:
+// its Ready condition's lastTransitionTime less its creationTimestamp (both to the
+// second, as the API server keeps them).
+func (c config) waitAll(ctx context.Context, e *benchenv.Env, ns string, done func(*convoyv1alpha1.Release) bool) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	last := ""
+	last, lastPrint, start := "", time.Now(), time.Now()
 	for {
 		var list convoyv1alpha1.ReleaseList
 		if err := e.Convoy.Get().Namespace(ns).Resource("releases").Do(ctx).Into(&list); err == nil {
-			n := 0
+			var lats []time.Duration
 			for i := range list.Items {
-				if done(&list.Items[i]) {
-					n++
-				} else if c := meta.FindStatusCondition(list.Items[i].Status.Conditions, convoyv1alpha1.ConditionApplied); c != nil {
-					last = c.Reason + ": " + c.Message
+				r := &list.Items[i]
+				ready := meta.FindStatusCondition(r.Status.Conditions, convoyv1alpha1.ConditionReady)
+				if ready != nil && ready.Status == metav1.ConditionTrue && done(r) {
+					lats = append(lats, ready.LastTransitionTime.Sub(r.CreationTimestamp.Time))
+				} else if ready != nil {
+					last = ready.Reason + ": " + ready.Message
 				}
 			}
-			if n == c.releases {
-				return nil
+			if len(lats) == c.releases {
+				return lats, nil
+			}
+			if time.Since(lastPrint) > 15*time.Second {
+				lastPrint = time.Now()
+				fmt.Fprintf(os.Stderr, "  %s %s: %d/%d Ready\n", ns, time.Since(start).Round(time.Second), len(lats), c.releases)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not every Release done in %s (last: %s): %w", c.timeout, last, ctx.Err())
+			return nil, fmt.Errorf("not every Release Ready in %s (last: %s): %w", c.timeout, last, ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// spread is the create → Ready of the Releases of one source.
+type spread struct{ p50, p99, max time.Duration }
+
+func latencies(lats []time.Duration) spread {
+	if len(lats) == 0 {
+		return spread{}
+	}
+	slices.Sort(lats)
+	return spread{lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], lats[len(lats)-1]}
 }
 
 func sub(a, b map[string]int) map[string]int {
@@ -316,7 +373,8 @@ func chartFiles(dir, prefix string) (map[string]string, error) {
 
 type report struct {
 	cfg                 config
-	helmReady, gitReady time.Duration
+	total               time.Duration // first create → every Release of both sources Ready
+	helmReady, gitReady spread
 	helmReadyRequests   int64
 	gitReadyRequests    map[string]int
 	helmSteady          float64
@@ -326,15 +384,28 @@ type report struct {
 }
 
 func (r report) print() {
-	fmt.Printf("\n## bench/git: %d Releases per source, interval %s, controller --concurrency=%d\n\n", r.cfg.releases, r.cfg.interval, r.cfg.concurrency)
-	fmt.Printf("Command: go run ./bench/git -releases=%d -interval=%s -steady-intervals=%d -concurrency=%d\n\n",
-		r.cfg.releases, r.cfg.interval, r.cfg.steadyIntervals, r.cfg.concurrency)
+	conc := "its default"
+	if r.cfg.concurrency > 0 {
+		conc = fmt.Sprintf("--concurrency=%d", r.cfg.concurrency)
+	}
+	fmt.Printf("\n## bench/git: %d Releases per source, created side by side, interval %s, controller %s, observer with its defaults\n\n", r.cfg.releases, r.cfg.interval, conc)
+	flags := ""
+	if r.cfg.concurrency > 0 {
+		flags = fmt.Sprintf(" -concurrency=%d", r.cfg.concurrency)
+	}
+	fmt.Printf("Command: go run ./bench/git -releases=%d -interval=%s -steady-intervals=%d%s\n\n",
+		r.cfg.releases, r.cfg.interval, r.cfg.steadyIntervals, flags)
+	fmt.Printf("First create → all %d Releases of both sources Ready: %s\n\n", 2*r.cfg.releases, r.total.Round(time.Second))
 	fmt.Println("| | Helm repository | Git repository |")
 	fmt.Println("| --- | --- | --- |")
-	fmt.Printf("| create → every Release Applied | %s | %s |\n", r.helmReady.Round(100*time.Millisecond), r.gitReady.Round(100*time.Millisecond))
+	fmt.Printf("| create → Ready per Release, p50 / p99 / max | %s | %s |\n", r.helmReady, r.gitReady)
 	fmt.Printf("| source requests meanwhile | %d | %s |\n", r.helmReadyRequests, kinds(r.gitReadyRequests))
 	fmt.Printf("| source requests per interval, steady | %.1f | %s |\n", r.helmSteady, kindsF(r.gitSteady))
-	fmt.Printf("| new commit → every Release applied it | | %s, requests: %s |\n", r.gitCommit.Round(100*time.Millisecond), kinds(r.gitCommitRequests))
+	fmt.Printf("| new commit → every Release Ready on it | | %s, requests: %s |\n", r.gitCommit.Round(time.Second), kinds(r.gitCommitRequests))
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("%s / %s / %s", s.p50, s.p99, s.max)
 }
 
 func kinds(m map[string]int) string {

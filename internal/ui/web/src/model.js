@@ -30,6 +30,20 @@ export function shortRef(ref) {
   return ref.replace(/^sha256:/, '').slice(0, 12);
 }
 
+// shortCommit is a Git commit's first 12 hex digits, as kubectl convoy shows it.
+export function shortCommit(commit) {
+  return (commit || '').slice(0, 12);
+}
+
+// gitRef names what spec.chart.git.ref selects: "branch main", "tag v1", "semver ^1",
+// "commit 0123456789ab".
+export function gitRef(ref = {}) {
+  if (ref.branch) return `branch ${ref.branch}`;
+  if (ref.tag) return `tag ${ref.tag}`;
+  if (ref.semver) return `semver ${ref.semver}`;
+  return `commit ${shortCommit(ref.commit)}`;
+}
+
 export function age(ts, now = Date.now()) {
   if (!ts) return '';
   const s = Math.max(0, Math.round((now - Date.parse(ts)) / 1000));

@@ -2,7 +2,12 @@ import { html, nothing } from 'lit';
 import { Live } from './base.js';
 import { store } from './store.js';
 import { get, post, releasePath } from './api.js';
-import { condition, mode, shortRef, age, requests, describe } from './model.js';
+import { condition, mode, shortRef, shortCommit, gitRef, age, requests, describe } from './model.js';
+
+// commit shows a Git commit short, the full hash on hover.
+function commit(c) {
+  return html`<abbr class="mono" title=${c} data-commit=${c}>${shortCommit(c)}</abbr>`;
+}
 
 function unified(text) {
   return html`<pre class="diff">${text.split('\n').map((l) => html`<span class=${l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : l.startsWith('@@') ? 'hunk' : ''}>${l}\n</span>`)}</pre>`;
@@ -154,7 +159,7 @@ class ReleasePage extends Live {
     return html`
       <p class="crumbs"><a href="#/">Releases</a> / ${this.namespace}</p>
       <h1>${rel.metadata.name} <span class="badge">${mode(rel)}</span>${rel.pin ? html` <span class="badge pinned">Pinned ${shortRef(rel.pin.renderRef)}</span>` : nothing}</h1>
-      <p class="meta">Chart ${rel.spec.chart.name} ${rel.spec.chart.version || ''} from ${rel.spec.chart.repository};
+      <p class="meta">${this.chart(rel)};
         cluster ${rel.spec.cluster || '(host)'}, cluster wave ${rel.spec.clusterWave || 0}</p>
       <div class="actions" role="toolbar" aria-label="Actions" data-access=${this.access ? 'loaded' : 'loading'}>
         ${a.sync ? html`
@@ -209,7 +214,7 @@ class ReleasePage extends Live {
         <table><thead><tr><th><span class="sr-only">Compare</span></th><th>Render</th><th>Chart</th><th>Objects</th><th>Created</th><th>State</th><th></th></tr></thead><tbody>
         ${renders.map((r) => html`<tr data-render=${r.renderRef}>
           <td><input type="checkbox" aria-label="compare ${shortRef(r.renderRef)}" .checked=${this.selected.includes(r.renderRef)} @change=${(e) => this.toggle(r.renderRef, e.target.checked)}></td>
-          <td class="mono">${shortRef(r.renderRef)}</td><td>${r.chart.name} ${r.chart.version}</td><td>${r.objectCount || 0}</td>
+          <td class="mono">${shortRef(r.renderRef)}</td><td>${r.chart.name} ${r.chart.version || ''}${r.chart.commit ? html` at ${commit(r.chart.commit)}` : nothing}</td><td>${r.objectCount || 0}</td>
           <td>${age(r.metadata.creationTimestamp)}</td><td>${this.renderState(rel, r.renderRef)}</td>
           <td>${a.pin && rel.pin?.renderRef !== r.renderRef ? html`<button @click=${() => this.pin(r.renderRef)}>Pin</button>` : nothing}</td></tr>`)}
         </tbody></table>
@@ -222,6 +227,18 @@ class ReleasePage extends Live {
           ${events.slice(0, 50).map((e) => html`<tr><td>${e.type}</td><td>${e.reason}</td><td>${e.message}</td><td>${age(e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp)}</td></tr>`)}
         </tbody></table>`}
       </section>`;
+  }
+
+  // chart is the meta line's chart: its repository and version, or for a chart from
+  // Git its folder, repository and ref with the commits of the current render and of
+  // the last successful one.
+  chart(rel) {
+    const c = rel.spec.chart || {};
+    if (!c.git) return html`Chart ${c.name} ${c.version || ''} from ${c.repository}`;
+    const st = rel.status || {};
+    return html`Chart <span data-testid="git-source">${c.git.path || '.'} of ${c.git.url} at ${gitRef(c.git.ref)}</span>${
+      st.render?.commit ? html`, current render at <span data-testid="render-commit">${commit(st.render.commit)}</span>` : nothing}${
+      st.lastSuccessful?.commit ? html`, last successful at <span data-testid="last-successful-commit">${commit(st.lastSuccessful.commit)}</span>` : nothing}`;
   }
 
   renderState(rel, ref) {
