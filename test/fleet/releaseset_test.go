@@ -188,7 +188,9 @@ func (f *rsFleet) clusterWaves(t *testing.T) {
 }
 
 // One Release of a set pinned through /pin stays at its pinned render while the set
-// rolls a new revision to the others; the set does not undo the pin.
+// rolls a new revision to the others; the set does not undo the pin. Another of the
+// set's Releases is force-synced through /sync?force=true: the request is handled,
+// and the set leaves the request's annotation alone.
 func (f *rsFleet) pinOneRelease(t *testing.T) {
 	f.t = t
 	const set = "pinned"
@@ -225,5 +227,26 @@ func (f *rsFleet) pinOneRelease(t *testing.T) {
 		}
 		return rel.Pin != nil && rel.Pin.RenderRef == ref && last == ref && got == "one",
 			fmt.Sprintf("pin %+v, lastSuccessful %s, Deployment's value %q", rel.Pin, last, got)
+	})
+
+	testenv.PostSync(t, f.ctx, f.host.RestConfig(), f.ns, one, true)
+	requested := f.releases(set)[one].Annotations[v1.AnnotationSyncForceRequestedAt]
+	if requested == "" {
+		t.Fatalf("Release %s has no %s after /sync?force=true", one, v1.AnnotationSyncForceRequestedAt)
+	}
+	at, err := time.Parse(time.RFC3339Nano, requested)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", v1.AnnotationSyncForceRequestedAt, requested, err)
+	}
+	testenv.Eventually(t, f.ctx, "the forced sync of "+one+" handled", time.Minute, func() (bool, string) {
+		rel := f.releases(set)[one]
+		handled := rel.Status.LastHandledForceSyncAt
+		// The status holds seconds.
+		return handled != nil && !handled.Time.Before(at.Truncate(time.Second)), fmt.Sprintf("lastHandledForceSyncAt %v, requested %s", handled, requested)
+	})
+	testenv.Consistently(t, f.ctx, "the set leaves the forced sync's annotation and the pin alone", 2*rsResync, func() (bool, string) {
+		rels := f.releases(set)
+		got, pin := rels[one].Annotations[v1.AnnotationSyncForceRequestedAt], rels[two].Pin
+		return got == requested && pin != nil && pin.RenderRef == ref, fmt.Sprintf("%s=%q, pin of %s %+v", v1.AnnotationSyncForceRequestedAt, got, two, pin)
 	})
 }
