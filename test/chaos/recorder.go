@@ -71,6 +71,11 @@ type relState struct {
 	// status is its conditions in short (statusSummary): what a write in the quiet
 	// window changed (changedIn)
 	status string
+	// revision is the ReleaseSet revision it holds (a set's Release), and setReady
+	// whether it is Ready at it as the set judges: Ready=True and the status of its
+	// generation (checkStageOrder)
+	revision string
+	setReady bool
 }
 
 // place is where a Release stands in cluster waves.
@@ -446,10 +451,12 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
 		rv: rv, at: now, pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
-		ready:   currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
-		inputs:  inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
-		written: !fromWatch,
-		status:  statusSummary(rel),
+		ready:    currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
+		inputs:   inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
+		written:  !fromWatch,
+		status:   statusSummary(rel),
+		revision: rel.Annotations[v1alpha1.AnnotationReleaseSetRevision],
+		setReady: rel.Status.ObservedGeneration == rel.Generation && apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionReady),
 	})
 }
 

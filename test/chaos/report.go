@@ -48,6 +48,8 @@ func (r *result) report(w io.Writer) {
 	p("| applies of cluster wave 1 or 2 judged against the rollout of a lower Release reported Ready | %d |", r.rollouts.judged)
 	p("| … of which came after the lower one's latest render began (not violations) | %d |", r.rollouts.concurrent)
 	p("| … not judged: a relist may have hidden when its objects became healthy | %d |", r.rollouts.unverified)
+	p("| revisions of the ReleaseSet's later stage judged against its earlier stage | %d |", r.stageRevisions)
+	p("| … not judged: a relist may have hidden the earlier stage's state | %d |", r.stagesUnverified)
 	p("| **invariant violations** | **%d** |", len(r.violations))
 	p("")
 	p("| process | RSS start → end (MiB) | goroutines start → end |")

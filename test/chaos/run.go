@@ -59,6 +59,9 @@ type result struct {
 	// clusterWaveConcurrent counts the applies (by lower Release) that raced a lower
 	// wave's change: not violations (checkClusterWaves).
 	clusterWaveConcurrent int
+	// stageRevisions counts the revisions of later-stage Releases of the ReleaseSet that
+	// the stage order check judged, stagesUnverified those a relist may have hidden.
+	stageRevisions, stagesUnverified int
 	// rollouts counts what the check of the lower waves' rollouts judged
 	// (checkLowerWaveRollouts).
 	rollouts rolloutCounts
@@ -78,7 +81,7 @@ type result struct {
 var appliedResources = []string{"configmaps", "deployments", "jobs"}
 
 // convoyResources are convoy apiserver's resources.
-var convoyResources = []string{"releases", "renders", "releaseinventories", "clusters"}
+var convoyResources = []string{"releases", "renders", "releaseinventories", "clusters", "releasesets"}
 
 // run runs the harness once: start, create, drive with faults, settle, converge,
 // check, stay quiet, report. An error means the harness itself could not run; the
@@ -145,6 +148,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 			}
 		}
 	}
+	if err := e.startFleet(ctx); err != nil {
+		return nil, err
+	}
+	// The set's namespace is the driver's neither: its Pods are kept Ready as theirs.
+	podNamespaces := append(slices.Clone(namespaces), fleetNamespace)
 	rec := newRecorder()
 	rec.aim = e.aim
 	recCtx, stopRec := context.WithCancel(ctx)
@@ -168,8 +176,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	wg.Go(func() { d.run(phase, steps, cfg.Workers, cfg.Duration/time.Duration(max(len(steps), 1))) })
 	wg.Go(func() { injectErr = e.inject(ctx, phase, faults) })
 	wg.Go(func() { res.samples = e.sampleProcs(phase, max(cfg.Duration/6, 10*time.Second)) })
-	wg.Go(func() { e.keepPodsReady(phase, e.kube, namespaces, log) })
-	wg.Go(func() { e.keepPodsReady(phase, e.remoteKube, namespaces, log) })
+	wg.Go(func() { e.keepPodsReady(phase, e.kube, podNamespaces, log) })
+	wg.Go(func() { e.keepPodsReady(phase, e.remoteKube, podNamespaces, log) })
+	wg.Go(func() { e.newFleetRevision(phase, cfg.Duration/3) })
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {
@@ -196,13 +205,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
 	res.handovers = e.handovers
-	converged, notConverged := e.converge(ctx, rels, namespaces, settled, cfg.Converge, log)
+	converged, notConverged := e.converge(ctx, rels, podNamespaces, settled, cfg.Converge, log)
 	res.converged, res.notConverged = converged, len(rels)-len(converged)
 	res.violations = append(res.violations, notConverged...)
 	res.violations = append(res.violations, e.waitNamespacesGone(ctx, namespaces, log)...)
+	res.violations = append(res.violations, e.waitFleetReady(ctx, cfg.Converge, log)...)
 
 	// The checks after convergence.
-	res.violations = append(res.violations, e.checkOrphans(ctx, rels)...)
+	res.violations = append(res.violations, e.checkOrphans(ctx, append(slices.Clone(rels), fleetReleases()...))...)
 	e.catchUp(ctx, rec, log)
 	h := rec.snapshot()
 	waves, unverified := checkWaves(h)
@@ -213,6 +223,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	rollouts, rolloutCounts := checkLowerWaveRollouts(h)
 	res.violations = append(res.violations, rollouts...)
 	res.rollouts = rolloutCounts
+	stages, judgedStages, stagesUnverified := checkStageOrder(h, fleetStages())
+	res.violations = append(res.violations, stages...)
+	res.stageRevisions, res.stagesUnverified = judgedStages, stagesUnverified
 	manualViolations, manualUnverified := checkManual(h)
 	res.violations = append(res.violations, manualViolations...)
 	res.unverified, res.clusterWaveUnverified, res.manualUnverified = unverified, clusterUnverified, manualUnverified

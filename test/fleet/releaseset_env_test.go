@@ -1,0 +1,481 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/yaml"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/apiservertest"
+	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/observer"
+	"kumodo.io/convoy/internal/releaseset"
+	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/render/chartrepo"
+	"kumodo.io/convoy/internal/testenv"
+)
+
+// The ReleaseSet tests of a real fleet start what they need in the test itself (no
+// TestMain: the package's other tests have theirs): a host control plane with convoy
+// apiserver, three target control planes on the host's etcd with workloads (a
+// kube-controller-manager, a scheduler and a kwok node each, so that a Deployment
+// becomes available), a chart repository of testdata/releaseset, and the release
+// controller (with the ReleaseSet controller) and the observer, each a manager of its
+// own as `convoy controller` and `convoy observer` are processes of their own.
+
+// rsTargets is the number of target control planes.
+const rsTargets = 3
+
+// rsResync is the informer resync period of the tests' processes.
+const rsResync = 5 * time.Second
+
+// rsFleet is the environment of a ReleaseSet test on a real fleet.
+type rsFleet struct {
+	t       *testing.T
+	ctx     context.Context
+	host    *localcluster.Cluster
+	targets *localcluster.Fleet
+	charts  string
+	c       client.WithWatch
+	ns, id  string
+	// clusters are the Cluster names, the i-th registering the i-th target.
+	clusters []string
+	// kube are the target clusters' clients, by Cluster name.
+	kube map[string]kubernetes.Interface
+}
+
+// startRSFleet starts the environment and registers target i (from 1) as the Cluster
+// "rs-<i>-<id>" with labels[i-1] (its kubeconfig in a Secret of the test's namespace,
+// which is also made on each target).
+func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
+	t.Helper()
+	testenv.Integration(t)
+	testenv.QuietLogs()
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	t.Cleanup(cancel)
+	host, err := localcluster.Start(ctx, localcluster.Options{})
+	if err != nil {
+		t.Fatalf("start the host control plane: %v", err)
+	}
+	t.Cleanup(func() { _ = host.Stop() })
+	stop, err := apiservertest.Start(ctx, host, apiservertest.Options{
+		Namespace: "convoy-rsfleet", ServiceName: "convoy-apiserver-rsfleet", EtcdPrefix: "/convoy-rsfleet",
+		RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
+	})
+	if err != nil {
+		t.Fatalf("start convoy's API server: %v", err)
+	}
+	t.Cleanup(stop)
+	targets, err := localcluster.StartFleet(ctx, localcluster.FleetOptions{
+		Clusters: rsTargets, Etcd: host.EtcdURL(), Workloads: true, Nodes: 1,
+		Name: func(i int) string { return fmt.Sprintf("rs-target-%d", i) },
+	})
+	if err != nil {
+		t.Fatalf("start the target fleet: %v", err)
+	}
+	t.Cleanup(func() { _ = targets.Stop() })
+	repo, err := chartrepo.Build("testdata/releaseset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(repo)
+	t.Cleanup(srv.Close)
+
+	scheme, err := hostmanager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(host.RestConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &rsFleet{t: t, ctx: ctx, host: host, targets: targets, charts: srv.URL, c: c,
+		ns: testenv.Namespace(t, ctx, c, "rsfleet", nil), id: testenv.RandomSuffix(), kube: map[string]kubernetes.Interface{}}
+	for i := 1; i <= rsTargets; i++ {
+		target := targets.Cluster(targets.Name(i - 1))
+		if target == nil {
+			t.Fatalf("no target cluster %s", targets.Name(i-1))
+		}
+		kube, err := kubernetes.NewForConfig(target.RestConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("namespace %s on %s: %v", f.ns, target.Host(), err)
+		}
+		kubeconfig, err := testenv.Kubeconfig(target, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("rs-%d-%s", i, f.id)
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Data: map[string][]byte{"value": kubeconfig}}
+		cl := &v1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
+			Spec:       v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: f.ns, Name: name}}},
+		}
+		if i <= len(labels) {
+			for k, v := range labels[i-1] {
+				cl.Labels[k] = v
+			}
+		}
+		f.create(secret)
+		f.create(cl)
+		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
+		f.clusters = append(f.clusters, name)
+		f.kube[name] = kube
+	}
+	f.startConvoy()
+	return f
+}
+
+// startConvoy runs the release controller (with the ReleaseSet controller) and the
+// observer on the test's namespace until the end of the test.
+func (f *rsFleet) startConvoy() {
+	t := f.t
+	opts := hostmanager.Options{Resync: rsResync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
+	ctlMgr, err := controller.NewManager(f.host.RestConfig(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := controller.Setup(f.ctx, ctlMgr, controller.Options{
+		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, AssessmentOverdueAfter: -1,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	obsMgr, err := observer.NewManager(f.host.RestConfig(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := observer.Setup(obsMgr, observer.Options{Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
+		ctx, stop := context.WithCancel(f.ctx)
+		done := make(chan error, 1)
+		go func() { done <- m.Start(ctx) }()
+		t.Cleanup(func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+		if !m.GetCache().WaitForCacheSync(ctx) {
+			t.Fatal("a manager's cache did not sync")
+		}
+	}
+}
+
+func (f *rsFleet) create(obj client.Object) {
+	f.t.Helper()
+	if err := f.c.Create(f.ctx, obj); err != nil {
+		f.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// release is the name of the Release of set on the i-th Cluster (from 1).
+func (f *rsFleet) release(set string, i int) string {
+	return releaseset.ReleaseName(set, f.clusters[i-1])
+}
+
+// set is a ReleaseSet of the chart rsweb over the Clusters of selector, with values,
+// automatic sync and the stages given.
+func (f *rsFleet) set(name string, selector map[string]string, values string, stages ...v1.Stage) *v1.ReleaseSet {
+	return &v1.ReleaseSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: v1.ReleaseSetSpec{
+			ClusterSelector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: v1.ReleaseTemplate{Spec: v1.ReleaseSpec{
+				Chart:      v1.ChartSource{Repository: f.charts, Name: "rsweb", Version: "0.1.0"},
+				Values:     &runtime.RawExtension{Raw: []byte(values)},
+				SyncPolicy: v1.SyncPolicy{Automatic: rsPtr(true)},
+			}},
+			Strategy: v1.ReleaseSetStrategy{Stages: stages},
+		},
+	}
+}
+
+// getSet reads the ReleaseSet name.
+func (f *rsFleet) getSet(name string) *v1.ReleaseSet {
+	f.t.Helper()
+	s := &v1.ReleaseSet{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, s); err != nil {
+		f.t.Fatalf("get ReleaseSet %s: %v", name, err)
+	}
+	return s
+}
+
+// releases are the Releases of set, by name.
+func (f *rsFleet) releases(set string) map[string]v1.Release {
+	f.t.Helper()
+	list := &v1.ReleaseList{}
+	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set}); err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]v1.Release{}
+	for _, r := range list.Items {
+		out[r.Name] = r
+	}
+	return out
+}
+
+// updateTemplate changes the template of set name.
+func (f *rsFleet) updateTemplate(name string, change func(*v1.ReleaseTemplate)) {
+	f.t.Helper()
+	testenv.Eventually(f.t, f.ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
+		s := f.getSet(name)
+		change(&s.Spec.Template)
+		if err := f.c.Update(f.ctx, s); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
+
+// labelCluster sets label key=value on the i-th Cluster.
+func (f *rsFleet) labelCluster(i int, key, value string) {
+	f.t.Helper()
+	cl := &v1.Cluster{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Name: f.clusters[i-1]}, cl); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(cl.DeepCopy())
+	if cl.Labels == nil {
+		cl.Labels = map[string]string{}
+	}
+	cl.Labels[key] = value
+	if err := f.c.Patch(f.ctx, cl, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitPhases waits until the status of set name describes its generation, at another
+// revision than not, with the stage phases want ("canary Complete, rest Waiting"), and
+// returns the set.
+func (f *rsFleet) waitPhases(name, not, want string) *v1.ReleaseSet {
+	f.t.Helper()
+	var s *v1.ReleaseSet
+	testenv.Eventually(f.t, f.ctx, fmt.Sprintf("ReleaseSet %s: %s", name, want), 3*time.Minute, func() (bool, string) {
+		s = f.getSet(name)
+		var parts []string
+		for _, st := range s.Status.Stages {
+			parts = append(parts, fmt.Sprintf("%s %s", st.Name, st.Phase))
+		}
+		got := strings.Join(parts, ", ")
+		return s.Status.ObservedGeneration == s.Generation && s.Status.Revision != not && got == want,
+			fmt.Sprintf("generation %d, status of %d at %s: %s; conditions %s", s.Generation, s.Status.ObservedGeneration,
+				s.Status.Revision, got, rsConditions(s.Status.Conditions))
+	})
+	return s
+}
+
+func rsConditions(cs []metav1.Condition) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s (%s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rsReadyAt says whether rel is Ready at revision rev, as the ReleaseSet contract
+// defines it.
+func rsReadyAt(rel *v1.Release, rev string) bool {
+	return rel.Annotations[v1.AnnotationReleaseSetRevision] == rev && rel.Generation == rel.Status.ObservedGeneration &&
+		apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+}
+
+// deployed is the test value of the Deployment that Release name applied on the i-th
+// Cluster's target; "" when there is none.
+func (f *rsFleet) deployed(i int, name string) string {
+	f.t.Helper()
+	d, err := f.kube[f.clusters[i-1]].AppsV1().Deployments(f.ns).Get(f.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		f.t.Fatalf("get Deployment %s on %s: %v", name, f.clusters[i-1], err)
+	}
+	return d.Annotations["convoy.kumodo.io/test-value"]
+}
+
+// rsAvailable says whether the Deployment d is available.
+func rsAvailable(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// waitDeployed waits until the Deployment of Release name on the i-th target carries
+// value and is available.
+func (f *rsFleet) waitDeployed(i int, name, value string) {
+	f.t.Helper()
+	start := time.Now()
+	defer func() {
+		f.t.Logf("Deployment %s on %s at %q and available after %s", name, f.clusters[i-1], value, time.Since(start).Round(time.Millisecond))
+	}()
+	testenv.Eventually(f.t, f.ctx, fmt.Sprintf("Deployment %s on %s at %q", name, f.clusters[i-1], value), 2*time.Minute, func() (bool, string) {
+		d, err := f.kube[f.clusters[i-1]].AppsV1().Deployments(f.ns).Get(f.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		got := d.Annotations["convoy.kumodo.io/test-value"]
+		return got == value && rsAvailable(d), fmt.Sprintf("value %q, available %t", got, rsAvailable(d))
+	})
+}
+
+// grantPromote binds the ClusterRole convoy-promote as deploy/rbac ships it to user in
+// the test's namespace.
+func (f *rsFleet) grantPromote(user string) {
+	f.t.Helper()
+	raw, err := os.ReadFile("../../deploy/rbac/convoy-promote.yaml")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(raw, role); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.c.Create(f.ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		f.t.Fatal(err)
+	}
+	f.create(&rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: user + "-convoy-promote"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	})
+	testenv.WaitAllowed(f.t, f.ctx, f.c, f.ns, user, rbacv1.PolicyRule{
+		APIGroups: []string{v1.SchemeGroupVersion.Group}, Resources: []string{v1.ResourceReleaseSets + "/" + v1.SubresourcePromote}, Verbs: []string{"create"},
+	})
+}
+
+// promoteAs POSTs releasesets/<name>/promote as user and returns the HTTP status and
+// body.
+func (f *rsFleet) promoteAs(user, name string) (int, string) {
+	f.t.Helper()
+	cfg, err := f.host.UserConfig(user)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.post(cfg, fmt.Sprintf("%s/%s/%s", v1.ResourceReleaseSets, name, v1.SubresourcePromote))
+}
+
+// post POSTs path of the test's namespace in convoy's API as cfg.
+func (f *rsFleet) post(cfg *rest.Config, path string) (int, string) {
+	f.t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s", cfg.Host, v1.SchemeGroupVersion, f.ns, path)
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		f.t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// rsStageOrder watches the Releases of a set and records every violation of the
+// rollout's order: a Release of a later stage that gets a revision (is created with
+// it, or updated to it) while a Release of an earlier stage, as the watch has shown it
+// so far, is not Ready at it (one resource's watch is in resourceVersion order).
+type rsStageOrder struct {
+	mu         sync.Mutex
+	violations []string
+	got        map[string][]string // Release → revisions in the order it got them
+}
+
+// watchStageOrder starts a rsStageOrder on the Releases of set; stage says which stage
+// (0, 1, …) a Release name is in.
+func (f *rsFleet) watchStageOrder(set string, stage func(release string) int) *rsStageOrder {
+	f.t.Helper()
+	w, err := f.c.Watch(f.ctx, &v1.ReleaseList{}, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(w.Stop)
+	o := &rsStageOrder{got: map[string][]string{}}
+	go func() {
+		latest := map[string]*v1.Release{}
+		for ev := range w.ResultChan() {
+			rel, ok := ev.Object.(*v1.Release)
+			if !ok {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				delete(latest, rel.Name)
+				continue
+			}
+			rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
+			var before string
+			if prev := latest[rel.Name]; prev != nil {
+				before = prev.Annotations[v1.AnnotationReleaseSetRevision]
+			}
+			latest[rel.Name] = rel
+			if rev == before {
+				continue
+			}
+			o.mu.Lock()
+			o.got[rel.Name] = append(o.got[rel.Name], rev)
+			for name, earlier := range latest {
+				if stage(name) < stage(rel.Name) && !rsReadyAt(earlier, rev) {
+					o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
+						rel.Name, rev, name))
+				}
+			}
+			o.mu.Unlock()
+		}
+	}()
+	return o
+}
+
+// check fails the test with the violations seen so far, and unless release got the
+// revisions want, in order.
+func (o *rsStageOrder) check(t *testing.T, release string, want ...string) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, v := range o.violations {
+		t.Error(v)
+	}
+	if got := o.got[release]; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Release %s got the revisions %v, want %v", release, got, want)
+	}
+}
+
+func rsPtr[T any](v T) *T { return &v }
