@@ -91,7 +91,7 @@ bench-api-vs-crd: kube
 bench-controller: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/controller $(BENCH_FLAGS)
 
-## bench-git: benchmark charts from Git (N Releases of one chart folder of one Git repository against the same from a Helm repository: time to Applied, Git requests per interval, a new commit); flags: BENCH_FLAGS='-releases=100'. Figures: docs/notes/git-bench.md
+## bench-git: benchmark charts from Git (N Releases of one chart folder of one Git repository against the same from a Helm repository: time to Ready, Git requests per interval, a new commit); flags: BENCH_FLAGS='-releases=100'. Figures: docs/notes/git-bench.md
 .PHONY: bench-git
 bench-git: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/git $(BENCH_FLAGS)
