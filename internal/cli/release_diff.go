@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +21,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 )
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
@@ -151,11 +149,7 @@ func isSecret(ref v1.ObjectReference) bool { return ref.Group == "" && ref.Kind 
 // (diff.Applied): its objects and the non-Job chart hooks of the apply's run.
 func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructured, error) {
 	what := fmt.Sprintf("render %s of %s/%s", rd.RenderRef, rel.Namespace, rel.Name)
-	manifests, err := gunzip(rd.Manifests)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	decoded, err := DecodeObjects(manifests)
+	decoded, err := manifest.Decode(rd.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -194,26 +188,6 @@ func (o *Options) targetConfig(ctx context.Context, c *Client, rel *v1.Release) 
 		return nil, fmt.Errorf("the kubeconfig of Cluster %s (Secret %s/%s key %s): %w", cl.Name, ref.Namespace, ref.Name, key, err)
 	}
 	return cfg, nil
-}
-
-// DecodeObjects reads a YAML stream into objects (every document, chart hooks
-// included; diff.Applied picks what an apply applies).
-func DecodeObjects(manifests []byte) ([]*unstructured.Unstructured, error) {
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		objs = append(objs, u)
-	}
 }
 
 var quiet sync.Once

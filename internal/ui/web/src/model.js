@@ -27,7 +27,7 @@ export const states = ['Healthy', 'Progressing', 'Waiting', 'Degraded', 'Failing
 
 export function shortRef(ref) {
   if (!ref) return '';
-  return ref.replace(/^sha256:/, '').slice(0, 12);
+  return ref.replace(/^sha256:/, '').slice(0, 10);
 }
 
 export function age(ts, now = Date.now()) {
