@@ -17,6 +17,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 	"kumodo.io/convoy/internal/observer/drift"
 )
 
@@ -77,7 +78,7 @@ spec:
 	}, "---\n")
 	owner := convoyhooks.Owner{Name: "podinfo", Namespace: ns}
 	applied := func(manifests string) []*unstructured.Unstructured {
-		decoded, err := DecodeObjects([]byte(manifests))
+		decoded, err := manifest.DecodeStream([]byte(manifests))
 		if err != nil {
 			t.Fatal(err)
 		}

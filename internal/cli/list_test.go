@@ -7,18 +7,7 @@ import (
 	"testing"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/apiserver/registry"
 )
-
-// The plugin's short refs are the apiserver's: what `kubectl get releases` shows in
-// RENDER and (-o wide) PINNED, and `kubectl get releaseinventories` in RENDER.
-func TestShortRefMatchesAPIServerTables(t *testing.T) {
-	for _, ref := range []string{refA, refB, "sha256:0123456789"} {
-		if got, want := ShortRef(ref), registry.ShortRef(ref); got != want {
-			t.Errorf("ShortRef(%q) = %q, the apiserver's table shows %q", ref, got, want)
-		}
-	}
-}
 
 // An operator sees the same render ref in `kubectl convoy release list` and in
 // `kubectl get releases` (convoy apiserver's table, printed by the real kubectl).

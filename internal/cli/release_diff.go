@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,6 +23,7 @@ import (
 	targets "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 )
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
@@ -147,11 +146,7 @@ func isSecret(ref v1.ObjectReference) bool { return ref.Group == "" && ref.Kind 
 // (diff.Applied): its objects and the non-Job chart hooks of the apply's run.
 func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructured, error) {
 	what := fmt.Sprintf("render %s of %s/%s", rd.RenderRef, rel.Namespace, rel.Name)
-	manifests, err := gunzip(rd.Manifests)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	decoded, err := DecodeObjects(manifests)
+	decoded, err := manifest.Decode(rd.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -203,26 +198,6 @@ var targetScheme = func() *runtime.Scheme {
 	utilruntime.Must(v1.AddToScheme(s))
 	return s
 }()
-
-// DecodeObjects reads a YAML stream into objects (every document, chart hooks
-// included; diff.Applied picks what an apply applies).
-func DecodeObjects(manifests []byte) ([]*unstructured.Unstructured, error) {
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		objs = append(objs, u)
-	}
-}
 
 var quiet sync.Once
 

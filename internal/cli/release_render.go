@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/manifest"
 )
 
 func newReleaseRenderCommand(o *Options) *cobra.Command {
@@ -39,9 +37,9 @@ func newReleaseRenderCommand(o *Options) *cobra.Command {
 			if output != "" {
 				return printObject(o.Streams.Out, output, rd)
 			}
-			manifests, err := gunzip(rd.Manifests)
+			manifests, err := manifest.Decompress(rd.Manifests)
 			if err != nil {
-				return fmt.Errorf("render %s of %s/%s: %w", rd.RenderRef, ns, name, err)
+				return fmt.Errorf("render %s of %s/%s: reading the manifests: %w", rd.RenderRef, ns, name, err)
 			}
 			_, err = o.Streams.Out.Write(manifests)
 			return err
@@ -65,14 +63,4 @@ func (o *Options) findRender(ctx context.Context, c *Client, ns, name, ref strin
 		ref = rel.Status.Render.Ref
 	}
 	return c.FindRender(ctx, ns, name, ref)
-}
-
-// gunzip reads a Render's manifests.
-func gunzip(b []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("reading the manifests: %w", err)
-	}
-	defer zr.Close()
-	return io.ReadAll(zr)
 }

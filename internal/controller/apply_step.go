@@ -28,42 +28,42 @@ import (
 // calls for. An error means the reconcile itself could not go on (a cancelled
 // context).
 //
-// With plan.RunHooks the PreApply hook batches come first (step 8) and the PostApply
-// batches last (step 12); a forced sync (plan.RerunHooks) deletes the render's hook
+// With decision.RunHooks the PreApply hook batches come first (step 8) and the PostApply
+// batches last (step 12); a forced sync (decision.RerunHooks) deletes the render's hook
 // Jobs first, so that they run anew.
-func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, plan *release.Apply) (applied, error) {
-	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
-	var ap applied
-	objects, chartHooks, chart, stop, err := r.objectsToApply(ctx, st, plan.RenderRef)
+func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, decision *release.Apply) (applied, error) {
+	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
+	var out applied
+	objects, chartHooks, chart, stop, err := r.objectsToApply(ctx, st, decision.RenderRef)
 	if stop != nil || err != nil {
-		return ap.ended(deref(stop), nil), err
+		return out.ended(deref(stop), nil), err
 	}
-	ap.chart = chart
+	out.chart = chart
 
 	var hr *hookRun
-	if plan.RunHooks {
-		if hr, err = newHookRun(r, st, in, plan.RenderRef, chartHooks); err != nil {
-			return ap.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
+	if decision.RunHooks {
+		if hr, err = newHookRun(r, st, in, decision.RenderRef, chartHooks); err != nil {
+			return out.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
 		}
-		hr.forced = plan.Forced
-		if plan.RerunHooks {
+		hr.forced = decision.Forced
+		if decision.RerunHooks {
 			if err := hr.rerun(ctx); err != nil {
 				res, err := st.failed(ctx, err, v1.ReasonDeployFailed, "The re-run of the hooks")
-				return ap.ended(res, hr), err
+				return out.ended(res, hr), err
 			}
 		}
 		stop, err := hr.run(ctx, v1.HookPreApply)
 		if err != nil {
 			res, err := st.failed(ctx, err, v1.ReasonDeployFailed, "The PreApply hooks")
-			return ap.ended(res, hr), err
+			return out.ended(res, hr), err
 		}
 		if stop != nil {
-			return ap.ended(*stop, hr), nil
+			return out.ended(*stop, hr), nil
 		}
 	}
-	res, err := r.applyRender(ctx, st, in, plan, objects, &ap)
+	res, err := r.applyRender(ctx, st, in, decision, objects, &out)
 	if err != nil || res.Reason != v1.ReasonApplied {
-		return ap.ended(res, hr), err
+		return out.ended(res, hr), err
 	}
 	// The hooks are done once the PostApply batches are: a successful apply then ends
 	// what status.hooks recorded.
@@ -72,94 +72,124 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 		done = changeTo[[]v1.HookStatus](nil)
 	}
 	if hr == nil {
-		ap.result, ap.hooks = res, done
-		return ap, nil
+		out.result, out.hooks = res, done
+		return out, nil
 	}
 	stop, err = hr.run(ctx, v1.HookPostApply)
 	switch {
 	case err != nil:
 		// Not counted as applied, and status.hooks kept: the retry applies again and
 		// goes on with the batches.
-		ap.result, err = st.failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
-		return ap, err
+		out.result, err = st.failed(ctx, err, v1.ReasonDeployFailed, "The PostApply hooks")
+		return out, err
 	case stop != nil:
 		stop.AfterApply = true
-		return ap.ended(*stop, hr), nil
+		return out.ended(*stop, hr), nil
 	}
 	if err := hr.cleanup(ctx); err != nil {
 		// The hooks succeeded; the old Jobs go at the next render's cleanup.
 		logger.Error(err, "Cannot delete the hook Jobs of older renders")
 	}
-	ap.result, ap.hooks = res, done
-	return ap, nil
+	out.result, out.hooks = res, done
+	return out, nil
 }
 
 // attempt is how the apply attempt ended, for release.Finish: its result, with the
 // generation of the ReleaseInventory as the apply left it (the observer's health of
 // an older one does not count).
-func (ap applied) attempt() release.Result {
-	res := ap.result
-	if ap.inventory != nil {
-		res.InventoryGeneration = ap.inventory.Generation
+func (a applied) attempt() release.Result {
+	res := a.result
+	if a.inventory != nil {
+		res.InventoryGeneration = a.inventory.Generation
 	}
 	return res
 }
 
-// ended is ap ended with res, with the status.hooks that the hook run hr (nil: none)
+// ended is a ended with res, with the status.hooks that the hook run hr (nil: none)
 // decided.
-func (ap applied) ended(res release.Result, hr *hookRun) applied {
-	ap.result = res
+func (a applied) ended(res release.Result, hr *hookRun) applied {
+	a.result = res
 	if hr != nil {
-		ap.hooks = hr.status
+		a.hooks = hr.status
 	}
-	return ap
+	return a
 }
 
 // applyRender is the pre-apply dry run, the sync waves and the prune (steps 9–11).
-// It records in done what the apply changed and the progress of the sync waves.
-func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, plan *release.Apply, objects []apply.Object, done *applied) (release.Result, error) {
-	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", plan.RenderRef)
-	var err error
+// It records in out what the apply changed and the progress of the sync waves.
+func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, decision *release.Apply, objects []apply.Object, out *applied) (release.Result, error) {
 	applier := apply.New(st.target.Client, r.applyOpts)
-
-	var ap *apply.Plan
 	key := releaseKey(st.rel)
-	if plan.DryRun {
-		logger.V(1).Info("Running the pre-apply dry run")
-		seen, _ := r.seen.get(key, st.rel.UID)
-		ap, err = applier.DryRun(ctx, objects, seen, inventoryObjects(st.inventory)...)
-		if err != nil {
-			r.seen.forget(key)
-			return st.failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
-		}
-	} else {
-		logger.Info("Skipping the pre-apply dry run: a forced sync, or an apply that began, goes on")
-		if ap, err = apply.NewPlan(objects); err != nil {
-			return release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil
-		}
+	objPlan, stop, err := r.planObjects(ctx, st, applier, decision, objects)
+	if stop != nil || err != nil {
+		return deref(stop), err
 	}
 	// What this apply sees of the objects spares the next dry run their GETs, also
 	// when it stops half-way.
-	defer func() { r.seen.put(key, st.rel.UID, ap.Seen()) }()
+	defer func() { r.seen.put(key, st.rel.UID, objPlan.Seen()) }()
 
+	w, hold, stop, err := r.applyWaves(ctx, st, in, applier, decision, objPlan, out)
+	if stop != nil || err != nil {
+		return deref(stop), err
+	}
+	if hold != nil {
+		return *hold, nil
+	}
+	return r.pruneStale(ctx, st, applier, decision, objPlan, w, out)
+}
+
+// planObjects is the pre-apply dry run of objects (step 9), or, when decision skips
+// it, their plan without one.
+func (r *Reconciler) planObjects(ctx context.Context, st *state, applier *apply.Applier, decision *release.Apply, objects []apply.Object) (*apply.Plan, *release.Result, error) {
+	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
+	if !decision.DryRun {
+		logger.Info("Skipping the pre-apply dry run: a forced sync, or an apply that began, goes on")
+		objPlan, err := apply.NewPlan(objects)
+		if err != nil {
+			stop := release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+".")
+			return nil, &stop, nil
+		}
+		return objPlan, nil, nil
+	}
+	logger.V(1).Info("Running the pre-apply dry run")
+	key := releaseKey(st.rel)
+	seen, _ := r.seen.get(key, st.rel.UID)
+	objPlan, err := applier.DryRun(ctx, objects, seen, inventoryObjects(st.inventory)...)
+	if err != nil {
+		r.seen.forget(key)
+		stop, err := st.failed(ctx, err, v1.ReasonDeployFailed, "The pre-apply dry run")
+		return nil, &stop, err
+	}
+	return objPlan, nil, nil
+}
+
+// applyWaves applies the sync waves that release.PlanWaves lets through (step 10)
+// and writes the inventory: what the waves did (waved), and the hold when a later
+// wave waits.
+func (r *Reconciler) applyWaves(ctx context.Context, st *state, in release.Input, applier *apply.Applier, decision *release.Apply, objPlan *apply.Plan, out *applied) (w waved, hold, stop *release.Result, err error) {
+	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
+	stopped := func(reason string, err error) (waved, *release.Result, *release.Result, error) {
+		res := release.Stopped(reason, capitalize(err.Error())+".")
+		return waved{}, nil, &res, nil
+	}
+	var inv *v1.ReleaseInventory
 	// The waves are planned on the inventory as the API server has it (the one the
 	// inventory grows from): its renderRef, syncWave and health are written
 	// together, while the cache may hold an older write of it, and the Release's
 	// status.syncWave may have missed the last one (a status write that failed).
 	live, err := r.liveInventory(ctx, st)
 	if err != nil {
-		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
+		return stopped(v1.ReasonDeployFailed, err)
 	}
-	waves := release.PlanWaves(waveInput(live, in, plan.RenderRef, ap.Entries(nil)))
+	waves := release.PlanWaves(waveInput(live, in, decision.RenderRef, objPlan.Entries(nil)))
 	var entries []v1.InventoryObject
 	for _, wave := range waves.Waves {
-		entries = append(entries, ap.Entries(&wave)...)
+		entries = append(entries, objPlan.Entries(&wave)...)
 	}
-	inv, err := r.growInventory(ctx, st, live, entries)
-	if err != nil {
-		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
+	if inv, err = r.growInventory(ctx, st, live, entries); err != nil {
+		return stopped(v1.ReasonDeployFailed, err)
 	}
-	done.inventory = inv
+	out.inventory = inv
 	// The renders that applied what this one may prune: the one the inventory names
 	// until this apply is done, and the last successful one (a failed prune leaves
 	// the inventory naming this render).
@@ -171,13 +201,14 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	var changes []apply.Change
 	for _, wave := range waves.Waves {
 		logger.V(1).Info("Applying a sync wave", "wave", wave)
-		res, err := applier.ApplyWave(ctx, ap, wave)
+		res, err := applier.ApplyWave(ctx, objPlan, wave)
 		if res != nil {
-			done.changes.add(res.Changes)
+			out.changes.add(res.Changes)
 			changes = append(changes, res.Changes...)
 		}
 		if err != nil {
-			return st.failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
+			res, err := st.failed(ctx, err, v1.ReasonDeployFailed, fmt.Sprintf("The apply of sync wave %d", wave))
+			return waved{}, nil, &res, err
 		}
 	}
 	// Only now does the inventory name the render applied, with the generations the
@@ -189,32 +220,51 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	if waves.Hold != nil {
 		progress = &v1.SyncWaveStatus{Current: int32(len(waves.Waves)), Total: int32(waves.Total)} //nolint:gosec // few waves
 	}
-	if inv, err = r.writeInventory(ctx, st.rel, inv, plan.RenderRef, progress, apply.Applied(inv.Objects, changes)); err != nil {
-		return release.Stopped(v1.ReasonDeployFailed, capitalize(err.Error())+"."), nil
+	if inv, err = r.writeInventory(ctx, st.rel, inv, decision.RenderRef, progress, apply.Applied(inv.Objects, changes)); err != nil {
+		return stopped(v1.ReasonDeployFailed, err)
 	}
-	done.inventory = inv
+	out.inventory = inv
 	if waves.Hold != nil {
-		done.syncWave = changeTo(progress)
-		hold := *waves.Hold
-		hold.WavesApplied = true
-		return hold, nil
+		out.syncWave = changeTo(progress)
+		held := *waves.Hold
+		held.WavesApplied = true
+		return waved{inv: inv, previous: previous}, &held, nil, nil
 	}
-	done.syncWave = changeTo[*v1.SyncWaveStatus](nil)
+	out.syncWave = changeTo[*v1.SyncWaveStatus](nil)
+	return waved{inv: inv, previous: previous, created: live == nil, changes: changes}, nil, nil, nil
+}
 
+// waved is what applyWaves did: the inventory as written, the renders that applied
+// what this one may prune, whether the inventory was made in this apply, and the
+// changes of its waves (storage recovery reads the last two: adopt.go).
+type waved struct {
+	inv      *v1.ReleaseInventory
+	previous []string
+	created  bool
+	changes  []apply.Change
+}
+
+// pruneStale adopts what the storage lost track of (adopt.go), deletes what the
+// inventory holds that the render no longer has (step 11), keeping what the previous
+// renders' keep annotations keep, and writes the inventory without it.
+func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.Applier, decision *release.Apply, objPlan *apply.Plan, w waved, out *applied) (release.Result, error) {
+	inv, previous := w.inv, w.previous
 	disabled := st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune
 	if !disabled {
-		if inv, err = r.adoptLabelled(ctx, st, applier, inv, plan.RenderRef, ap.Entries(nil), live == nil, changes); err != nil {
+		var err error
+		if inv, err = r.adoptLabelled(ctx, st, applier, inv, decision.RenderRef, objPlan.Entries(nil), w.created, w.changes); err != nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
 		}
-		done.inventory = inv
+		out.inventory = inv
 	}
 	pin := apply.PruneInput{
 		Release:   apply.Owner{Name: st.rel.Name, Namespace: st.rel.Namespace},
 		Inventory: inv.Objects,
-		Render:    ap.Entries(nil),
+		Render:    objPlan.Entries(nil),
 		Disabled:  disabled,
 	}
 	if !pin.Disabled && len(apply.Stale(pin.Inventory, pin.Render)) > 0 {
+		var err error
 		if pin.Keep, err = r.renderedKeeps(ctx, st.rel, previous...); err != nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
 		}
@@ -222,13 +272,13 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	pruned, err := applier.Prune(ctx, pin)
 	if pruned != nil {
 		r.reportKept(ctx, st.rel, "Prune", pruned.Kept)
-		done.changes.pruned += len(pruned.Deleted)
-		written, werr := r.writeInventory(ctx, st.rel, inv, plan.RenderRef, nil, pruned.Inventory)
+		out.changes.pruned += len(pruned.Deleted)
+		written, werr := r.writeInventory(ctx, st.rel, inv, decision.RenderRef, nil, pruned.Inventory)
 		if werr != nil && err == nil {
 			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
 		}
 		if werr == nil {
-			done.inventory = written
+			out.inventory = written
 		}
 	}
 	if err != nil {

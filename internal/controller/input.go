@@ -113,7 +113,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	if st.inventory != nil && st.inventory.SyncWave != nil {
 		// The inventory's syncWave, written with its renderRef: the Release's
 		// status.syncWave misses it when the status write after the apply failed.
-		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, int(st.inventory.SyncWave.Current)
+		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, release.WaveCount(st.inventory.SyncWave.Current)
 	}
 
 	others, err := sameCluster(ctx, r.waves, rel)
@@ -250,13 +250,13 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 	if len(inv.Status.Objects) > 0 {
 		h.Objects = make(map[v1.ObjectReference]v1.HealthStatus, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
-			h.Objects[release.ObjectKey(o.ObjectReference)] = o.Health
+			h.Objects[o.ObjectReference.Unversioned()] = o.Health
 		}
 	}
 	if len(inv.Objects) > 0 {
 		h.Waves = make(map[v1.ObjectReference]int32, len(inv.Objects))
 		for _, o := range inv.Objects {
-			h.Waves[release.ObjectKey(o.ObjectReference)] = o.Wave
+			h.Waves[o.ObjectReference.Unversioned()] = o.Wave
 		}
 	}
 	return h
@@ -368,7 +368,7 @@ func (r *Reconciler) pin(ctx context.Context, st *state) (*release.Pin, error) {
 // exist.
 func (r *Reconciler) getRender(ctx context.Context, rel *v1.Release, ref string) (*v1.Render, error) {
 	obj := &v1.Render{}
-	key := client.ObjectKey{Namespace: rel.Namespace, Name: render.RenderName(rel.Name, ref)}
+	key := client.ObjectKey{Namespace: rel.Namespace, Name: v1.RenderRef(ref).RenderName(rel.Name)}
 	err := r.apiReader.Get(ctx, key, obj)
 	switch {
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):

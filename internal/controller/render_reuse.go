@@ -353,7 +353,7 @@ func currentRenderName(rel *v1.Release) string {
 	if rel.Status.Render == nil || rel.Status.Render.Ref == "" {
 		return ""
 	}
-	return render.RenderName(rel.Name, rel.Status.Render.Ref)
+	return v1.RenderRef(rel.Status.Render.Ref).RenderName(rel.Name)
 }
 
 func releaseKey(rel *v1.Release) release.Key {

@@ -133,7 +133,7 @@ func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.R
 // that it is found for them.
 func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	rel, res := st.rel, st.render
-	name := render.RenderName(rel.Name, res.Ref)
+	name := v1.RenderRef(res.Ref).RenderName(rel.Name)
 	meta := renderMetadata()
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, meta)
 	exists := err == nil

@@ -404,10 +404,7 @@ func ChartJobName(name string) string {
 // that is longer than 63 characters, <release>-<hook> is cut and followed by the
 // first 8 hex digits of its sha256, so that names stay distinct: <cut>-<8 hex>-<10 hex>.
 func JobName(release, hook, renderRef string) string {
-	short := strings.TrimPrefix(renderRef, "sha256:")
-	if len(short) > 10 {
-		short = short[:10]
-	}
+	short := v1.RenderRef(renderRef).Short()
 	prefix := dnsLabel(release + "-" + hook)
 	if len(prefix)+1+len(short) <= maxJobName {
 		return prefix + "-" + short

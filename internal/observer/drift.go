@@ -14,8 +14,9 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 	"kumodo.io/convoy/internal/observer/health"
-	"kumodo.io/convoy/internal/render"
 )
 
 // DriftChecker compares the live objects on a target cluster with the objects of a
@@ -82,9 +83,9 @@ func (o *Observer) renderObjects(ctx context.Context, rel *v1.Release, ref strin
 }
 
 // readRender reads the objects of the Render ref of rel, with their sync waves.
-func (o *Observer) readRender(ctx context.Context, rel *v1.Release, ref string) ([]render.Object, error) {
+func (o *Observer) readRender(ctx context.Context, rel *v1.Release, ref string) ([]manifest.Object, error) {
 	obj := &v1.Render{}
-	key := client.ObjectKey{Namespace: rel.Namespace, Name: render.RenderName(rel.Name, ref)}
+	key := client.ObjectKey{Namespace: rel.Namespace, Name: v1.RenderRef(ref).RenderName(rel.Name)}
 	if err := o.apiReader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("the Render %s of render %s does not exist", key, ref)
@@ -94,9 +95,30 @@ func (o *Observer) readRender(ctx context.Context, rel *v1.Release, ref string) 
 	if obj.RenderRef != ref {
 		return nil, fmt.Errorf("the Render %s is of render %s, not %s", key, obj.RenderRef, ref)
 	}
-	objs, _, err := render.DecodeManifests(obj.Manifests)
+	objs, err := renderObjectsOf(obj.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("read the manifests of Render %s: %w", key, err)
+	}
+	return objs, nil
+}
+
+// renderObjectsOf decodes a Render's manifests into the objects its apply applies,
+// with their sync waves: every object but the chart's hooks.
+func renderObjectsOf(manifests []byte) ([]manifest.Object, error) {
+	us, err := manifest.Decode(manifests)
+	if err != nil {
+		return nil, err
+	}
+	var objs []manifest.Object
+	for _, u := range us {
+		if _, isHook, _ := hooks.Parse(u, ""); isHook {
+			continue
+		}
+		wave, err := manifest.WaveOf(u)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		objs = append(objs, manifest.Object{Unstructured: u, Wave: wave})
 	}
 	return objs, nil
 }

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/observer/health"
 )
 
 // renderWaves remembers, per Release, the sync wave of each object of the render it is
@@ -41,7 +40,7 @@ func (o *Observer) renderWavesOf(ctx context.Context, rel *v1.Release, ref strin
 	waves := make(map[v1.ObjectReference]int32, len(objs))
 	for _, ob := range objs {
 		gvk := ob.GroupVersionKind()
-		waves[health.ObjectKey(v1.ObjectReference{Group: gvk.Group, Kind: gvk.Kind, Namespace: ob.GetNamespace(), Name: ob.GetName()})] = ob.Wave
+		waves[v1.ObjectReference{Group: gvk.Group, Kind: gvk.Kind, Namespace: ob.GetNamespace(), Name: ob.GetName()}] = ob.Wave
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

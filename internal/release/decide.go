@@ -315,7 +315,7 @@ func degraded(in Input, h *Health) bool {
 	if in.WaveHoldApplied <= 0 || len(waves) == 0 {
 		return false
 	}
-	last := waves[min(in.WaveHoldApplied, len(waves))-1]
+	last := waves[min(int(in.WaveHoldApplied), len(waves))-1]
 	for ref, state := range h.Objects {
 		if w, ok := h.Waves[ref]; ok && w <= last && state == v1.HealthDegraded {
 			return true

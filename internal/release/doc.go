@@ -12,6 +12,9 @@
 //     its Jobs to create, WaitingForHooks or HookFailed (PlanHooks; the hook Jobs'
 //     names are internal/hooks');
 //   - whether a pending force was used up without acting on it (SpentForce);
+//   - whether the Release holds before anything is rendered (HoldsBeforeRender), the
+//     revision of a new render (NextRenderRevision), and whether a target namespace
+//     outlived the Release that created it (OutlivedNamespace);
 //   - from how the attempt ended: the Applied, Healthy and Ready conditions, the status
 //     fields to write (lastSuccessful, lastHandledSyncAt, lastHandledForceSyncAt, a new
 //     rollout), how the in-memory failure count changes, and when to reconcile again

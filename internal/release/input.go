@@ -60,7 +60,7 @@ type Input struct {
 	WaveHold string
 	// WaveHoldApplied is how many sync waves of WaveHold are applied (the inventory's
 	// syncWave.current); 0 when WaveHold is empty.
-	WaveHoldApplied int
+	WaveHoldApplied WaveCount
 	// Health is the observer's data from the ReleaseInventory status; nil when the
 	// observer has written none. It counts only when it assesses the inventory's
 	// generation (InventoryGeneration): see AssessedHealth.
@@ -179,3 +179,7 @@ func AssessedHealth(h *Health, generation int64) *Health {
 	}
 	return h
 }
+
+// WaveCount is a number of a render's distinct sync waves, counted from its lowest:
+// the first WaveCount waves (a ReleaseInventory's syncWave.current).
+type WaveCount int

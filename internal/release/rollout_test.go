@@ -311,7 +311,7 @@ func TestRolloutIsJudgedOnTheWavesAppliedWhileHeld(t *testing.T) {
 	healthWith := func(states map[v1.ObjectReference]v1.HealthStatus) option {
 		return health(Health{RenderRef: refNew, State: v1.HealthDegraded, Objects: states, Waves: waves})
 	}
-	held := func(applied int) option {
+	held := func(applied WaveCount) option {
 		return func(in *Input) { in.WaveHold, in.WaveHoldApplied = refNew, applied }
 	}
 	failed := &RolloutChange{Phase: v1.RolloutFailed, Message: "The render became Degraded."}

@@ -210,10 +210,10 @@ func TestPlanWaves(t *testing.T) {
 	healthy := func(renderRef string, names []string, others ...string) *Health {
 		h := &Health{RenderRef: renderRef, State: v1.HealthProgressing, Objects: map[v1.ObjectReference]v1.HealthStatus{}}
 		for _, n := range names {
-			h.Objects[ObjectKey(ref(n))] = v1.HealthHealthy
+			h.Objects[ref(n).Unversioned()] = v1.HealthHealthy
 		}
 		for _, n := range others {
-			h.Objects[ObjectKey(ref(n))] = v1.HealthProgressing
+			h.Objects[ref(n).Unversioned()] = v1.HealthProgressing
 		}
 		return h
 	}
@@ -278,7 +278,7 @@ func TestPlanWaves(t *testing.T) {
 		"upgrade: a dropped object that is Missing does not gate": {
 			in: WaveInput{Objects: objects(0, 1), AppliedWaves: 1, Health: func() *Health {
 				h := healthy(refNew, []string{"w0"})
-				h.Objects[ObjectKey(ref("dropped"))] = v1.HealthMissing
+				h.Objects[ref("dropped").Unversioned()] = v1.HealthMissing
 				return h
 			}()},
 			want: WavePlan{Waves: []int32{0, 1}, Total: 2},
@@ -288,7 +288,7 @@ func TestPlanWaves(t *testing.T) {
 		"the render applied in full: every wave, a lower one Degraded": {
 			in: WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 3, Applied: true, Health: func() *Health {
 				h := healthy(refNew, []string{"w1", "w2"})
-				h.Objects[ObjectKey(ref("w0"))] = v1.HealthDegraded
+				h.Objects[ref("w0").Unversioned()] = v1.HealthDegraded
 				return h
 			}()},
 			want: WavePlan{Waves: []int32{0, 1, 2}, Total: 3},

@@ -91,16 +91,9 @@ func waveHealthy(in WaveInput, wave int32) bool {
 		return false
 	}
 	for _, o := range in.Objects {
-		if o.Wave == wave && h.Objects[ObjectKey(o.Ref)] != v1.HealthHealthy {
+		if o.Wave == wave && h.Objects[o.Ref.Unversioned()] != v1.HealthHealthy {
 			return false
 		}
 	}
 	return true
-}
-
-// ObjectKey is the key of an object in Health.Objects: its reference without the
-// version, as the inventory identifies objects.
-func ObjectKey(ref v1.ObjectReference) v1.ObjectReference {
-	ref.Version = ""
-	return ref
 }

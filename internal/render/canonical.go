@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"kumodo.io/convoy/internal/gz"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 )
 
 // objectLess is the canonical order: wave, kind (Helm's install order), namespace,
@@ -95,9 +95,9 @@ func wavesOf(objs []Object) []int32 {
 // gunzip'd) back into objects, with their waves, and the chart's hooks, in canonical
 // order.
 func Decode(canonical []byte) ([]Object, []hooks.Chart, error) {
-	us, err := decodeManifests("render manifests", string(canonical))
+	us, err := manifest.DecodeStream(canonical)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unappliable("render manifests: %w", err)
 	}
 	return split(us)
 }
@@ -127,7 +127,7 @@ func split(us []*unstructured.Unstructured) ([]Object, []hooks.Chart, error) {
 
 // DecodeManifests reads the manifests of a Render object (gzip'd canonical stream).
 func DecodeManifests(manifests []byte) ([]Object, []hooks.Chart, error) {
-	b, err := gz.Decompress(manifests)
+	b, err := manifest.Decompress(manifests)
 	if err != nil {
 		return nil, nil, fmt.Errorf("render manifests: %w", err)
 	}

@@ -3,25 +3,20 @@ package render
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 )
 
-// Object is a rendered object with its sync wave.
-type Object struct {
-	*unstructured.Unstructured
-	// Wave is the object's sync wave (also what WaveOf reads from its annotations).
-	Wave int32
-}
+// Object is a rendered object with its sync wave (manifest.Object).
+type Object = manifest.Object
 
 // decodeManifests parses a multi-document YAML file into objects; List kinds are
 // expanded. Empty documents are skipped.
@@ -34,29 +29,11 @@ func decodeManifests(file, content string) ([]*unstructured.Unstructured, error)
 	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var out []*unstructured.Unstructured
 	for _, k := range keys {
-		doc := docs[k]
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		j, err := yaml.YAMLToJSON([]byte(doc))
+		objs, err := manifest.DecodeDocument([]byte(docs[k]))
 		if err != nil {
-			return nil, unappliable("%s: YAML parse error: %w", file, err)
+			return nil, unappliable("%s: %w", file, err)
 		}
-		if s := strings.TrimSpace(string(j)); s == "null" || s == "" {
-			continue // a document of only comments
-		}
-		obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, j)
-		if err != nil {
-			return nil, unappliable("%s: not a Kubernetes object: %w", file, err)
-		}
-		switch o := obj.(type) {
-		case *unstructured.Unstructured:
-			out = append(out, o)
-		case *unstructured.UnstructuredList:
-			for i := range o.Items {
-				out = append(out, &o.Items[i])
-			}
-		}
+		out = append(out, objs...)
 	}
 	return out, nil
 }

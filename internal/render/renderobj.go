@@ -3,37 +3,25 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/gz"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/manifest"
 )
 
 // KeepRenders is how many Render objects of a Release the history keeps besides
 // those the Release's status and pin name.
 const KeepRenders = 10
 
-// maxNameLength is the longest object name (a DNS subdomain).
-const maxNameLength = 253
-
-// RenderName is the name of the Render object of a render ref:
-// <release>-<first 10 hex digits of the digest>.
+// RenderName is the name of the Render object of a render ref
+// (v1alpha1.RenderRef.RenderName): <release>-<first 10 hex digits of the digest>.
 func RenderName(release, ref string) string {
-	hex := strings.TrimPrefix(ref, "sha256:")
-	if len(hex) > 10 {
-		hex = hex[:10]
-	}
-	if limit := maxNameLength - len(hex) - 1; len(release) > limit {
-		release = strings.TrimRight(release[:limit], "-.")
-	}
-	return release + "-" + hex
+	return v1alpha1.RenderRef(ref).RenderName(release)
 }
 
 // NewRenderObject builds the Render object of a result: named by RenderName,
@@ -51,10 +39,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 		}
 		res.Canonical = canonical
 	}
-	manifests, err := gz.Compress(gz.Best, func(zw io.Writer) error {
-		_, err := zw.Write(res.Canonical)
-		return err
-	})
+	manifests, err := manifest.Compress(res.Canonical)
 	if err != nil {
 		return nil, fmt.Errorf("render %s of Release %s/%s: %w", res.Ref, rel.Namespace, rel.Name, err)
 	}
@@ -88,7 +73,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 	return &v1alpha1.Render{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Render"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        RenderName(rel.Name, res.Ref),
+			Name:        v1alpha1.RenderRef(res.Ref).RenderName(rel.Name),
 			Namespace:   rel.Namespace,
 			Labels:      labels,
 			Annotations: annotations,
@@ -118,7 +103,7 @@ func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, erro
 // IsUpgrade is left to the caller, who knows which inputs it matched.
 func ResultFromObject(obj *v1alpha1.Render) (*Result, error) {
 	what := fmt.Sprintf("Render %s/%s", obj.Namespace, obj.Name)
-	canonical, err := gz.Decompress(obj.Manifests)
+	canonical, err := manifest.Decompress(obj.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("%s: manifests: %w", what, err)
 	}

@@ -2,31 +2,21 @@ package render
 
 import (
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/manifest"
 )
 
-// WaveOf returns the sync wave of an object: its convoy.kumodo.io/sync-wave
-// annotation, else its argocd.argoproj.io/sync-wave annotation, else 0. A value that
-// is not an integer is Unappliable.
+// WaveOf returns the sync wave of an object (manifest.WaveOf); a value that is not
+// an integer is Unappliable.
 func WaveOf(u *unstructured.Unstructured) (int32, error) {
-	a := u.GetAnnotations()
-	key := v1alpha1.AnnotationSyncWave
-	v, ok := a[key]
-	if !ok {
-		key = v1alpha1.AnnotationArgoSyncWave
-		if v, ok = a[key]; !ok {
-			return 0, nil
-		}
-	}
-	w, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	w, err := manifest.WaveOf(u)
 	if err != nil {
-		return 0, unappliable("%s: annotation %s: %q is not an integer sync wave", describe(u), key, v)
+		return 0, unappliable("%s: %w", describe(u), err)
 	}
-	return int32(w), nil
+	return w, nil
 }
 
 // setWave records wave in the object's convoy annotation when its annotations say

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -449,15 +448,7 @@ func (s *Server) renderDiff(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, response(short(from), short(to), results))
-}
-
-func short(ref string) string {
-	ref = strings.TrimPrefix(ref, "sha256:")
-	if len(ref) > 12 {
-		ref = ref[:12]
-	}
-	return ref
+	writeJSON(w, response(v1.RenderRef(from).Short(), v1.RenderRef(to).Short(), results))
 }
 
 // permitted checks an action on a Release with a SelfSubjectAccessReview before

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -72,13 +71,4 @@ func Age(ts metav1.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(time.Since(ts.Time))
-}
-
-// ShortRef is the first 10 hex digits of a render ref, as in Render names.
-func ShortRef(ref string) string {
-	hex := strings.TrimPrefix(ref, "sha256:")
-	if len(hex) > 10 {
-		return hex[:10]
-	}
-	return hex
 }

@@ -4,8 +4,8 @@
 //
 // It decides:
 //
-//   - the health of one live object, with kstatus (ObjectStatus), and of a hook Job
-//     (HookJobPhase);
+//   - the health of one live object, with kstatus (ObjectStatus), and the worst of
+//     several (Worst); a hook Job's state is internal/hooks' (hooks.JobState);
 //   - the ReleaseInventory status from the per-object results: worst-of per sync wave
 //     and per render, objects sorted, and whether it must be written at all (Assess,
 //     Changed): assessedAt moves only when something else changed, so a steady

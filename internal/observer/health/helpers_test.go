@@ -75,7 +75,7 @@ func waveObject(w int32) v1.ObjectReference { return ref("Deployment", fmt.Sprin
 func renderWaves(total int32) map[v1.ObjectReference]int32 {
 	out := make(map[v1.ObjectReference]int32, total)
 	for w := range total {
-		out[ObjectKey(waveObject(w))] = w
+		out[waveObject(w).Unversioned()] = w
 	}
 	return out
 }

@@ -81,13 +81,6 @@ func (v ReleaseView) Waiting() bool {
 	return v.AppliedReason == v1.ReasonWaitingForSyncWave && v.SyncWave != nil && v.RenderRef != ""
 }
 
-// ObjectKey identifies an object across API versions: its reference without the
-// version, as the inventory identifies objects.
-func ObjectKey(ref v1.ObjectReference) v1.ObjectReference {
-	ref.Version = ""
-	return ref
-}
-
 // Signals is what Triggers decided.
 type Signals struct {
 	// Send are the occurrences not signalled yet. One /sync (no force) covers all of
@@ -182,7 +175,7 @@ func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, boo
 	last := waves[k-1]
 	assessed := make(map[v1.ObjectReference]v1.HealthStatus, len(st.Objects))
 	for _, o := range st.Objects {
-		assessed[ObjectKey(o.ObjectReference)] = o.Health
+		assessed[o.ObjectReference.Unversioned()] = o.Health
 	}
 	for obj, w := range rel.RenderWaves {
 		if w <= last && assessed[obj] != v1.HealthHealthy {

@@ -34,11 +34,11 @@ var tableConvertor = registry.TableConvertor{
 		}
 		render := ""
 		if r.Status.Render != nil {
-			render = registry.ShortRef(r.Status.Render.Ref)
+			render = convoyv1alpha1.RenderRef(r.Status.Render.Ref).Short()
 		}
 		pinned := ""
 		if r.Pin != nil {
-			pinned = registry.ShortRef(r.Pin.RenderRef)
+			pinned = convoyv1alpha1.RenderRef(r.Pin.RenderRef).Short()
 		}
 		message := ""
 		if c := meta.FindStatusCondition(r.Status.Conditions, convoyv1alpha1.ConditionReady); c != nil {

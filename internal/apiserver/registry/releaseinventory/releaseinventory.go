@@ -125,7 +125,7 @@ var tableConvertor = registry.TableConvertor{
 		if !ok {
 			return nil, fmt.Errorf("not a ReleaseInventory: %T", obj)
 		}
-		return []interface{}{inv.Cluster, registry.ShortRef(inv.RenderRef), int64(len(inv.Objects)),
+		return []interface{}{inv.Cluster, convoyv1alpha1.RenderRef(inv.RenderRef).Short(), int64(len(inv.Objects)),
 			string(inv.Status.Health), registry.Age(inv.CreationTimestamp)}, nil
 	},
 }

@@ -38,7 +38,7 @@ var tableConvertor = registry.TableConvertor{
 			updatedCell = fmt.Sprintf("%d/%d", updated, clusters)
 		}
 		return []interface{}{
-			registry.ShortRef(s.Status.Revision), StageCell(s.Status.Stages), readyCell,
+			convoyv1alpha1.RenderRef(s.Status.Revision).Short(), StageCell(s.Status.Stages), readyCell,
 			registry.Age(s.CreationTimestamp), updatedCell, int64(len(s.Status.Skipped)), message(s.Status.Conditions),
 		}, nil
 	},

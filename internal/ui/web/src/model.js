@@ -27,7 +27,7 @@ export const states = ['Healthy', 'Progressing', 'Waiting', 'Degraded', 'Failing
 
 export function shortRef(ref) {
   if (!ref) return '';
-  return ref.replace(/^sha256:/, '').slice(0, 12);
+  return ref.replace(/^sha256:/, '').slice(0, 10);
 }
 
 // shortCommit is a Git commit's first 12 hex digits, as kubectl convoy shows it.

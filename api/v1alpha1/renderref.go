@@ -1,0 +1,76 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RenderRef is the identity of a render: "sha256:" and the 64 lowercase hex digits of
+// the digest of its canonical stream. The API's fields hold it as a plain string
+// (status.render.ref, pin.renderRef, ...); Go code converts to read its forms.
+type RenderRef string
+
+// ShortRenderRefLength is how many hex digits of a render ref its short form keeps.
+const ShortRenderRefLength = 10
+
+// maxObjectNameLength is the longest object name (a DNS subdomain).
+const maxObjectNameLength = 253
+
+// Hex is the ref's digest without "sha256:".
+func (r RenderRef) Hex() string { return strings.TrimPrefix(string(r), "sha256:") }
+
+// Short is the ref as tables show it: its first 10 hex digits, without sha256:. That
+// is the form of `kubectl get releases` (RENDER and PINNED), `kubectl get
+// releaseinventories`, the CLI, the UI and the suffix of Render and hook Job names,
+// so an operator sees the same ref everywhere. "" for an empty ref.
+func (r RenderRef) Short() string {
+	hex := r.Hex()
+	if len(hex) > ShortRenderRefLength {
+		return hex[:ShortRenderRefLength]
+	}
+	return hex
+}
+
+// RenderName is the name of the Render object of this ref for the Release release:
+// <release>-<Short>, the release part shortened to fit an object name.
+func (r RenderRef) RenderName(release string) string {
+	short := r.Short()
+	if limit := maxObjectNameLength - len(short) - 1; len(release) > limit {
+		release = strings.TrimRight(release[:limit], "-.")
+	}
+	return release + "-" + short
+}
+
+// Validate checks the full form: sha256: and 64 lowercase hex digits. The error
+// names what is wrong (the short form, a missing prefix, the length, the case).
+func (r RenderRef) Validate() error {
+	hex, prefixed := strings.CutPrefix(string(r), "sha256:")
+	switch {
+	case prefixed && len(hex) == 64 && isLowerHex(hex):
+		return nil
+	case !prefixed && len(hex) == ShortRenderRefLength && isLowerHex(hex):
+		return fmt.Errorf("invalid render ref %q: that is the short form tables show", string(r))
+	case !prefixed:
+		return fmt.Errorf("invalid render ref %q: it does not start with sha256:", string(r))
+	case len(hex) != 64:
+		return fmt.Errorf("invalid render ref %q: %d hex digits after sha256:, want 64", string(r), len(hex))
+	default:
+		return fmt.Errorf("invalid render ref %q: not lowercase hex", string(r))
+	}
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Unversioned is the reference without its version: how the inventory, the health
+// data and the decisions key an object across API versions.
+func (r ObjectReference) Unversioned() ObjectReference {
+	r.Version = ""
+	return r
+}
