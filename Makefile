@@ -76,7 +76,7 @@ verify-codegen:
 clean:
 	rm -rf bin/ .convoy/
 
-## bench-apiserver: benchmark convoy apiserver through the aggregator (/sync, list and watch of 10,000 Releases); flags: BENCH_FLAGS='-requests=500'. Figures: docs/performance.md
+## bench-apiserver: benchmark convoy apiserver through the aggregator (/sync, list and watch of 10,000 Releases); flags: BENCH_FLAGS='-requests=500'. Figures: docs/notes/performance-log.md
 .PHONY: bench-apiserver
 bench-apiserver: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apiserver $(BENCH_FLAGS)
@@ -86,7 +86,7 @@ bench-apiserver: kube
 bench-api-vs-crd: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/apivscrd $(BENCH_FLAGS)
 
-## bench-controller: benchmark convoy controller (N Releases of a podinfo-shaped chart to Applied, RSS, API requests per Release, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
+## bench-controller: benchmark convoy controller (N Releases of a podinfo-shaped chart to Applied, RSS, API requests per Release, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/notes/performance-log.md
 .PHONY: bench-controller
 bench-controller: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/controller $(BENCH_FLAGS)
@@ -96,7 +96,7 @@ bench-controller: kube
 bench-git: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/git $(BENCH_FLAGS)
 
-## bench-observer: benchmark convoy observer (N Releases of a two-wave chart in manual mode: observer RSS and CPU, wave Healthy → its /sync p50/p99, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/performance.md
+## bench-observer: benchmark convoy observer (N Releases of a two-wave chart in manual mode: observer RSS and CPU, wave Healthy → its /sync p50/p99, steady-state writes); flags: BENCH_FLAGS='-releases=100'. Figures: docs/notes/performance-log.md
 .PHONY: bench-observer
 bench-observer: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/observer $(BENCH_FLAGS)

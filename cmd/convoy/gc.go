@@ -15,7 +15,7 @@ import (
 // as cheap (their cost is the live heap, not the garbage). Prometheus lowered its
 // default for the same reason (75 since 2.53). GOGC in the environment still wins,
 // and GOMEMLIMIT (the chart's, from the memory limit) still holds the heap under a
-// limit. docs/performance.md (seventh round) has the measurements.
+// limit. docs/notes/performance-log.md (seventh round) has the measurements.
 const defaultGCPercent = 50
 
 // setGCPercent sets defaultGCPercent unless GOGC is set in the environment, which the Go

@@ -49,7 +49,7 @@ const (
 	// asks for it unless told not to, and the API servers then gzip every watch that
 	// began as a streaming list (client-go's informers, since 1.35) at each event they
 	// send: 5 % of the observer's CPU and ~1 % of the controller's went to unzipping
-	// them in the first minute of 1,000 creates (docs/performance.md, ninth round), to
+	// them in the first minute of 1,000 creates (docs/notes/performance-log.md, ninth round), to
 	// save bandwidth between a Pod and its own cluster's API server, which is not what
 	// is scarce there (kubeconfig's disable-compression exists for the same case).
 	// Targets reached through a Cluster's kubeconfig keep what that kubeconfig says.

@@ -14,7 +14,7 @@ import (
 // handlers are due only once per that period, so a handler added after the informer's
 // first check started (the usual case: a controller adds its handlers once the
 // informer runs) missed the first check and had its first resync after about twice the
-// period (3 min 40 s for 2 minutes: docs/performance.md). Here the handlers get the
+// period (3 min 40 s for 2 minutes: docs/notes/performance-log.md). Here the handlers get the
 // period as asked, without jitter, and the informer checks every resyncCheck(period):
 // the first resync comes between Resync and Resync + resyncCheck after the handler was
 // added, and the next ones as often. A check that finds no handler due costs nothing.

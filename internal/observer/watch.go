@@ -322,7 +322,7 @@ func releaseOf(o metav1.Object) (types.NamespacedName, bool) {
 // references, a workload's pod template, a Service's ports, an Ingress's rules, a
 // ConfigMap's data, a Role's rules, a CustomResourceDefinition's schemas — is dropped
 // before caching: these objects are most of what the observer holds per Release
-// (issue 15; docs/performance.md). What the informer does not read itself is cached
+// (issue 15; docs/notes/performance-log.md). What the informer does not read itself is cached
 // as one JSON string (packedKey), which lookup unpacks. The drift check does not read
 // the cache.
 func projectObject(obj any) (any, error) {

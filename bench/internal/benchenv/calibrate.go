@@ -73,7 +73,7 @@ const calibrationRounds = 2000
 // Calibrate times a fixed CPU workload on one goroutine — encoding and decoding a
 // Deployment as JSON calibrationRounds times, from a collected heap — and returns the
 // fastest of tries: how fast the machine is at that moment. The processes of a run
-// share a machine whose speed drifts between runs, hours and days (performance.md,
+// share a machine whose speed drifts between runs, hours and days (notes/performance-log.md,
 // seventh to ninth rounds) by more than many changes save, so a run's figures are to
 // be read with the calibration taken before and after it. On the idle 2-CPU machine
 // it repeats within ~1 % (110 ms) over minutes; a hash of a buffer that fits the

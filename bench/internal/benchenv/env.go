@@ -104,8 +104,8 @@ type NamedPID struct {
 // of the binary users run: a plain `go build` links with cgo and, since a dependency
 // imports package plugin (kustomize's plugin loader, through cli-runtime), exports
 // every symbol for the dynamic linker: a binary of 173 MB instead of 94, ~30 MiB more
-// of the executable's pages resident in each process (docs/performance.md, sixth
-// round).
+// of the executable's pages resident in each process
+// (docs/notes/performance-log.md, sixth round).
 func BuildConvoy(ctx context.Context, dir string) (string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
