@@ -32,7 +32,8 @@ type hostFlags struct {
 }
 
 // Defaults of the flags that size the work of convoy controller and convoy observer
-// (docs/performance.md, "Defaults"; docs/decisions.md). convoy dev, the chart and
+// (docs/performance.md, "Defaults"; docs/decisions/0103-no-client-rate-limit.md,
+// docs/decisions/0104-controller-concurrency.md). convoy dev, the chart and
 // deploy/ pass none of these flags, so these are what every user runs.
 const (
 	// defaultKubeAPIQPS is no client-side rate limit: the requests in flight are

@@ -14,7 +14,7 @@ import (
 // the Secrets convoy reads (valuesFrom, chart repository credentials, Cluster
 // kubeconfigs) and the rendered Secrets it applies would be written to the log.
 // 7 logs each request's method, URL, headers (Authorization masked) and status.
-// docs/security.md, "Logs"; docs/decisions.md.
+// docs/security.md, "Logs"; docs/decisions/0119-verbosity-cap-and-leak-test.md.
 const maxVerbosity = 7
 
 // logFlags are the logging flags of convoy's long-running processes.

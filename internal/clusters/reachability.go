@@ -12,10 +12,9 @@ import (
 )
 
 // How a remote cluster that does not answer is noticed, and what its requests cost
-// meanwhile (docs/decisions.md, "A remote cluster that does not answer costs its own
-// Releases only"). The controller's and the observer's workers are shared by every
-// cluster: a request that waits for an unreachable cluster holds a worker that the
-// Releases of every other cluster need.
+// meanwhile (docs/decisions/0189-unreachable-cluster.md). The controller's and the
+// observer's workers are shared by every cluster: a request that waits for an
+// unreachable cluster holds a worker that the Releases of every other cluster need.
 const (
 	// ReadAnswerTimeout bounds the wait for the response headers of a read (a GET that
 	// is not a watch) of a remote cluster; WriteAnswerTimeout that of any other request

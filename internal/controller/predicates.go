@@ -65,7 +65,7 @@ func syncRequestedAt(rel *v1.Release) string {
 }
 
 // The work queue priorities (controller-runtime's priority queue: the highest first,
-// and first come, first served within one; docs/decisions.md):
+// and first come, first served within one; docs/decisions/0128-work-queue-priorities.md):
 //
 //   - priorityRequested (100): a request on the Release (releaseUpdateRequested): a
 //     /sync or an edit is handled within a reconcile or two, not after every Release

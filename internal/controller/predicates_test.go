@@ -132,7 +132,7 @@ func TestCreatePriority(t *testing.T) {
 // SP-29, seed: "The release controller reconciles a Release when one of these events
 // occurs: … The observer writes new health data to the ReleaseInventory." New health
 // data is any change of the status but an object's message and assessedAt, which the
-// controller never reads (docs/decisions.md).
+// controller never reads (docs/decisions/0132-message-only-status.md).
 func TestSP29_InventoryStatusChangeTriggers(t *testing.T) {
 	inv := func(rv string, f func(*v1.ReleaseInventory)) *v1.ReleaseInventory {
 		i := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "podinfo", ResourceVersion: rv}}

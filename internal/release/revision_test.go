@@ -7,7 +7,7 @@ import (
 )
 
 // The revision and install or upgrade of a new render (rule 3 of issue 12; the
-// decision is in docs/decisions.md).
+// decision is in docs/decisions/0061-render-revision-install-upgrade.md).
 func TestNextRenderRevision(t *testing.T) {
 	cases := map[string]struct {
 		applied   bool
