@@ -148,8 +148,8 @@ func readsOnly(script string) bool {
 }
 
 // The parts of the test that need no control plane: the tutorial parses into steps
-// that each have an output, and the placeholders hide what changes from run to run
-// and nothing else.
+// that each have an output, the placeholders hide what changes from run to run and
+// nothing else, and `make dev` is still the recipe that TestTutorial copies.
 func TestTutorialParsesAndNormalises(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(repoRoot(t), tutorialFile))
 	if err != nil {
@@ -228,6 +228,17 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 				t.Errorf("normaliseOutput(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+
+	// TestTutorial starts convoy as `make dev` does: when the recipe changes, so must it.
+	makefile, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, _ := strings.Cut(string(makefile), "\ndev:\n")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	if want := "\t$(GO) build -o bin/ ./cmd/kubectl-convoy\n\t$(GO) run ./cmd/convoy dev"; recipe != want {
+		t.Errorf("make dev's recipe is %q, TestTutorial starts convoy as %q does: make them agree", recipe, want)
 	}
 
 	for script, want := range map[string]bool{
@@ -327,7 +338,9 @@ func TestTutorial(t *testing.T) {
 		"NO_COLOR=1",
 	)
 	run := func(script string) (string, error) {
-		c := exec.CommandContext(ctx(t, 3*time.Minute), "bash", "-e", "-o", "pipefail", "-c", script)
+		runCtx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		c := exec.CommandContext(runCtx, "bash", "-e", "-o", "pipefail", "-c", script)
 		c.Dir, c.Env = work, environ
 		b, err := c.CombinedOutput()
 		return strings.ReplaceAll(string(b), chartsURL, defaultURL), err
