@@ -3,8 +3,9 @@
 // generated from it, a server-side dry run of its renders and an install onto the
 // local control plane where convoy then reconciles a Release), the alerts and the
 // Grafana dashboard (every PromQL expression parses with Prometheus' parser and
-// names only metrics that the running processes export), and the install path of
-// README.md. The image is tested in hack/image.
+// names only metrics that the running processes export), the install path of
+// README.md, and docs/tutorial.md (TestTutorial runs it against `convoy dev`). The
+// image is tested in hack/image.
 //
 // No Pod runs on the local control plane (kwok simulates the nodes), so the install
 // test runs the chart's processes from a convoy binary built on the host, with the
