@@ -213,7 +213,7 @@ func TargetNamespace(rel *v1alpha1.Release) string {
 // Render fetches the Release's chart, merges its values, renders it for the target
 // and returns the canonical render. When Request.Reuse finds an earlier render of the
 // same inputs, that is the result and the chart is not templated. Errors are *Error
-// (see ReasonOf), except a cancelled context.
+// (read their reason with reasons.Of), except a cancelled context.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	rel := req.Release
 	if rel == nil {
