@@ -42,20 +42,30 @@ func (r RenderRef) RenderName(release string) string {
 }
 
 // Validate checks the full form: sha256: and 64 lowercase hex digits. The error
-// names what is wrong (the short form, a missing prefix, the length, the case).
+// names the ref and what is wrong with it (Problem).
 func (r RenderRef) Validate() error {
+	if p := r.Problem(); p != "" {
+		return fmt.Errorf("invalid render ref %q: %s", string(r), p)
+	}
+	return nil
+}
+
+// Problem says what is wrong with the ref (the short form, a missing prefix, the
+// length, the case), "" when it is a full ref: sha256: and 64 lowercase hex digits.
+// It is Validate's message without the ref, as a field error of the API shows it.
+func (r RenderRef) Problem() string {
 	hex, prefixed := strings.CutPrefix(string(r), "sha256:")
 	switch {
 	case prefixed && len(hex) == 64 && isLowerHex(hex):
-		return nil
+		return ""
 	case !prefixed && len(hex) == ShortRenderRefLength && isLowerHex(hex):
-		return fmt.Errorf("invalid render ref %q: that is the short form tables show", string(r))
+		return "that is the short form tables show"
 	case !prefixed:
-		return fmt.Errorf("invalid render ref %q: it does not start with sha256:", string(r))
+		return "it does not start with sha256:"
 	case len(hex) != 64:
-		return fmt.Errorf("invalid render ref %q: %d hex digits after sha256:, want 64", string(r), len(hex))
+		return fmt.Sprintf("%d hex digits after sha256:, want 64", len(hex))
 	default:
-		return fmt.Errorf("invalid render ref %q: not lowercase hex", string(r))
+		return "not lowercase hex"
 	}
 }
 

@@ -51,6 +51,9 @@ func TestRenderRefValidate(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := RenderRef(tc.ref).Validate()
+			if p := RenderRef(tc.ref).Problem(); (err == nil) != (p == "") || (err != nil && !strings.HasSuffix(err.Error(), ": "+p)) {
+				t.Errorf("Problem = %q, want the end of Validate's %v", p, err)
+			}
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Validate(%q) = %v, want nil", tc.ref, err)

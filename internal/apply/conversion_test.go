@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -164,7 +165,7 @@ func TestConversionFailureIsUnappliable(t *testing.T) {
 					}
 				}
 			}
-			if got := Reason(err); got != v1alpha1.ReasonUnappliable {
+			if got := reasons.Of(err, ""); got != v1alpha1.ReasonUnappliable {
 				t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonUnappliable)
 			}
 			for _, want := range []string{describeObject(bad) + " ", tc.wantField, "the API server cannot convert it"} {

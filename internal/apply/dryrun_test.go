@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -49,7 +50,7 @@ func TestDryRunRejectsAsUnappliable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			good := configMap(e.ns, "good-"+testenv.DNSName(name), map[string]string{"k": "v"})
 			_, err := e.applier.DryRun(e.ctx, []Object{{Wave: 0, Object: good}, {Wave: 1, Object: tc.bad}}, nil)
-			if got := Reason(err); got != v1alpha1.ReasonUnappliable {
+			if got := reasons.Of(err, ""); got != v1alpha1.ReasonUnappliable {
 				t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonUnappliable)
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) {
@@ -77,8 +78,8 @@ func TestDryRunTransientFailureIsDeployFailed(t *testing.T) {
 	var err error
 	eventually(t, 10*time.Second, func() error {
 		_, err = applier.DryRun(e.ctx, []Object{{Object: cm}}, nil)
-		if Reason(err) != v1alpha1.ReasonDeployFailed {
-			return fmt.Errorf("reason %q, error %w", Reason(err), err)
+		if reasons.Of(err, "") != v1alpha1.ReasonDeployFailed {
+			return fmt.Errorf("reason %q, error %w", reasons.Of(err, ""), err)
 		}
 		return nil
 	})

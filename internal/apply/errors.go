@@ -16,12 +16,13 @@ import (
 )
 
 // Error is a failure of the dry run, an apply, a prune or a deletion, with
-// the Release reason it maps to. Its message names every object that failed
-// and the server's message for it; it says nothing that changes between two
-// attempts of the same render, so a condition built from it does not flap.
+// the Release reason it maps to (a reasons.Carrier). Its message names every
+// object that failed and the server's message for it; it says nothing that
+// changes between two attempts of the same render, so a condition built from it
+// does not flap.
 type Error struct {
-	// Reason is v1alpha1.ReasonUnappliable, ReasonDeployFailed or ReasonPruneFailed.
-	Reason string
+	// reason is v1alpha1.ReasonUnappliable, ReasonDeployFailed or ReasonPruneFailed.
+	reason string
 	// Objects are the objects that failed, in the order they were tried.
 	Objects []v1alpha1.ObjectReference
 	// Errs are the failures, each naming the objects it concerns.
@@ -40,14 +41,9 @@ func (e *Error) Error() string {
 // Unwrap returns the per-object failures.
 func (e *Error) Unwrap() []error { return e.Errs }
 
-// Reason returns the Release reason of err: the Reason of the first *Error
-// in its chain, or "" when there is none.
-func Reason(err error) string {
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e.Reason
-	}
-	return ""
-}
+// Reason is the Release reason of the failure: v1alpha1.ReasonUnappliable,
+// ReasonDeployFailed or ReasonPruneFailed. Callers read it with reasons.Of.
+func (e *Error) Reason() string { return e.reason }
 
 // objectError is one object's failure.
 type objectError struct {
@@ -60,7 +56,7 @@ func newError(reason string, failures []objectError) error {
 	if len(failures) == 0 {
 		return nil
 	}
-	e := &Error{Reason: reason}
+	e := &Error{reason: reason}
 	for _, f := range failures {
 		e.Objects = append(e.Objects, f.ref)
 		e.Errs = append(e.Errs, f.err)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 func TestIsAuthorizationFailure(t *testing.T) {
@@ -28,7 +29,7 @@ func TestIsAuthorizationFailure(t *testing.T) {
 		"nil":                {nil, false},
 		"RBAC forbidden":     {rbac, true},
 		"wrapped":            {fmt.Errorf("apply ClusterRoleBinding admin: %w", rbac), true},
-		"one of an apply's":  {&Error{Reason: v1alpha1.ReasonDeployFailed, Objects: []v1alpha1.ObjectReference{ref, ref}, Errs: []error{errors.New("timeout"), rbac}}, true},
+		"one of an apply's":  {&Error{reason: v1alpha1.ReasonDeployFailed, Objects: []v1alpha1.ObjectReference{ref, ref}, Errs: []error{errors.New("timeout"), rbac}}, true},
 		"admission webhook":  {webhook, false},
 		"invalid":            {apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", nil), false},
 		"plain error":        {errors.New("forbidden"), false},
@@ -79,13 +80,16 @@ func TestIsRejection(t *testing.T) {
 	}
 }
 
+// *Error is read by reasons.Of, as the controller reads it.
+var _ reasons.Carrier = (*Error)(nil)
+
 func TestErrorReasonAndMessage(t *testing.T) {
 	ref := deployWeb.ObjectReference
 	err := fmt.Errorf("reconcile: %w", newError(v1alpha1.ReasonUnappliable, []objectError{
 		{ref: ref, err: fmt.Errorf("dry run of %s rejected: %w", Describe(ref), apierrors.NewBadRequest("bad"))},
 		{ref: configApp.ObjectReference, err: errors.New("dry run of ConfigMap app/config failed: timeout")},
 	}))
-	if got := Reason(err); got != v1alpha1.ReasonUnappliable {
+	if got := reasons.Of(err, ""); got != v1alpha1.ReasonUnappliable {
 		t.Errorf("Reason = %q, want %q", got, v1alpha1.ReasonUnappliable)
 	}
 	want := "reconcile: dry run of Deployment.apps app/web rejected: bad; dry run of ConfigMap app/config failed: timeout"
@@ -95,7 +99,7 @@ func TestErrorReasonAndMessage(t *testing.T) {
 	if !apierrors.IsBadRequest(err) {
 		t.Error("the server's error is not reachable with errors.As")
 	}
-	if Reason(errors.New("other")) != "" || newError(v1alpha1.ReasonDeployFailed, nil) != nil {
+	if reasons.Of(errors.New("other"), "") != "" || newError(v1alpha1.ReasonDeployFailed, nil) != nil {
 		t.Error("an error without *Error has a reason, or no failures made an error")
 	}
 }
@@ -137,7 +141,7 @@ func TestApplyFailureReason(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := ApplyFailure(ref, tc.err)
-			if got := Reason(err); got != tc.wantReason {
+			if got := reasons.Of(err, ""); got != tc.wantReason {
 				t.Errorf("Reason = %q, want %q (error %v)", got, tc.wantReason, err)
 			}
 			if got := IsRefused(tc.err); got != (tc.wantReason == v1alpha1.ReasonUnappliable) {

@@ -7,6 +7,7 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // The controller's steps 9–11 for one Release, sketched: the dry run (unless
@@ -36,7 +37,7 @@ func Example() {
 		plan, err = applier.DryRun(ctx, render, nil)
 	}
 	if err != nil {
-		fmt.Println(apply.Reason(err), err) // Unappliable or DeployFailed
+		fmt.Println(reasons.Of(err, ""), err) // Unappliable or DeployFailed
 		return
 	}
 
@@ -47,7 +48,7 @@ func Example() {
 			inventory.Objects = apply.Merge(inventory.Objects, res.Entries) // write it, even on error
 		}
 		if err != nil {
-			fmt.Println(apply.Reason(err), err) // DeployFailed
+			fmt.Println(reasons.Of(err, ""), err) // DeployFailed
 			return
 		}
 		if i < len(waves)-1 && !healthy(wave) {
@@ -65,6 +66,6 @@ func Example() {
 		inventory.Objects = res.Inventory // exactly the render when the prune succeeded
 	}
 	if err != nil {
-		fmt.Println(apply.Reason(err), err) // PruneFailed
+		fmt.Println(reasons.Of(err, ""), err) // PruneFailed
 	}
 }

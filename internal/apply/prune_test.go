@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -94,7 +95,7 @@ func TestPruneFailureStaysInTheInventory(t *testing.T) {
 
 	render := Entries([]Object{{Object: kept}})
 	res, err := applier.Prune(e.ctx, PruneInput{Release: release, Inventory: Entries(old), Render: render})
-	if got := Reason(err); got != v1alpha1.ReasonPruneFailed {
+	if got := reasons.Of(err, ""); got != v1alpha1.ReasonPruneFailed {
 		t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonPruneFailed)
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf(`delete Secret %s/dropped: `, e.ns)) || !strings.Contains(err.Error(), "cannot delete resource") {

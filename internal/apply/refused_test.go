@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // An object the API server refuses with 422 at the apply itself (no dry run before
@@ -37,7 +38,7 @@ func TestRefusedApplyIsUnappliable(t *testing.T) {
 					break
 				}
 			}
-			if got := Reason(err); got != v1alpha1.ReasonUnappliable {
+			if got := reasons.Of(err, ""); got != v1alpha1.ReasonUnappliable {
 				t.Fatalf("Reason = %q (error %v), want %q", got, err, v1alpha1.ReasonUnappliable)
 			}
 			for _, want := range []string{"apply of " + describeObject(bad) + " failed", tc.wantField, "no retry of this render can succeed"} {

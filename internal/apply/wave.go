@@ -223,7 +223,7 @@ func (a *Applier) waitReady(ctx context.Context, defs []*planned, changes []Chan
 		return nil
 	}
 	failed := func(err error) error {
-		e := &Error{Reason: v1alpha1.ReasonDeployFailed}
+		e := &Error{reason: v1alpha1.ReasonDeployFailed}
 		for _, o := range objs {
 			e.Objects = append(e.Objects, refOf(o))
 		}

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,21 +142,36 @@ func (c *Client) GetRelease(ctx context.Context, ns, name string) (*v1.Release, 
 // sorted by namespace and name.
 func (c *Client) ListReleases(ctx context.Context, ns string) (*v1.ReleaseList, error) {
 	out := &v1.ReleaseList{}
-	req := c.rest.Get().Resource(v1.ResourceReleases)
+	if err := c.list(ctx, v1.ResourceReleases, ns, out); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out.Items, byNamespaceAndName)
+	return out, nil
+}
+
+// list lists resource in ns, or in every namespace when ns is empty, into out.
+func (c *Client) list(ctx context.Context, resource, ns string, out runtime.Object) error {
+	req := c.rest.Get().Resource(resource)
 	if ns != "" {
 		req = req.Namespace(ns)
 	}
 	if err := req.Do(ctx).Into(out); err != nil {
-		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceReleases, namespace: ns}, err)
+		return c.fail(ctx, request{verb: "list", resource: resource, namespace: ns}, err)
 	}
-	sort.SliceStable(out.Items, func(i, j int) bool {
-		a, b := out.Items[i], out.Items[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
-	return out, nil
+	return nil
+}
+
+// byNamespaceAndName orders objects by namespace, then name.
+func byNamespaceAndName[T any, PT interface {
+	*T
+	GetNamespace() string
+	GetName() string
+}](a, b T) int {
+	pa, pb := PT(&a), PT(&b)
+	if c := strings.Compare(pa.GetNamespace(), pb.GetNamespace()); c != 0 {
+		return c
+	}
+	return strings.Compare(pa.GetName(), pb.GetName())
 }
 
 // Sync POSTs releases/<name>/sync[?force=true] and returns the Release it wrote.

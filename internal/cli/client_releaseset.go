@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,20 +22,10 @@ func (c *Client) GetReleaseSet(ctx context.Context, ns, name string) (*v1.Releas
 // empty, sorted by namespace and name.
 func (c *Client) ListReleaseSets(ctx context.Context, ns string) (*v1.ReleaseSetList, error) {
 	out := &v1.ReleaseSetList{}
-	req := c.rest.Get().Resource(v1.ResourceReleaseSets)
-	if ns != "" {
-		req = req.Namespace(ns)
+	if err := c.list(ctx, v1.ResourceReleaseSets, ns, out); err != nil {
+		return nil, err
 	}
-	if err := req.Do(ctx).Into(out); err != nil {
-		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceReleaseSets, namespace: ns}, err)
-	}
-	sort.SliceStable(out.Items, func(i, j int) bool {
-		a, b := out.Items[i], out.Items[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
+	slices.SortStableFunc(out.Items, byNamespaceAndName)
 	return out, nil
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -26,15 +25,13 @@ func newClusterListCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, list)
-			}
-			if len(list.Items) == 0 {
-				fmt.Fprintln(o.Streams.ErrOut, "No Clusters found: Releases with an empty spec.cluster deliver to the host cluster.")
-				return nil
-			}
-			_, err = io.WriteString(o.Streams.Out, FormatClusterList(list.Items, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
+			return o.show(output, list, func() (string, error) {
+				if len(list.Items) == 0 {
+					fmt.Fprintln(o.Streams.ErrOut, "No Clusters found: Releases with an empty spec.cluster deliver to the host cluster.")
+					return "", nil
+				}
+				return FormatClusterList(list.Items, o.Now(), o.Terminal(o.Streams.Out)), nil
+			})
 		},
 	}
 	addOutputFlag(cmd, &output)
@@ -60,11 +57,9 @@ func newClusterStatusCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, cl)
-			}
-			_, err = io.WriteString(o.Streams.Out, FormatClusterStatus(cl, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
+			return o.show(output, cl, func() (string, error) {
+				return FormatClusterStatus(cl, o.Now(), o.Terminal(o.Streams.Out)), nil
+			})
 		},
 	}
 	addOutputFlag(cmd, &output)

@@ -4,58 +4,42 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // completeReleaseNames completes the first argument with the namespace's Releases.
 func (o *Options) completeReleaseNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	ns, err := o.Namespace()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	c, err := o.Client()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	list, err := c.ListReleases(cmd.Context(), ns)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	var names []string
-	for _, r := range list.Items {
-		names = append(names, r.Name)
-	}
-	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return o.completeNames(args, toComplete, func(c *Client) (runtime.Object, error) {
+		ns, err := o.Namespace()
+		if err != nil {
+			return nil, err
+		}
+		return c.ListReleases(cmd.Context(), ns)
+	})
 }
 
 // completeReleaseSetNames completes the first argument with the namespace's ReleaseSets.
 func (o *Options) completeReleaseSetNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	ns, err := o.Namespace()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	c, err := o.Client()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	list, err := c.ListReleaseSets(cmd.Context(), ns)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	var names []string
-	for _, s := range list.Items {
-		names = append(names, s.Name)
-	}
-	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return o.completeNames(args, toComplete, func(c *Client) (runtime.Object, error) {
+		ns, err := o.Namespace()
+		if err != nil {
+			return nil, err
+		}
+		return c.ListReleaseSets(cmd.Context(), ns)
+	})
 }
 
 // completeClusterNames completes the first argument with the Clusters.
 func (o *Options) completeClusterNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return o.completeNames(args, toComplete, func(c *Client) (runtime.Object, error) {
+		return c.ListClusters(cmd.Context())
+	})
+}
+
+// completeNames completes the first argument with the names of the objects that list
+// reads; nothing after the first.
+func (o *Options) completeNames(args []string, toComplete string, list func(*Client) (runtime.Object, error)) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -63,13 +47,21 @@ func (o *Options) completeClusterNames(cmd *cobra.Command, args []string, toComp
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	list, err := c.ListClusters(cmd.Context())
+	objs, err := list(c)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
 	var names []string
-	for _, cl := range list.Items {
-		names = append(names, cl.Name)
+	err = meta.EachListItem(objs, func(obj runtime.Object) error {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return err
+		}
+		names = append(names, m.GetName())
+		return nil
+	})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
 	}
 	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }

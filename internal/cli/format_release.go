@@ -102,21 +102,46 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 		field("Generation", "%d, status describes %d (the controller has not seen the latest spec yet)", r.Generation, r.Status.ObservedGeneration)
 	}
 
+	writeConditions(&b, r, now, t)
+	writeRenders(&b, field, r, now)
+	field("Sync request", "%s", requestLine(r.Annotations[v1.AnnotationSyncRequestedAt], r.Status.LastHandledSyncAt, mode(r) == "Automatic"))
+	if v := r.Annotations[v1.AnnotationSyncForceRequestedAt]; v != "" {
+		field("Force request", "%s", requestLine(v, r.Status.LastHandledForceSyncAt, false))
+	}
+	if ro := r.Status.Rollout; ro != nil {
+		field("Rollout", "%s", rolloutLine(ro, now, t))
+	}
+	if sw := r.Status.SyncWave; sw != nil {
+		field("Sync wave", "%d/%d", sw.Current, sw.Total)
+	}
+	writeHooks(&b, field, r.Status.Hooks, t)
+	if inv != nil {
+		writeInventory(&b, field, inv, now, t)
+	}
+	field("Next reconcile", "%s", nextReconcile(r))
+	return b.String()
+}
+
+// writeConditions writes the Applied, Healthy and Ready conditions as a table.
+func writeConditions(b *strings.Builder, r *v1.Release, now time.Time, t Terminal) {
 	b.WriteString("Conditions:\n")
 	if len(r.Status.Conditions) == 0 {
 		b.WriteString("  none yet: the controller has not reconciled this Release\n")
-	} else {
-		rows := [][]string{}
-		for _, typ := range []string{v1.ConditionApplied, v1.ConditionHealthy, v1.ConditionReady} {
-			c := meta.FindStatusCondition(r.Status.Conditions, typ)
-			if c == nil {
-				continue
-			}
-			rows = append(rows, []string{"  " + c.Type, t.status(string(c.Status)), orDash(c.Reason), age(&c.LastTransitionTime, now), orDash(c.Message)})
-		}
-		b.WriteString(table([]string{"  TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}, rows))
+		return
 	}
+	rows := [][]string{}
+	for _, typ := range []string{v1.ConditionApplied, v1.ConditionHealthy, v1.ConditionReady} {
+		c := meta.FindStatusCondition(r.Status.Conditions, typ)
+		if c == nil {
+			continue
+		}
+		rows = append(rows, []string{"  " + c.Type, t.status(string(c.Status)), orDash(c.Reason), age(&c.LastTransitionTime, now), orDash(c.Message)})
+	}
+	b.WriteString(table([]string{"  TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}, rows))
+}
 
+// writeRenders writes the current render, the last successful one and the pin.
+func writeRenders(b *strings.Builder, field func(string, string, ...any), r *v1.Release, now time.Time) {
 	current, last := "", ""
 	if rs := r.Status.Render; rs != nil {
 		current = rs.Ref
@@ -140,31 +165,26 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 	if p := r.Pin; p != nil {
 		field("Pin", "%s (%s), pinned %s", orDash(p.RenderRef), orDash(p.Reason), ago(p.PinnedAt, now))
 	}
-	field("Sync request", "%s", requestLine(r.Annotations[v1.AnnotationSyncRequestedAt], r.Status.LastHandledSyncAt, mode(r) == "Automatic"))
-	if v := r.Annotations[v1.AnnotationSyncForceRequestedAt]; v != "" {
-		field("Force request", "%s", requestLine(v, r.Status.LastHandledForceSyncAt, false))
+}
+
+// rolloutLine is the Rollout line: phase, render, previous render, deadline, message.
+func rolloutLine(ro *v1.RolloutStatus, now time.Time, t Terminal) string {
+	line := fmt.Sprintf("%s %s", t.status(string(ro.Phase)), ShortRef(ro.RenderRef))
+	if ro.PreviousRenderRef != "" {
+		line += ", previous " + ShortRef(ro.PreviousRenderRef)
 	}
-	if ro := r.Status.Rollout; ro != nil {
-		line := fmt.Sprintf("%s %s", t.status(string(ro.Phase)), ShortRef(ro.RenderRef))
-		if ro.PreviousRenderRef != "" {
-			line += ", previous " + ShortRef(ro.PreviousRenderRef)
-		}
-		if ro.Phase == v1.RolloutProgressing && ro.Deadline != nil {
-			line += ", deadline " + ago(ro.Deadline, now)
-		}
-		if ro.Message != "" {
-			line += ": " + ro.Message
-		}
-		field("Rollout", "%s", line)
+	if ro.Phase == v1.RolloutProgressing && ro.Deadline != nil {
+		line += ", deadline " + ago(ro.Deadline, now)
 	}
-	if sw := r.Status.SyncWave; sw != nil {
-		field("Sync wave", "%d/%d", sw.Current, sw.Total)
+	if ro.Message != "" {
+		line += ": " + ro.Message
 	}
-	for i, h := range r.Status.Hooks {
-		name := ""
-		if i == 0 {
-			name = "Hooks"
-		}
+	return line
+}
+
+// writeHooks writes one line a hook of the running batch, the first one named Hooks.
+func writeHooks(b *strings.Builder, field func(string, string, ...any), hooks []v1.HookStatus, t Terminal) {
+	for i, h := range hooks {
 		line := fmt.Sprintf("%s (batch %d): %s", h.Name, h.Batch, t.status(string(h.Phase)))
 		if h.Job != "" {
 			line += ", job " + h.Job
@@ -172,17 +192,12 @@ func FormatReleaseStatus(r *v1.Release, inv *v1.ReleaseInventory, now time.Time,
 		if h.Message != "" {
 			line += ": " + h.Message
 		}
-		if name == "" {
-			fmt.Fprintf(&b, "%-17s %s\n", "", line)
+		if i == 0 {
+			field("Hooks", "%s", line)
 		} else {
-			field(name, "%s", line)
+			fmt.Fprintf(b, "%-17s %s\n", "", line)
 		}
 	}
-	if inv != nil {
-		writeInventory(&b, field, inv, now, t)
-	}
-	field("Next reconcile", "%s", nextReconcile(r))
-	return b.String()
 }
 
 func modeSentence(r *v1.Release) string {

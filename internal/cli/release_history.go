@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,38 +11,24 @@ import (
 
 func newReleaseHistoryCommand(o *Options) *cobra.Command {
 	var output string
-	cmd := &cobra.Command{
-		Use:               "history NAME",
-		Short:             "List a Release's Renders: ref, chart version, created, current, last successful, pinned, rolled back",
-		Args:              exactArgs("NAME"),
-		ValidArgsFunction: o.completeReleaseNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns, name, c, err := o.releaseArg(args)
-			if err != nil {
-				return err
-			}
-			rel, err := c.GetRelease(cmd.Context(), ns, name)
-			if err != nil {
-				return err
-			}
-			renders, err := c.ListRenders(cmd.Context(), ns, name)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, &v1.RenderList{Items: renders})
-			}
+	return o.named(&cobra.Command{
+		Use:   "history NAME",
+		Short: "List a Release's Renders: ref, chart version, created, current, last successful, pinned, rolled back",
+	}, o.completeReleaseNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
+		rel, err := c.GetRelease(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		renders, err := c.ListRenders(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		return o.show(output, &v1.RenderList{Items: renders}, func() (string, error) {
 			if len(renders) == 0 {
 				fmt.Fprintf(o.Streams.ErrOut, "Release %s/%s has no Renders yet.\n", ns, name)
-				return nil
+				return "", nil
 			}
-			_, err = io.WriteString(o.Streams.Out, FormatHistory(rel, renders, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
+			return FormatHistory(rel, renders, o.Now(), o.Terminal(o.Streams.Out)), nil
+		})
+	})
 }

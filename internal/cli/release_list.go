@@ -1,55 +1,23 @@
 package cli
 
 import (
-	"fmt"
-	"io"
+	"context"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
 func newReleaseListCommand(o *Options) *cobra.Command {
-	var allNamespaces bool
-	var output string
-	cmd := &cobra.Command{
-		Use:     "list [-A]",
-		Aliases: []string{"ls"},
-		Short:   "List Releases: cluster, wave, mode, Applied, Healthy, render, age",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns := ""
-			if !allNamespaces {
-				var err error
-				if ns, err = o.Namespace(); err != nil {
-					return err
-				}
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListReleases(cmd.Context(), ns)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, list)
-			}
-			if len(list.Items) == 0 {
-				where := "in namespace " + ns
-				if allNamespaces {
-					where = "in any namespace"
-				}
-				fmt.Fprintf(o.Streams.ErrOut, "No Releases found %s.\n", where)
-				return nil
-			}
-			_, err = io.WriteString(o.Streams.Out, FormatReleaseList(list.Items, allNamespaces, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
+	return listCommand[*v1.ReleaseList]{
+		kinds: "Releases",
+		short: "List Releases: cluster, wave, mode, Applied, Healthy, render, age",
+		list: func(ctx context.Context, c *Client, ns string) (*v1.ReleaseList, error) {
+			return c.ListReleases(ctx, ns)
 		},
-	}
-	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the Releases of every namespace")
-	addOutputFlag(cmd, &output)
-	return cmd
+		format: func(list *v1.ReleaseList, allNamespaces bool, now time.Time, t Terminal) string {
+			return FormatReleaseList(list.Items, allNamespaces, now, t)
+		},
+	}.command(o)
 }

@@ -50,11 +50,9 @@ func newReleaseMutateCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, rel)
-			}
-			fmt.Fprintf(o.Streams.Out, "release.%s/%s mutations set (%d)\n", v1.GroupName, name, len(rel.Mutations))
-			return nil
+			return o.show(output, rel, func() (string, error) {
+				return fmt.Sprintf("release.%s/%s mutations set (%d)\n", v1.GroupName, name, len(rel.Mutations)), nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "file with the mutations (- for stdin)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -44,15 +45,13 @@ func newReleasePinCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, rel)
-			}
-			got := ""
-			if rel.Pin != nil {
-				got = rel.Pin.RenderRef
-			}
-			fmt.Fprintf(o.Streams.Out, "release.%s/%s pinned to %s\n", v1.GroupName, name, got)
-			return nil
+			return o.show(output, rel, func() (string, error) {
+				got := ""
+				if rel.Pin != nil {
+					got = rel.Pin.RenderRef
+				}
+				return fmt.Sprintf("release.%s/%s pinned to %s\n", v1.GroupName, name, got), nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&ref, "render", "", "the render ref to pin (sha256:<64 hex>); default: the last successful render")
@@ -63,30 +62,16 @@ func newReleasePinCommand(o *Options) *cobra.Command {
 
 func newReleaseUnpinCommand(o *Options) *cobra.Command {
 	var output string
-	cmd := &cobra.Command{
-		Use:               "unpin NAME",
-		Short:             "Remove a Release's pin, through /pin",
-		Args:              exactArgs("NAME"),
-		ValidArgsFunction: o.completeReleaseNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns, name, c, err := o.releaseArg(args)
-			if err != nil {
-				return err
-			}
-			rel, err := c.MergePatch(cmd.Context(), ns, name, v1.SubresourcePin, []byte(`{"pin":null}`))
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, rel)
-			}
-			fmt.Fprintf(o.Streams.Out, "release.%s/%s unpinned\n", v1.GroupName, name)
-			return nil
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
+	return o.named(&cobra.Command{
+		Use:   "unpin NAME",
+		Short: "Remove a Release's pin, through /pin",
+	}, o.completeReleaseNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
+		rel, err := c.MergePatch(ctx, ns, name, v1.SubresourcePin, []byte(`{"pin":null}`))
+		if err != nil {
+			return err
+		}
+		return o.show(output, rel, func() (string, error) {
+			return fmt.Sprintf("release.%s/%s unpinned\n", v1.GroupName, name), nil
+		})
+	})
 }

@@ -34,15 +34,13 @@ func newReleaseRenderCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, rd)
-			}
-			manifests, err := manifest.Decompress(rd.Manifests)
-			if err != nil {
-				return fmt.Errorf("render %s of %s/%s: reading the manifests: %w", rd.RenderRef, ns, name, err)
-			}
-			_, err = o.Streams.Out.Write(manifests)
-			return err
+			return o.show(output, rd, func() (string, error) {
+				manifests, err := manifest.Decompress(rd.Manifests)
+				if err != nil {
+					return "", fmt.Errorf("render %s of %s/%s: reading the manifests: %w", rd.RenderRef, ns, name, err)
+				}
+				return string(manifests), nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&ref, "ref", "", "the render ref (sha256:<64 hex>); default: status.render.ref")

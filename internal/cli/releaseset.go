@@ -1,8 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,55 +24,21 @@ func newReleaseSetCommand(o *Options) *cobra.Command {
 }
 
 func newReleaseSetListCommand(o *Options) *cobra.Command {
-	var allNamespaces bool
-	var output string
-	cmd := &cobra.Command{
-		Use:     "list [-A]",
-		Aliases: []string{"ls"},
-		Short:   "List ReleaseSets: revision, the stage where the rollout stands, Releases Ready at the revision, age",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns := ""
-			if !allNamespaces {
-				var err error
-				if ns, err = o.Namespace(); err != nil {
-					return err
-				}
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListReleaseSets(cmd.Context(), ns)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, list)
-			}
-			if len(list.Items) == 0 {
-				where := "in namespace " + ns
-				if allNamespaces {
-					where = "in any namespace"
-				}
-				fmt.Fprintf(o.Streams.ErrOut, "No ReleaseSets found %s.\n", where)
-				return nil
-			}
-			_, err = io.WriteString(o.Streams.Out, FormatReleaseSetList(list.Items, allNamespaces, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
+	return listCommand[*v1.ReleaseSetList]{
+		kinds: "ReleaseSets",
+		short: "List ReleaseSets: revision, the stage where the rollout stands, Releases Ready at the revision, age",
+		list: func(ctx context.Context, c *Client, ns string) (*v1.ReleaseSetList, error) {
+			return c.ListReleaseSets(ctx, ns)
 		},
-	}
-	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the ReleaseSets of every namespace")
-	addOutputFlag(cmd, &output)
-	return cmd
+		format: func(list *v1.ReleaseSetList, allNamespaces bool, now time.Time, t Terminal) string {
+			return FormatReleaseSetList(list.Items, allNamespaces, now, t)
+		},
+	}.command(o)
 }
 
 func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 	var output string
-	cmd := &cobra.Command{
+	return o.named(&cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a ReleaseSet's stages, each Cluster's Release at the revision, conditions and skipped Clusters",
 		Long: "Show where a ReleaseSet's rollout stands: its revision (a digest of spec.template), its conditions " +
@@ -79,40 +46,26 @@ func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 			"Ready at it), each Cluster's Release (the label " + v1.LabelReleaseSet + " finds them) with the revision it " +
 			"holds, its state, Ready condition and rollout, the Clusters skipped with the reason, and what to do next when " +
 			"the rollout waits for approval or is halted.\n\n-o yaml|json prints the ReleaseSet.",
-		Args:              exactArgs("NAME"),
-		ValidArgsFunction: o.completeReleaseSetNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns, name, c, err := o.releaseArg(args)
-			if err != nil {
-				return err
-			}
-			set, err := c.GetReleaseSet(cmd.Context(), ns, name)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, set)
-			}
+	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
+		set, err := c.GetReleaseSet(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		return o.show(output, set, func() (string, error) {
 			// Without the right to list Releases (convoy-promote reads only ReleaseSets)
 			// the status still shows everything the ReleaseSet says.
-			releases, listErr := c.ListSetReleases(cmd.Context(), ns, name)
+			releases, listErr := c.ListSetReleases(ctx, ns, name)
 			if listErr != nil && !apierrors.IsForbidden(listErr) {
-				return listErr
+				return "", listErr
 			}
-			_, err = io.WriteString(o.Streams.Out, FormatReleaseSetStatus(set, releases, listErr, o.Now(), o.Terminal(o.Streams.Out)))
-			return err
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
+			return FormatReleaseSetStatus(set, releases, listErr, o.Now(), o.Terminal(o.Streams.Out)), nil
+		})
+	})
 }
 
 func newReleaseSetPromoteCommand(o *Options) *cobra.Command {
 	var output string
-	cmd := &cobra.Command{
+	return o.named(&cobra.Command{
 		Use:   "promote NAME",
 		Short: "Approve the Manual stage that waits (POST releasesets/NAME/promote) and print which stage was approved",
 		Long: "Approve the stage of a ReleaseSet whose phase is WaitingForApproval: POST releasesets/NAME/promote records " +
@@ -120,30 +73,14 @@ func newReleaseSetPromoteCommand(o *Options) *cobra.Command {
 			"create on releasesets/promote.\n\n" +
 			"The server refuses (409) when no stage waits for approval, or when the rollout is Halted: promote does not " +
 			"override a halt; a new revision (a change to spec.template) starts over.",
-		Example:           "  kubectl convoy releaseset promote podinfo -n team-a",
-		Args:              exactArgs("NAME"),
-		ValidArgsFunction: o.completeReleaseSetNames,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputFormat(output); err != nil {
-				return err
-			}
-			ns, name, c, err := o.releaseArg(args)
-			if err != nil {
-				return err
-			}
-			set, err := c.Promote(cmd.Context(), ns, name)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				return printObject(o.Streams.Out, output, set)
-			}
-			_, err = fmt.Fprintln(o.Streams.Out, PromotedLine(set))
+		Example: "  kubectl convoy releaseset promote podinfo -n team-a",
+	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
+		set, err := c.Promote(ctx, ns, name)
+		if err != nil {
 			return err
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
+		}
+		return o.show(output, set, func() (string, error) { return PromotedLine(set) + "\n", nil })
+	})
 }
 
 // PromotedLine says what /promote approved: the approval it appended for the

@@ -56,8 +56,8 @@ func (e *NotReadyError) Error() string {
 // Unwrap returns the underlying error.
 func (e *NotReadyError) Unwrap() error { return e.Err }
 
-// Reason is the Release reason of the failure: ServiceAccountNotFound for a
-// missing ServiceAccount, else ClusterNotReady.
+// Reason is the Release reason of the failure (a reasons.Carrier):
+// ServiceAccountNotFound for a missing ServiceAccount, else ClusterNotReady.
 func (e *NotReadyError) Reason() string {
 	if e.Kind == ServiceAccountMissing {
 		return v1alpha1.ReasonServiceAccountNotFound

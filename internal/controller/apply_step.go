@@ -16,6 +16,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
@@ -304,11 +305,7 @@ func failed(ctx context.Context, err error, fallback, what string) (release.Resu
 	if ctx.Err() != nil {
 		return release.Result{}, ctx.Err()
 	}
-	reason := apply.Reason(err)
-	if reason == "" {
-		reason = fallback
-	}
-	return release.Stopped(reason, fmt.Sprintf("%s failed: %v.", what, err)), nil
+	return release.Stopped(reasons.Of(err, fallback), fmt.Sprintf("%s failed: %v.", what, err)), nil
 }
 
 // objectsToApply returns the objects and the chart's hook Jobs of the render to apply

@@ -17,6 +17,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
@@ -109,7 +110,7 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 // false for any other error, which the work queue retries.
 func refusedHook(h *hookRun, phase v1.HookPhase, err error) ([]v1.HookStatus, bool) {
 	he, ok := errors.AsType[*apply.HookError](err)
-	if !ok || apply.Reason(err) != v1.ReasonUnappliable {
+	if !ok || reasons.Of(err, "") != v1.ReasonUnappliable {
 		return nil, false
 	}
 	return []v1.HookStatus{{

@@ -16,6 +16,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 )
@@ -53,7 +54,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		Lookup:       targetLookup{client: target.Client},
 	})
 	if err != nil {
-		reason := render.ReasonOf(err)
+		reason := reasons.Of(err, "")
 		if reason == "" {
 			return nil, err // a cancelled context, or a bug: a failure of convoy's own (ownFailure)
 		}
@@ -103,15 +104,14 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) 
 	return res, nil
 }
 
+// notReady is the Result of a target that cannot be used (err, from internal/clusters):
+// its reason (ClusterNotReady or ServiceAccountNotFound) and message.
 func notReady(err error) *release.Result {
-	msg, reason := err.Error(), v1.ReasonClusterNotReady
+	msg := err.Error()
 	if e, ok := errors.AsType[*clusters.NotReadyError](err); ok {
-		msg, reason = e.Message, e.Reason()
-		if e.Err != nil {
-			msg += ": " + e.Err.Error()
-		}
+		msg = e.Error()
 	}
-	return &release.Result{Reason: reason, Message: capitalize(msg) + "."}
+	return &release.Result{Reason: reasons.Of(err, v1.ReasonClusterNotReady), Message: capitalize(msg) + "."}
 }
 
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,

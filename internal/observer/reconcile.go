@@ -35,27 +35,9 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		return reconcile.Result{}, errNotStarted
 	}
 	key := req.NamespacedName
-	inv := &v1.ReleaseInventory{}
-	if err := o.client.Get(ctx, key, inv); err != nil {
-		if apierrors.IsNotFound(err) {
-			o.forget(w, key)
-			return reconcile.Result{}, nil
-		}
+	inv, rel, err := o.load(ctx, w, key)
+	if err != nil || inv == nil {
 		return reconcile.Result{}, err
-	}
-	rel := &v1.Release{}
-	if err := o.client.Get(ctx, key, rel); err != nil {
-		if apierrors.IsNotFound(err) {
-			// No Release (or one of another shard): nothing of ours to assess.
-			o.forget(w, key)
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, err
-	}
-	if !rel.DeletionTimestamp.IsZero() {
-		// The controller is deleting what the Release applied: nothing to report, no
-		// /sync to send.
-		return reconcile.Result{}, nil
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("release", key.String(), "cluster", inv.Cluster, "renderRef", inv.RenderRef)
 	ctx = logr.NewContext(ctx, log)
@@ -69,70 +51,145 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 		return reconcile.Result{}, err
 	}
-	now := o.clock.Now()
+	obs, err := o.observe(ctx, w, target, rel, inv, key)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if wait := o.settleWait(ctx, key, inv, obs); wait > 0 {
+		return reconcile.Result{RequeueAfter: earliest(obs.recheck, wait)}, nil
+	}
+	if done, err := o.report(ctx, key, rel, inv, obs); done || err != nil {
+		return reconcile.Result{}, err
+	}
+	o.metrics.assessment.Observe(o.clock.Since(start).Seconds())
 
+	requeue := obs.recheck
+	if !obs.synced {
+		requeue = earliest(requeue, unsyncedRecheck)
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// load reads the ReleaseInventory of key and its Release. Both nil (and no error)
+// means there is nothing to assess: the inventory or the Release is gone (or the
+// Release is of another shard), and what the observer kept of it is forgotten; or
+// the Release is being deleted, and the controller is deleting what it applied.
+func (o *Observer) load(ctx context.Context, w *watches, key types.NamespacedName) (*v1.ReleaseInventory, *v1.Release, error) {
+	inv := &v1.ReleaseInventory{}
+	if err := o.client.Get(ctx, key, inv); err != nil {
+		if apierrors.IsNotFound(err) {
+			o.forget(w, key)
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	rel := &v1.Release{}
+	if err := o.client.Get(ctx, key, rel); err != nil {
+		if apierrors.IsNotFound(err) {
+			// No Release (or one of another shard): nothing of ours to assess.
+			o.forget(w, key)
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	if !rel.DeletionTimestamp.IsZero() {
+		// The controller is deleting what the Release applied: nothing to report, no
+		// /sync to send.
+		return nil, nil, nil
+	}
+	return inv, rel, nil
+}
+
+// observation is what one assessment of an inventory saw on its target cluster.
+type observation struct {
+	// now is when the target was resolved: the time of the assessment.
+	now time.Time
+	// assessment is the inventory's next status and whether to write it.
+	assessment health.Assessment
+	// view is what the triggers read of the Release, with the render's sync waves
+	// while a wave waits.
+	view health.ReleaseView
+	// synced is false when an informer has not listed an object's kind yet, or its
+	// view of an object predates the controller's apply.
+	synced bool
+	// recheck is the earliest of the hook Jobs', the drift check's and the sync
+	// waves' next looks; 0 for none.
+	recheck time.Duration
+}
+
+// observe assesses inv on target: its objects' health and its hook Jobs from the
+// informers, drift when due, and the render's sync waves while a wave waits.
+func (o *Observer) observe(ctx context.Context, w *watches, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName) (observation, error) {
+	obs := observation{now: o.clock.Now()}
 	// Health comes from informers shared by every Release on the cluster, with
 	// convoy's own identity (target.Base); the drift check's reads and dry runs act as
 	// the Release (target).
 	results, synced, err := o.objectResults(w, target.Base, inv, key)
 	if err != nil {
-		return reconcile.Result{}, err
+		return obs, err
 	}
-	hooks, hookRecheck, err := o.hookStatus(w, target.Base, rel, inv, key, now)
+	hooks, hookRecheck, err := o.hookStatus(w, target.Base, rel, inv, key, obs.now)
 	if err != nil {
-		return reconcile.Result{}, err
+		return obs, err
 	}
 	w.retain(key, kindsUsed(target.Name, rel, inv))
-	drift, driftRecheck := o.driftStatus(ctx, target, rel, inv, now)
+	drift, driftRecheck := o.driftStatus(ctx, target, rel, inv, obs.now)
 
-	a := health.Assess(health.AssessInput{Inventory: inv, Results: results, Hooks: hooks, Drift: drift, Now: now})
-	mem, known := o.memory.Get(key)
-	view := health.ReleaseViewOf(rel, inv)
+	obs.assessment = health.Assess(health.AssessInput{Inventory: inv, Results: results, Hooks: hooks, Drift: drift, Now: obs.now})
+	obs.synced = synced
+	obs.view = health.ReleaseViewOf(rel, inv)
 	var wavesRecheck time.Duration
-	if view.Waiting() {
-		if view.RenderWaves, err = o.renderWavesOf(ctx, rel, view.RenderRef); err != nil {
+	if obs.view.Waiting() {
+		if obs.view.RenderWaves, err = o.renderWavesOf(ctx, rel, obs.view.RenderRef); err != nil {
 			// No wave completes without the render's waves: try again soon.
-			log.Error(err, "Cannot read the sync waves of the render being applied")
+			logr.FromContextOrDiscard(ctx).Error(err, "Cannot read the sync waves of the render being applied")
 			wavesRecheck = unsyncedRecheck
 		}
 	}
-	// The first health data of a render that is still progressing waits a moment: a
-	// render healthy within it is reported, and its Release reconciled, once.
+	obs.recheck = earliest(earliest(hookRecheck, driftRecheck), wavesRecheck)
+	return obs, nil
+}
+
+// settleWait is how long the first health data of a render that is still
+// progressing waits, so that a render healthy within the settle time is reported,
+// and its Release reconciled, once; 0 to report now.
+func (o *Observer) settleWait(ctx context.Context, key types.NamespacedName, inv *v1.ReleaseInventory, obs observation) time.Duration {
 	if inv.Status.RenderRef == inv.RenderRef {
 		o.sightings.forget(key)
-	} else if wait := health.SettleWait(inv.Status, a.Status, o.sightings.firstSeen(key, inv.UID, inv.RenderRef, now), now, o.settle); wait > 0 {
-		log.V(1).Info("Holding back the first health data of a progressing render", "for", wait)
-		return reconcile.Result{RequeueAfter: earliest(earliest(earliest(hookRecheck, driftRecheck), wavesRecheck), wait)}, nil
+		return 0
 	}
-	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
-	if ptr.Deref(rel.Spec.SyncPolicy.Automatic, false) { // unset is manual mode
-		// The status first, so that the controller handles the health data and the
-		// /sync in one reconcile (health/doc.go); a /sync that fails after the write is
-		// sent again: the memory says it was not.
-		o.memory.Set(key, sig.Signalled)
-		if done, err := o.writeStatus(ctx, inv, a); done || err != nil {
-			return reconcile.Result{}, err
-		}
-		if err := o.sendSync(ctx, rel, sig); err != nil {
-			return reconcile.Result{}, err
-		}
-		o.memory.Set(key, sig.Memory)
-	} else {
-		if err := o.sendSync(ctx, rel, sig); err != nil {
-			return reconcile.Result{}, err
-		}
-		o.memory.Set(key, sig.Memory)
-		if done, err := o.writeStatus(ctx, inv, a); done || err != nil {
-			return reconcile.Result{}, err
-		}
+	wait := health.SettleWait(inv.Status, obs.assessment.Status, o.sightings.firstSeen(key, inv.UID, inv.RenderRef, obs.now), obs.now, o.settle)
+	if wait > 0 {
+		logr.FromContextOrDiscard(ctx).V(1).Info("Holding back the first health data of a progressing render", "for", wait)
 	}
-	o.metrics.assessment.Observe(o.clock.Since(start).Seconds())
+	return wait
+}
 
-	requeue := earliest(earliest(hookRecheck, driftRecheck), wavesRecheck)
-	if !synced {
-		requeue = earliest(requeue, unsyncedRecheck)
+// report writes the assessed status when it changed and sends /sync for the
+// occurrences not signalled yet, in the order of the Release's sync mode. done says
+// the assessment ends here without an error (writeStatus).
+func (o *Observer) report(ctx context.Context, key types.NamespacedName, rel *v1.Release, inv *v1.ReleaseInventory, obs observation) (done bool, err error) {
+	mem, known := o.memory.Get(key)
+	sig := health.Triggers(inv.Status, obs.assessment.Status, obs.view, mem, known)
+	if !ptr.Deref(rel.Spec.SyncPolicy.Automatic, false) { // unset is manual mode
+		if err := o.sendSync(ctx, rel, sig); err != nil {
+			return false, err
+		}
+		o.memory.Set(key, sig.Memory)
+		return o.writeStatus(ctx, inv, obs.assessment)
 	}
-	return reconcile.Result{RequeueAfter: requeue}, nil
+	// The status first, so that the controller handles the health data and the /sync
+	// in one reconcile (health/doc.go); a /sync that fails after the write is sent
+	// again: the memory says it was not.
+	o.memory.Set(key, sig.Signalled)
+	if done, err := o.writeStatus(ctx, inv, obs.assessment); done || err != nil {
+		return done, err
+	}
+	if err := o.sendSync(ctx, rel, sig); err != nil {
+		return false, err
+	}
+	o.memory.Set(key, sig.Memory)
+	return false, nil
 }
 
 // sendSync posts one /sync for the occurrences of sig.Send, if any.

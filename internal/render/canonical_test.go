@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 func TestCanonicalForm(t *testing.T) {
@@ -197,7 +198,7 @@ func TestDuplicateObject(t *testing.T) {
 		{name: "b.yaml", content: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\n"},
 	}
 	_, err := assemble(testRelease("demo", "", "demo"), defaultCaps, files)
-	if ReasonOf(err) != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "v1 ConfigMap apps/x appears twice") {
+	if reasons.Of(err, "") != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "v1 ConfigMap apps/x appears twice") {
 		t.Fatalf("want Unappliable naming the object, got %v", err)
 	}
 }

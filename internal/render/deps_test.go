@@ -14,6 +14,7 @@ import (
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // depsView is what the subchart-deps chart's render shows of Helm's dependency
@@ -253,7 +254,7 @@ func TestMissingDependencies(t *testing.T) {
 				}
 				return
 			}
-			if diff := cmp.Diff(v1alpha1.ReasonUnsupported, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(v1alpha1.ReasonUnsupported, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			for _, s := range append(tc.msgHas, "chart subchart-deps 1.0.0", "helm dependency build", "Release team-a/shop") {

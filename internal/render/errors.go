@@ -1,18 +1,17 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // Error is an error of a render, classified by the reason of the Release's Applied
-// condition it leads to: v1alpha1.ReasonSourceNotReady, ReasonValuesNotReady,
-// ReasonUnsupported or ReasonUnappliable.
+// condition it leads to (a reasons.Carrier): v1alpha1.ReasonSourceNotReady,
+// ReasonValuesNotReady, ReasonUnsupported or ReasonUnappliable.
 type Error struct {
-	// Reason is the condition reason the controller reports.
-	Reason string
+	// reason is the condition reason the controller reports.
+	reason string
 	// Err is what happened, with the object it concerns.
 	Err error
 }
@@ -23,24 +22,18 @@ func (e *Error) Error() string { return e.Err.Error() }
 // Unwrap returns the wrapped error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Reason is the condition reason the controller reports; callers read it with
+// reasons.Of.
+func (e *Error) Reason() string { return e.reason }
+
 // Transient says whether the cause may go away by itself, so that retrying with a
 // backoff makes sense (SourceNotReady, ValuesNotReady).
 func (e *Error) Transient() bool {
-	return e.Reason == v1alpha1.ReasonSourceNotReady || e.Reason == v1alpha1.ReasonValuesNotReady
-}
-
-// ReasonOf returns the Reason of the first *Error in err's chain, or "" when there is
-// none (an error of the caller's own making, for example a cancelled context).
-func ReasonOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Reason
-	}
-	return ""
+	return e.reason == v1alpha1.ReasonSourceNotReady || e.reason == v1alpha1.ReasonValuesNotReady
 }
 
 func newError(reason string, format string, args ...any) *Error {
-	return &Error{Reason: reason, Err: fmt.Errorf(format, args...)}
+	return &Error{reason: reason, Err: fmt.Errorf(format, args...)}
 }
 
 func sourceNotReady(format string, args ...any) *Error {

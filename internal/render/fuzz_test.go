@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,15 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
-
-// reasonOf is the condition reason of a render error, "" when err is not one.
-func reasonOf(err error) string {
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e.Reason
-	}
-	return ""
-}
 
 // Any mutation, strategic merge patch or RFC 6902 JSON patch, on any object either
 // applies and leaves a Kubernetes object (apiVersion, kind), or fails as Unappliable
@@ -74,8 +66,8 @@ func FuzzMutation(f *testing.F) {
 		objs := []*unstructured.Unstructured{u}
 		_, err := applyMutations(objs, []v1alpha1.Mutation{m})
 		if err != nil {
-			if reasonOf(err) != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "mutations[0]") {
-				t.Fatalf("a failed mutation is not Unappliable naming mutations[0]: %s: %v", reasonOf(err), err)
+			if reasons.Of(err, "") != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "mutations[0]") {
+				t.Fatalf("a failed mutation is not Unappliable naming mutations[0]: %s: %v", reasons.Of(err, ""), err)
 			}
 			return
 		}
@@ -125,7 +117,7 @@ func FuzzMergeValues(f *testing.F) {
 		merged, err := mergeValues(context.Background(), rel, reader)
 		if err != nil {
 			msg := err.Error()
-			switch reasonOf(err) {
+			switch reasons.Of(err, "") {
 			case v1alpha1.ReasonValuesNotReady:
 				if !strings.Contains(msg, "spec.valuesFrom[") {
 					t.Fatalf("a ValuesNotReady error names no valuesFrom entry: %v", err)
@@ -135,7 +127,7 @@ func FuzzMergeValues(f *testing.F) {
 					t.Fatalf("an Unappliable values error names no field: %v", err)
 				}
 			default:
-				t.Fatalf("a values error with the reason %q: %v", reasonOf(err), err)
+				t.Fatalf("a values error with the reason %q: %v", reasons.Of(err, ""), err)
 			}
 			for _, line := range strings.Split(secretData, "\n") {
 				if line = strings.TrimSpace(line); len(line) >= 8 && strings.Contains(msg, line) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // The inputs digest is a function of the inputs only: the same inputs in another
@@ -160,7 +161,7 @@ func TestInputsDigestRejectsABrokenJSONPatchValue(t *testing.T) {
 		{Op: "add", Path: "/a", Value: &runtime.RawExtension{Raw: []byte(`{broken`)}},
 	}}}}
 	_, err := in.Digest()
-	if ReasonOf(err) != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "mutations[0].jsonPatch[0].value") {
+	if reasons.Of(err, "") != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "mutations[0].jsonPatch[0].value") {
 		t.Errorf("error %v, want Unappliable naming mutations[0].jsonPatch[0].value", err)
 	}
 }

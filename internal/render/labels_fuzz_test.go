@@ -12,6 +12,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // Whatever the names of the Release and of the chart's objects, everything the render
@@ -44,7 +45,7 @@ func FuzzLabelValues(f *testing.F) {
 		files := []renderedFile{{name: "templates/all.yaml", content: manifests(t, name)}}
 		res, err := assemble(rel, defaultCaps, files)
 		if err != nil {
-			if reasonOf(err) != v1alpha1.ReasonUnappliable {
+			if reasons.Of(err, "") != v1alpha1.ReasonUnappliable {
 				t.Fatalf("object name %q: %v, want an Unappliable error", name, err)
 			}
 			return

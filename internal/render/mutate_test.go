@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 func op(o, path, value string) v1alpha1.JSONPatchOperation {
@@ -144,7 +145,7 @@ func TestMutations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rel := testRelease("web", repo.url(), "web", mutations(tc.muts...))
 			res, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // chartServer serves every chart of testdata/charts at 1.0.0.
@@ -60,7 +61,7 @@ func TestTemplateError(t *testing.T) {
 	repo := chartServer(t)
 	r, _ := testRenderer(t)
 	_, err := r.Render(context.Background(), Request{Release: testRelease("web", repo.url(), "web", values(`{broken: true}`)), Capabilities: defaultCaps})
-	if ReasonOf(err) != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "broken on purpose") {
+	if reasons.Of(err, "") != v1alpha1.ReasonUnappliable || !strings.Contains(err.Error(), "broken on purpose") {
 		t.Fatalf("want Unappliable with the template's message, got %v", err)
 	}
 }
@@ -108,7 +109,7 @@ func TestCapabilities(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			res, err := r.Render(context.Background(), Request{Release: testRelease("kv", repo.url(), "kubeversion"), Capabilities: tc.caps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {
@@ -323,7 +324,7 @@ func TestWaves(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rel := testRelease("waves", repo.url(), "waves", values(`{badWave: "`+tc.badWave+`"}`))
 			res, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {

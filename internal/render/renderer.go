@@ -213,7 +213,7 @@ func TargetNamespace(rel *v1alpha1.Release) string {
 // Render fetches the Release's chart, merges its values, renders it for the target
 // and returns the canonical render. When Request.Reuse finds an earlier render of the
 // same inputs, that is the result and the chart is not templated. Errors are *Error
-// (see ReasonOf), except a cancelled context.
+// (read their reason with reasons.Of), except a cancelled context.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	rel := req.Release
 	if rel == nil {
@@ -341,29 +341,11 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 		}
 		all = append(all, us...)
 	}
-
-	type item struct {
-		u     *unstructured.Unstructured
-		crd   bool // CRDs go to the render's first wave
-		hook  bool
-		chart hooks.Chart
+	items, warnings, err := sortOutHooks(all)
+	if err != nil {
+		return nil, err
 	}
-	var items []item
-	for _, u := range all {
-		h, isHook, warnings, err := parseHook(u)
-		if err != nil {
-			return nil, err
-		}
-		res.Warnings = append(res.Warnings, warnings...)
-		switch {
-		case isHook:
-			items = append(items, item{u: u, hook: true, chart: h})
-		case u.GetAnnotations()[hooks.Annotation] != "":
-			continue // a hook convoy does not run: left out, with a warning
-		default:
-			items = append(items, item{u: u, crd: isCRD(u)})
-		}
-	}
+	res.Warnings = append(res.Warnings, warnings...)
 
 	sc := newScopes(caps, all)
 	targetNS := TargetNamespace(rel)
@@ -373,68 +355,20 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 		setLabels(it.u, rel)
 		us = append(us, it.u)
 	}
-	warnings, err := applyMutations(us, rel.Mutations)
-	if err != nil {
+	if warnings, err = applyMutations(us, rel.Mutations); err != nil {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, warnings...)
 
-	type identity struct {
-		group, kind, namespace, name string
-	}
-	seen := map[identity]bool{}
-	hookJobs := map[string]bool{}
-	var objs []Object
-	var moveToFirst []bool // parallel to objs
-	var first, firstMoved *int32
-	for _, it := range items {
-		u := it.u
-		if err := checkIdentity(u); err != nil {
-			return nil, err
-		}
+	objs, crds, chartHooks, err := collect(items, func(u *unstructured.Unstructured) {
 		sc.setNamespace(u, targetNS) // a mutation may have changed it
 		setLabels(u, rel)            // nor may a mutation take the labels away
-		gvk := u.GroupVersionKind()
-		id := identity{gvk.Group, gvk.Kind, u.GetNamespace(), u.GetName()}
-		if it.hook {
-			if hooks.IsJob(u) {
-				if hookJobs[u.GetName()] {
-					return nil, unappliable("two hook Jobs are named %q; hook names must be unique", u.GetName())
-				}
-				hookJobs[u.GetName()] = true
-			}
-			res.Hooks = append(res.Hooks, it.chart)
-			continue
-		}
-		if seen[id] {
-			return nil, unappliable("%s appears twice in the render", describe(u))
-		}
-		seen[id] = true
-		w, err := WaveOf(u)
-		if err != nil {
-			return nil, err
-		}
-		if !it.crd && (first == nil || w < *first) {
-			first = &w
-		}
-		if it.crd && (firstMoved == nil || w < *firstMoved) {
-			firstMoved = &w
-		}
-		objs = append(objs, Object{Unstructured: u, Wave: w})
-		moveToFirst = append(moveToFirst, it.crd)
+	})
+	if err != nil {
+		return nil, err
 	}
-	// CRDs go to the render's first wave: the lowest wave of the other objects (of
-	// their own, when there are no others).
-	if first == nil {
-		first = firstMoved
-	}
-	for i, move := range moveToFirst {
-		if move {
-			objs[i].Wave = *first
-			setWave(objs[i].Unstructured, *first)
-		}
-	}
-
+	crdsToFirstWave(objs, crds)
+	res.Hooks = chartHooks
 	canonical, err := canonicalize(objs, res.Hooks)
 	if err != nil {
 		return nil, err
@@ -445,4 +379,101 @@ func assemble(rel *v1alpha1.Release, caps Capabilities, files []renderedFile) (*
 	res.Canonical = canonical
 	res.Ref = refOf(canonical)
 	return res, nil
+}
+
+// renderedItem is one object of a render: a hook of the chart, or an object to apply.
+type renderedItem struct {
+	u     *unstructured.Unstructured
+	crd   bool // CRDs go to the render's first wave
+	hook  bool
+	chart hooks.Chart
+}
+
+// sortOutHooks tells the chart's hooks that convoy runs from the objects to apply, and
+// leaves out, with a warning, the hooks it does not run.
+func sortOutHooks(all []*unstructured.Unstructured) ([]renderedItem, []string, error) {
+	var items []renderedItem
+	var warnings []string
+	for _, u := range all {
+		h, isHook, w, err := parseHook(u)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, w...)
+		switch {
+		case isHook:
+			items = append(items, renderedItem{u: u, hook: true, chart: h})
+		case u.GetAnnotations()[hooks.Annotation] != "":
+			continue // a hook convoy does not run: left out, with a warning
+		default:
+			items = append(items, renderedItem{u: u, crd: isCRD(u)})
+		}
+	}
+	return items, warnings, nil
+}
+
+// collect checks the items once mutated (identity, no object twice, hook Jobs of
+// unique names), item by item, calling reset on each once its identity is checked,
+// and returns the objects to apply with their waves, whether each is a CRD (parallel
+// to objs), and the chart's hooks.
+func collect(items []renderedItem, reset func(*unstructured.Unstructured)) (objs []Object, crds []bool, chartHooks []hooks.Chart, err error) {
+	type identity struct {
+		group, kind, namespace, name string
+	}
+	seen := map[identity]bool{}
+	hookJobs := map[string]bool{}
+	for _, it := range items {
+		u := it.u
+		if err := checkIdentity(u); err != nil {
+			return nil, nil, nil, err
+		}
+		reset(u)
+		if it.hook {
+			if hooks.IsJob(u) {
+				if hookJobs[u.GetName()] {
+					return nil, nil, nil, unappliable("two hook Jobs are named %q; hook names must be unique", u.GetName())
+				}
+				hookJobs[u.GetName()] = true
+			}
+			chartHooks = append(chartHooks, it.chart)
+			continue
+		}
+		gvk := u.GroupVersionKind()
+		id := identity{gvk.Group, gvk.Kind, u.GetNamespace(), u.GetName()}
+		if seen[id] {
+			return nil, nil, nil, unappliable("%s appears twice in the render", describe(u))
+		}
+		seen[id] = true
+		w, err := WaveOf(u)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		objs = append(objs, Object{Unstructured: u, Wave: w})
+		crds = append(crds, it.crd)
+	}
+	return objs, crds, chartHooks, nil
+}
+
+// crdsToFirstWave moves the CRDs (crds, parallel to objs) to the render's first wave:
+// the lowest wave of the other objects (of their own, when there are no others).
+func crdsToFirstWave(objs []Object, crds []bool) {
+	var first, firstMoved *int32
+	for i, o := range objs {
+		w := o.Wave
+		if !crds[i] && (first == nil || w < *first) {
+			first = &w
+		}
+		if crds[i] && (firstMoved == nil || w < *firstMoved) {
+			firstMoved = &w
+		}
+	}
+	if first == nil {
+		first = firstMoved
+	}
+	for i, move := range crds {
+		if move {
+			objs[i].Wave = *first
+			setWave(objs[i].Unstructured, *first)
+		}
+	}
 }

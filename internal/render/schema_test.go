@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 // violationsIn returns the "path: problem" entries of a schema error's message.
@@ -95,7 +96,7 @@ func TestValuesSchemaViolations(t *testing.T) {
 				}
 				return
 			}
-			if diff := cmp.Diff(v1alpha1.ReasonUnappliable, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(v1alpha1.ReasonUnappliable, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if diff := cmp.Diff(tc.want, violationsIn(t, err.Error())); diff != "" {

@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/render/gittest"
 )
 
@@ -192,7 +193,7 @@ func TestGitForcePushedBranchAndVanishedCommit(t *testing.T) {
 	}
 	cold, _ := testRenderer(t)
 	_, err = renderGit(t, cold, pinned, gitCreds(srv))
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "not our ref "+c2) {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "not our ref "+c2) {
 		t.Errorf("a vanished commit: %v, want SourceNotReady with the remote's message", err)
 	}
 
@@ -201,7 +202,7 @@ func TestGitForcePushedBranchAndVanishedCommit(t *testing.T) {
 	repo.DeleteBranch(t, "main")
 	clk.Step(5 * time.Minute)
 	_, err = renderGit(t, r, rel, gitCreds(srv))
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), `no branch "main"`) {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), `no branch "main"`) {
 		t.Errorf("a deleted branch: %v, want SourceNotReady", err)
 	}
 }
@@ -243,7 +244,7 @@ func TestGitErrorsAreSourceNotReadyWithoutCredentials(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, _ := testRenderer(t)
 			_, err := renderGit(t, r, tc.rel, tc.creds)
-			if got := ReasonOf(err); got != tc.reason {
+			if got := reasons.Of(err, ""); got != tc.reason {
 				t.Fatalf("reason = %q, want %q (%v)", got, tc.reason, err)
 			}
 			if !strings.Contains(err.Error(), tc.says) {
@@ -301,7 +302,7 @@ func TestGitChartAsHelmPackageTakesIt(t *testing.T) {
 	repo.Commit(t, "main", "web with cache", map[string]string{"charts/web/Chart.yaml": files["charts/web/Chart.yaml"]})
 	r2, _ := testRenderer(t)
 	_, err = renderGit(t, r2, rel, &Credentials{CA: srv.CA()})
-	if ReasonOf(err) != v1alpha1.ReasonUnsupported || !strings.Contains(err.Error(), `"cache" 1.0.0`) {
+	if reasons.Of(err, "") != v1alpha1.ReasonUnsupported || !strings.Contains(err.Error(), `"cache" 1.0.0`) {
 		t.Errorf("a missing dependency: %v, want Unsupported naming it", err)
 	}
 }
@@ -429,7 +430,7 @@ func TestGitOverSSH(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, _ := testRenderer(t)
 			_, err := renderGit(t, r, gitRelease("web", url, "charts/web", v1alpha1.GitRef{Branch: "main"}), tc.creds)
-			if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), tc.says) {
+			if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("error %v, want SourceNotReady that says %q", err, tc.says)
 			}
 			if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
@@ -454,7 +455,7 @@ func TestGitCachedCommitIsServedOnlyToItsRemote(t *testing.T) {
 	fetches := srv.Fetches()
 
 	_, err := renderGit(t, r, gitRelease("b", srv.RepoURL("public"), "", v1alpha1.GitRef{Commit: secret}), gitCreds(srv))
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "not our ref") {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "not our ref") {
 		t.Errorf("the private commit through another repository: %v, want SourceNotReady from that repository", err)
 	}
 	res, err := renderGit(t, r, gitRelease("c", srv.RepoURL("private"), "", v1alpha1.GitRef{Commit: secret}), gitCreds(srv))

@@ -15,6 +15,7 @@ import (
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/render/charttest"
 )
 
@@ -42,7 +43,7 @@ func TestSelectVersion(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := selectVersion(offered, tc.want, "web")
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {
@@ -60,7 +61,7 @@ func TestSelectVersion(t *testing.T) {
 
 func TestSelectVersionNoStable(t *testing.T) {
 	_, err := selectVersion([]string{"1.0.0-alpha.1"}, "", "web")
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "has no stable version; the repository offers 1.0.0-alpha.1") {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "has no stable version; the repository offers 1.0.0-alpha.1") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -84,7 +85,7 @@ func TestHTTPRepositorySelection(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			res, err := r.Render(context.Background(), Request{Release: testRelease("web", repo.url(), "web", version(tc.version)), Capabilities: defaultCaps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {
@@ -201,7 +202,7 @@ func TestSourceErrors(t *testing.T) {
 			repository, chart := tc.setup(t, repo)
 			r, _ := testRenderer(t)
 			_, err := r.Render(context.Background(), Request{Release: testRelease("web", repository, chart), Capabilities: defaultCaps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if !strings.Contains(err.Error(), tc.msgHas) {
@@ -219,7 +220,7 @@ func TestDigestMismatchRecovers(t *testing.T) {
 	repo.setIndexDigest("web-1.0.0.tgz", strings.Repeat("00", 32))
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "web")
-	if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); ReasonOf(err) != v1alpha1.ReasonSourceNotReady {
+	if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
 		t.Fatalf("want SourceNotReady, got %v", err)
 	}
 	// The repository is fixed: the failed fetch dropped the cached index, so the
@@ -253,7 +254,7 @@ func TestOCIRegistry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rel := testRelease("web", "oci://"+reg.host+"/charts", "web", version(tc.version))
 			res, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {
@@ -274,7 +275,7 @@ func TestOCIRegistry(t *testing.T) {
 	t.Run("missing repository", func(t *testing.T) {
 		rel := testRelease("web", "oci://"+reg.host+"/charts", "nope")
 		_, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-		if ReasonOf(err) != v1alpha1.ReasonSourceNotReady {
+		if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
 			t.Fatalf("want SourceNotReady, got %v", err)
 		}
 	})
@@ -283,7 +284,7 @@ func TestOCIRegistry(t *testing.T) {
 		down.server.Close()
 		rel := testRelease("web", "oci://"+down.host+"/charts", "web")
 		_, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-		if ReasonOf(err) != v1alpha1.ReasonSourceNotReady {
+		if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
 			t.Fatalf("want SourceNotReady, got %v", err)
 		}
 	})
@@ -319,7 +320,7 @@ func TestCredentials(t *testing.T) {
 	rel := testRelease("web", repo.url(), "web")
 
 	_, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "secretRef") {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "secretRef") {
 		t.Fatalf("without credentials: want SourceNotReady naming secretRef, got %v", err)
 	}
 	creds := CredentialsFromSecret(map[string][]byte{"username": []byte(user), "password": []byte(pass)})
@@ -327,7 +328,7 @@ func TestCredentials(t *testing.T) {
 
 	// What the credentials fetched is not served to a request without them.
 	_, err = r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
 		t.Fatalf("without credentials after a fetch with them: want SourceNotReady, got %v", err)
 	}
 	if CredentialsFromSecret(map[string][]byte{"other": []byte("x")}) != nil {
@@ -432,7 +433,7 @@ func TestFetchTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.Render(context.Background(), Request{Release: testRelease("web", slow.URL, "web"), Capabilities: defaultCaps})
-	if ReasonOf(err) != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "timed out") {
+	if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("want SourceNotReady saying it timed out, got %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/reasons"
 )
 
 func cm(name, key string) v1alpha1.ValuesReference {
@@ -119,7 +120,7 @@ func TestMergeValues(t *testing.T) {
 				reader = store
 			}
 			got, err := mergeValues(context.Background(), testRelease("web", "", "web", tc.opts...), reader)
-			if diff := cmp.Diff(tc.reason, ReasonOf(err)); diff != "" {
+			if diff := cmp.Diff(tc.reason, reasons.Of(err, "")); diff != "" {
 				t.Fatalf("reason (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			if err != nil {
@@ -180,7 +181,7 @@ func TestMissingValuesThroughRender(t *testing.T) {
 	rel := testRelease("web", repo.url(), "web", valuesFrom(cm("absent", "")))
 	_, err := r.Render(context.Background(), Request{Release: rel, Values: fakeValues{}, Capabilities: defaultCaps})
 	want := "Release team-a/web: spec.valuesFrom[0] (ConfigMap team-a/absent, key values.yaml): the ConfigMap does not exist; create it or mark the entry optional"
-	if ReasonOf(err) != v1alpha1.ReasonValuesNotReady || !strings.HasPrefix(err.Error(), want) {
+	if reasons.Of(err, "") != v1alpha1.ReasonValuesNotReady || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("want ValuesNotReady %q, got %v", want, err)
 	}
 	// Nothing was fetched for a Release whose values cannot be read.
@@ -207,7 +208,7 @@ func TestValuesFromSecretErrorsQuoteNoData(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			reader := fakeValues{"Secret/team-a/creds": {"values.yaml": tc.data}, "ConfigMap/team-a/plain": {"values.yaml": tc.data}}
 			_, err := mergeValues(context.Background(), testRelease("web", "", "web", valuesFrom(secret("creds", ""))), reader)
-			if err == nil || ReasonOf(err) != v1alpha1.ReasonValuesNotReady {
+			if err == nil || reasons.Of(err, "") != v1alpha1.ReasonValuesNotReady {
 				t.Fatalf("error %v, want ValuesNotReady", err)
 			}
 			msg := err.Error()

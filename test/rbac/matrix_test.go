@@ -263,11 +263,11 @@ func createFixtures(t *testing.T, admin *rest.Config, ns string) *fixtures {
 					"repository": "https://charts.example.com", "name": "podinfo", "version": "6.7.1"}}}},
 			}),
 			convoyv1alpha1.ResourceRenders: obj("Render", meta(renderName, true), map[string]interface{}{
-				"renderRef": "sha256:0123456789abcdef", "release": releaseName,
+				"renderRef": "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "release": releaseName,
 				"chart": map[string]interface{}{"name": "podinfo", "version": "6.7.1"},
 			}),
 			convoyv1alpha1.ResourceReleaseInventories: obj("ReleaseInventory", meta(releaseName, true), map[string]interface{}{
-				"renderRef": "sha256:0123456789abcdef",
+				"renderRef": "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 			}),
 			convoyv1alpha1.ResourceClusters: obj("Cluster", meta(clusterName, false), map[string]interface{}{
 				"spec": map[string]interface{}{"kubeconfig": map[string]interface{}{"secretRef": map[string]interface{}{

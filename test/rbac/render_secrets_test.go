@@ -43,7 +43,7 @@ func TestRenderSecretsOnlyForSecretReaders(t *testing.T) {
 	rd := &convoyv1alpha1.Render{
 		TypeMeta:   metav1.TypeMeta{APIVersion: convoyv1alpha1.SchemeGroupVersion.String(), Kind: "Render"},
 		ObjectMeta: metav1.ObjectMeta{Name: "app-0123456789", Namespace: ns},
-		RenderRef:  "sha256:0123456789", Release: "app", Chart: convoyv1alpha1.RenderChart{Name: "app"}, Manifests: gz.Bytes(),
+		RenderRef:  "sha256:0123456789000000000000000000000000000000000000000000000000000000", Release: "app", Chart: convoyv1alpha1.RenderChart{Name: "app"}, Manifests: gz.Bytes(),
 	}
 	body, err := json.Marshal(rd)
 	if err != nil {

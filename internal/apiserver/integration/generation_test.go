@@ -67,7 +67,7 @@ func TestSP32_MainResourceWritesOutsideSpecKeepGeneration(t *testing.T) {
 func TestMainResourceKeepsStatusAndPin(t *testing.T) {
 	ns := testNamespace(t)
 	r := create(t, release(ns, "podinfo", func(r *convoyv1alpha1.Release) {
-		r.Pin = &convoyv1alpha1.Pin{RenderRef: "sha256:aaaa"}
+		r.Pin = &convoyv1alpha1.Pin{RenderRef: refA}
 		r.Status.ObservedGeneration = 7
 	}))
 	if r.Pin != nil || r.Status.ObservedGeneration != 0 {
@@ -76,7 +76,7 @@ func TestMainResourceKeepsStatusAndPin(t *testing.T) {
 
 	r.Status.ObservedGeneration = 1
 	r = update(t, r, "status")
-	r.Pin = &convoyv1alpha1.Pin{RenderRef: "sha256:bbbb"}
+	r.Pin = &convoyv1alpha1.Pin{RenderRef: refB}
 	r.Status.ObservedGeneration = 9
 	got := update(t, r, "")
 	if got.Pin != nil {
@@ -87,7 +87,7 @@ func TestMainResourceKeepsStatusAndPin(t *testing.T) {
 	}
 
 	// A merge patch too.
-	patched, err := mergePatch(admin(t), ctx(t), ns, "podinfo", "", map[string]interface{}{"pin": map[string]string{"renderRef": "sha256:cccc"}})
+	patched, err := mergePatch(admin(t), ctx(t), ns, "podinfo", "", map[string]interface{}{"pin": map[string]string{"renderRef": refA}})
 	if err != nil {
 		t.Fatal(err)
 	}

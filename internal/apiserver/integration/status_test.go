@@ -21,7 +21,7 @@ func TestSP31_StatusWriteChangesOnlyStatus(t *testing.T) {
 		Type: convoyv1alpha1.ConditionApplied, Status: metav1.ConditionFalse, Reason: convoyv1alpha1.ReasonWaitingForSync,
 		Message: "waiting", LastTransitionTime: metav1.Now(),
 	}}
-	r.Status.LastSuccessful = &convoyv1alpha1.LastSuccessful{RenderRef: "sha256:4f1c"}
+	r.Status.LastSuccessful = &convoyv1alpha1.LastSuccessful{RenderRef: refA}
 	r.Spec.Chart.Version = "9.9.9"
 	r.Annotations[convoyv1alpha1.AnnotationSyncRequestedAt] = "2030-01-01T00:00:00Z"
 	r.Labels = map[string]string{"x": "y"}

@@ -21,9 +21,7 @@ func ReleaseInventoryUpdate(inv, old *convoyv1alpha1.ReleaseInventory) field.Err
 func inventoryContent(inv *convoyv1alpha1.ReleaseInventory) field.ErrorList {
 	var errs field.ErrorList
 	if inv.RenderRef != "" {
-		if msg := RenderRefProblem(inv.RenderRef); msg != "" {
-			errs = append(errs, field.Invalid(field.NewPath("renderRef"), inv.RenderRef, msg))
-		}
+		errs = append(errs, renderRef(inv.RenderRef, field.NewPath("renderRef"))...)
 	}
 	for i := range inv.Objects {
 		errs = append(errs, objectReference(&inv.Objects[i].ObjectReference, field.NewPath("objects").Index(i))...)

@@ -398,22 +398,15 @@ func Pin(p *convoyv1alpha1.Pin, path *field.Path) field.ErrorList {
 	if p.RenderRef == "" {
 		return field.ErrorList{field.Required(refPath, "no render to pin: give a renderRef, or pin after a successful apply")}
 	}
-	if msg := RenderRefProblem(p.RenderRef); msg != "" {
-		return field.ErrorList{field.Invalid(refPath, p.RenderRef, msg)}
-	}
-	return nil
+	return renderRef(p.RenderRef, refPath)
 }
 
-// RenderRefProblem says what is wrong with a render ref, or "" when nothing is.
-func RenderRefProblem(ref string) string {
-	hex, ok := strings.CutPrefix(ref, "sha256:")
-	if !ok || hex == "" {
-		return "must be sha256:<hex digits>"
+// renderRef is the field error of a render ref that is not a full one (sha256: and 64
+// lowercase hex digits), as convoyv1alpha1.RenderRef.Validate checks it; none for a
+// full ref.
+func renderRef(ref string, path *field.Path) field.ErrorList {
+	if problem := convoyv1alpha1.RenderRef(ref).Problem(); problem != "" {
+		return field.ErrorList{field.Invalid(path, ref, problem)}
 	}
-	for _, c := range hex {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return "must be sha256:<lowercase hex digits>"
-		}
-	}
-	return ""
+	return nil
 }

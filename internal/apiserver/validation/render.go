@@ -13,8 +13,8 @@ func Render(r *convoyv1alpha1.Render) field.ErrorList {
 	refPath := field.NewPath("renderRef")
 	if r.RenderRef == "" {
 		errs = append(errs, field.Required(refPath, ""))
-	} else if msg := RenderRefProblem(r.RenderRef); msg != "" {
-		errs = append(errs, field.Invalid(refPath, r.RenderRef, msg))
+	} else {
+		errs = append(errs, renderRef(r.RenderRef, refPath)...)
 	}
 	if r.Release == "" {
 		errs = append(errs, field.Required(field.NewPath("release"), "the name of the Release rendered"))

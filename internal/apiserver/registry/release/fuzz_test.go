@@ -40,14 +40,14 @@ const fuzzStored = `{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release",
  "metadata":{"name":"podinfo","namespace":"team-a","generation":3,"labels":{"l":"1"},
   "annotations":{"a":"1","convoy.kumodo.io/sync-requested-at":"2026-12-02T10:04:05Z"}},
  "spec":{"chart":{"repository":"https://c","name":"podinfo"},"values":{"a":1}},
- "mutations":[{"patch":"x: y"}],"lifecycle":{"hooks":[]},"pin":{"renderRef":"sha256:4f1c","pinnedAt":"2026-12-02T10:00:00Z"},
- "status":{"observedGeneration":3,"lastSuccessful":{"renderRef":"sha256:4f1c"},"lastHandledSyncAt":"2026-12-02T10:04:05Z",
+ "mutations":[{"patch":"x: y"}],"lifecycle":{"hooks":[]},"pin":{"renderRef":"sha256:4f1c000000000000000000000000000000000000000000000000000000000000","pinnedAt":"2026-12-02T10:00:00Z"},
+ "status":{"observedGeneration":3,"lastSuccessful":{"renderRef":"sha256:4f1c000000000000000000000000000000000000000000000000000000000000"},"lastHandledSyncAt":"2026-12-02T10:04:05Z",
   "conditions":[{"type":"Ready","status":"True","reason":"Applied","message":"m","lastTransitionTime":"2026-12-02T10:00:00Z"}]}}`
 
 // fuzzRequests are bodies of writes through the main resource and the subresources.
 var fuzzRequests = []string{
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo","namespace":"team-a"},"spec":{"chart":{"repository":"https://c","name":"podinfo"},"clusterWave":2}}`,
-	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo"},"pin":{"renderRef":"sha256:9a2b","reason":"r"}}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo"},"pin":{"renderRef":"sha256:9a2b000000000000000000000000000000000000000000000000000000000000","reason":"r"}}`,
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo"},"pin":{"reason":"no ref"}}`,
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo"},"pin":{"renderRef":"md5:zz"}}`,
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Release","metadata":{"name":"podinfo"},"mutations":[{"target":{"kind":"Deployment"},"jsonPatch":[{"op":"replace","path":"/spec/replicas","value":3}]}]}`,
