@@ -181,11 +181,11 @@ func (o *Options) deleteOrphans(ctx context.Context, found []targetOrphans) erro
 			case err != nil:
 				errs = append(errs, fmt.Errorf("%s: %w", clusterName(t.cluster), err))
 			case deleted:
-				fmt.Fprintf(o.Streams.Out, "%s deleted (cluster %s, Release %s/%s)\n",
-					describeOrphan(obj.ObjectReference), clusterName(t.cluster), obj.Release.Namespace, obj.Release.Name)
+				fmt.Fprintf(o.Streams.Out, "%s (cluster %s, Release %s/%s)\n",
+					describeOrphan(obj.ObjectReference, "deleted"), clusterName(t.cluster), obj.Release.Namespace, obj.Release.Name)
 			default:
-				fmt.Fprintf(o.Streams.ErrOut, "%s on %s: gone or changed since it was listed: left alone\n",
-					describeOrphan(obj.ObjectReference), clusterName(t.cluster))
+				fmt.Fprintf(o.Streams.ErrOut, "%s (cluster %s): gone or changed since it was listed\n",
+					describeOrphan(obj.ObjectReference, "left alone"), clusterName(t.cluster))
 			}
 		}
 	}
@@ -195,15 +195,16 @@ func (o *Options) deleteOrphans(ctx context.Context, found []targetOrphans) erro
 	return errors.Join(errs...)
 }
 
-// describeOrphan names an object as kubectl does: kind.group/name, with its namespace.
-func describeOrphan(ref v1.ObjectReference) string {
+// describeOrphan says what happened to an object as kubectl delete does:
+// kind.group "name" <what>, then "from namespace ns" for a namespaced one.
+func describeOrphan(ref v1.ObjectReference, what string) string {
 	kind := strings.ToLower(ref.Kind)
 	if ref.Group != "" {
 		kind += "." + ref.Group
 	}
-	s := kind + "/" + ref.Name
+	s := fmt.Sprintf("%s %q %s", kind, ref.Name, what)
 	if ref.Namespace != "" {
-		s = ref.Namespace + " " + s
+		s += " from namespace " + ref.Namespace
 	}
 	return s
 }
