@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -60,4 +61,52 @@ func TestLeftOnPurpose(t *testing.T) {
 			}
 		})
 	}
+}
+
+// AppliedObjects finds what convoy applied for a Release (its labels and convoy's field
+// manager), marks what is to be left on purpose, and leaves out an object that only
+// copies the labels. DeleteOrphan leaves an object that changed since it was listed,
+// and deletes it once listed again.
+func TestAppliedObjectsAndDeleteOrphan(t *testing.T) {
+	e := integration(t)
+	applied := configMap(e.ns, "applied", map[string]string{"a": "1"})
+	kept := with(configMap(e.ns, "kept", nil), annotate("helm.sh/resource-policy", "keep"))
+	copied := configMap(e.ns, "copied", nil)
+	e.applyAll(t, Object{Object: applied}, Object{Object: kept})
+	e.create(t, copied)
+
+	list := func() []LabelledObject {
+		t.Helper()
+		got, err := e.applier.AppliedObjects(e.ctx, []ListKind{{GVK: applied.GroupVersionKind(), Namespaced: true}})
+		if err != nil {
+			t.Fatalf("AppliedObjects: %v", err)
+		}
+		var out []LabelledObject
+		for _, o := range got {
+			if o.Namespace == e.ns {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	got := list()
+	want := []LabelledObject{
+		{ObjectReference: entryOf(applied, 0).ObjectReference, Release: release},
+		{ObjectReference: entryOf(kept, 0).ObjectReference, Release: release, LeftOnPurpose: true},
+	}
+	if d := cmp.Diff(want, got, cmpopts.IgnoreFields(LabelledObject{}, "UID", "ResourceVersion")); d != "" {
+		t.Fatalf("AppliedObjects (-want +got):\n%s", d)
+	}
+
+	// Changed since listed: left alone.
+	e.applyAll(t, Object{Object: configMap(e.ns, "applied", map[string]string{"a": "2"})})
+	if deleted, err := e.applier.DeleteOrphan(e.ctx, got[0]); err != nil || deleted {
+		t.Fatalf("DeleteOrphan of a changed object: deleted %v, %v; want left alone", deleted, err)
+	}
+	e.mustExist(t, applied)
+	if deleted, err := e.applier.DeleteOrphan(e.ctx, list()[0]); err != nil || !deleted {
+		t.Fatalf("DeleteOrphan: deleted %v, %v", deleted, err)
+	}
+	e.mustNotExist(t, applied)
+	e.mustExist(t, kept, copied)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -54,14 +55,15 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Renderer: renderer, SkipNameValidation: true}); err != nil {
+	// A registry of each start's own: the controller and the observer start twice.
+	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Renderer: renderer, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
 	}
 	obsMgr, err := observer.NewManager(host.RestConfig(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := observer.Setup(obsMgr, observer.Options{SkipNameValidation: true}); err != nil {
+	if _, err := observer.Setup(obsMgr, observer.Options{SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
 	}
 	var stops []func()
