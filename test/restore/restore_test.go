@@ -116,14 +116,10 @@ func TestTheTargetsEndAsTheRestoredReleasesSay(t *testing.T) {
 	startConvoy(t, ctx, ns)
 
 	// The objects of the Releases of after the backup are orphans, but the one their
-	// chart keeps.
-	var orphans []object
-	for o, l := range renderedAllLive(ns, later, "fresh-host", "fresh-remote") {
-		if l != nil && l["seed"] != "" {
-			continue // fresh-remote-data: helm.sh/resource-policy: keep
-		}
-		orphans = append(orphans, o)
-	}
+	// chart keeps (helm.sh/resource-policy: keep).
+	kept := object{cluster, "ConfigMap", ns, "fresh-remote-data"}
+	fresh := map[string]release{"fresh-host": later["fresh-host"], "fresh-remote": later["fresh-remote"]}
+	orphans := slices.DeleteFunc(slices.Collect(maps.Keys(renderedAll(ns, fresh))), func(o object) bool { return o == kept })
 	code, stdout, stderr := kubectlConvoy(ctx, "orphans", "-o", "json")
 	if code != 0 {
 		t.Fatalf("kubectl convoy orphans: exit %d: %s", code, stderr)
@@ -139,7 +135,6 @@ func TestTheTargetsEndAsTheRestoredReleasesSay(t *testing.T) {
 
 	// The targets end as the restored Releases say, with the kept object only.
 	want := renderedAll(ns, atBackup)
-	kept := object{cluster, "ConfigMap", ns, "fresh-remote-data"}
 	want[kept] = map[string]string{"seed": "1"}
 	waitReady(t, ctx, c, ns, atBackup, 4*time.Minute)
 	final := waitObjects(t, ctx, ns, targets, want, "the targets as the restored Releases say")
@@ -217,16 +212,6 @@ func syncAndWait(t *testing.T, ctx context.Context, c client.Client, ns, name st
 func renderedAll(ns string, rels map[string]release) map[object]map[string]string {
 	out := map[object]map[string]string{}
 	for name, r := range rels {
-		maps.Copy(out, rendered(r.cluster, ns, name, r.values))
-	}
-	return out
-}
-
-// renderedAllLive is what the Releases names of rels render.
-func renderedAllLive(ns string, rels map[string]release, names ...string) map[object]map[string]string {
-	out := map[object]map[string]string{}
-	for _, name := range names {
-		r := rels[name]
 		maps.Copy(out, rendered(r.cluster, ns, name, r.values))
 	}
 	return out
