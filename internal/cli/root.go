@@ -90,7 +90,7 @@ func NewCommand(o *Options) *cobra.Command {
 		RunE:    helpOrUnknown,
 	}
 	cluster.AddCommand(newClusterListCommand(o), newClusterStatusCommand(o))
-	root.AddCommand(release, newReleaseSetCommand(o), cluster, newUICommand(o), newVersionCommand(o))
+	root.AddCommand(release, newReleaseSetCommand(o), cluster, newOrphansCommand(o), newUICommand(o), newVersionCommand(o))
 	return root
 }
 

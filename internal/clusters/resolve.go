@@ -157,6 +157,30 @@ func (c *Cache) resolve(ctx context.Context, release *v1alpha1.Release) (*Target
 		return c.host(ctx)
 	}
 
+	cluster, err := c.cluster(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.admits(ctx, cluster, release.Namespace); err != nil {
+		return nil, err
+	}
+	return c.connectCluster(ctx, cluster)
+}
+
+// Cluster returns the Cluster name as its kubeconfig Secret says, whatever its
+// namespaceSelector: for kubectl convoy orphans, which looks at every target with its
+// user's own credentials (a Cache whose Options.Host and Reader are the user's).
+// Every error is a *NotReadyError.
+func (c *Cache) Cluster(ctx context.Context, name string) (*Target, error) {
+	cluster, err := c.cluster(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.connectCluster(ctx, cluster)
+}
+
+// cluster reads the Cluster name.
+func (c *Cache) cluster(ctx context.Context, name string) (*v1alpha1.Cluster, error) {
 	cluster := &v1alpha1.Cluster{}
 	if err := c.opts.Reader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -165,10 +189,12 @@ func (c *Cache) resolve(ctx context.Context, release *v1alpha1.Release) (*Target
 		}
 		return nil, &NotReadyError{Kind: HostReadFailed, Cluster: name, Message: fmt.Sprintf("cannot read Cluster %q", name), Err: err}
 	}
-	if err := c.admits(ctx, cluster, release.Namespace); err != nil {
-		return nil, err
-	}
+	return cluster, nil
+}
 
+// connectCluster connects to cluster as its kubeconfig Secret says.
+func (c *Cache) connectCluster(ctx context.Context, cluster *v1alpha1.Cluster) (*Target, error) {
+	name := cluster.Name
 	ref := cluster.Spec.Kubeconfig.SecretRef
 	key := ref.Key
 	if key == "" {

@@ -117,6 +117,26 @@ func TestResolveNamespaceSelector(t *testing.T) {
 	})
 }
 
+// Cluster connects to a Cluster by name, whatever its namespaceSelector (kubectl
+// convoy orphans looks at every Cluster), shares the connection Resolve makes, and
+// names a missing Cluster.
+func TestCluster(t *testing.T) {
+	e := integration(t, map[string]string{"convoy-targets": "elsewhere"})
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"convoy-targets": "remote"}}
+	cl := e.clusterFor(t, remoteKubeconfig(t), "value", selector)
+	target, err := e.cache.Cluster(e.ctx, cl.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Name != cl.Name || target.Config.Host != remote.Host() {
+		t.Fatalf("target %q at %s, want %q at %s", target.Name, target.Config.Host, cl.Name, remote.Host())
+	}
+	_, err = e.cache.Resolve(e.ctx, releaseIn(e.ns, cl.Name))
+	wantNotReady(t, err, NotAdmitted, `Cluster "`+cl.Name+`" does not admit Releases of namespace "`+e.ns+`"`)
+	_, err = e.cache.Cluster(e.ctx, "no-such-cluster")
+	wantNotReady(t, err, ClusterMissing, `Cluster "no-such-cluster" does not exist`)
+}
+
 func TestResolveNotReady(t *testing.T) {
 	t.Run("missing Cluster", func(t *testing.T) {
 		e := integration(t, nil)
