@@ -21,7 +21,9 @@
 //
 // the phases being: every Release Ready; then compacted at the current revision and
 // defragmented; every Release Ready after the upgrade; compacted and defragmented
-// again. Each N runs on a fresh environment (bench/internal/benchenv); every loop is
+// again. With -manual (the lighter run for large N) the Releases are in manual mode:
+// convoy controller renders each and stores its Render, applies nothing, and the
+// bench waits for the render instead of Ready. Each N runs on a fresh environment (bench/internal/benchenv); every loop is
 // bounded by a count and a duration; everything stops by itself.
 //
 //	go run ./bench/storage -releases=1000,10000
@@ -52,6 +54,7 @@ type config struct {
 	nodes             int
 	perNamespace      int
 	upgrade           bool
+	manual            bool
 	quota             int64
 	autoCompaction    string
 	convoyBin         string
@@ -67,6 +70,7 @@ func main() {
 	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
 	flag.IntVar(&cfg.perNamespace, "per-namespace", 1000, "Releases per namespace (bench-storage, bench-storage-1, ...), as bench/e2e")
 	flag.BoolVar(&cfg.upgrade, "upgrade", true, "upgrade every Release once (a new image tag) and measure again")
+	flag.BoolVar(&cfg.manual, "manual", false, "the lighter run, for large N: the Releases in manual mode, so convoy controller renders each (and stores its Render) but applies nothing until a /sync, which the bench never sends: no objects on the target, no ReleaseInventories; the bench waits for every Release's status.render instead of Ready")
 	flag.Int64Var(&cfg.quota, "quota", chartQuota, "convoy's etcd --quota-backend-bytes")
 	flag.StringVar(&cfg.autoCompaction, "auto-compaction", chartAutoCompaction, "convoy's etcd --auto-compaction-mode/--auto-compaction-retention; empty: none")
 	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")

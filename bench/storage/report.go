@@ -17,10 +17,14 @@ func kib(b float64) string { return fmt.Sprintf("%.2f KiB", b/1024) }
 
 func (r *result) print(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("\n## %d Releases of testdata/webapp (20 objects each), %d namespace(s)\n\n", r.n, r.namespaces)
-	p("- creates: %s; first create → all Ready: %s\n", r.createElapsed.Round(time.Millisecond), r.toReady.Round(time.Second))
+	mode := "automatic mode"
+	if r.manual {
+		mode = "manual mode (-manual: rendered, never applied)"
+	}
+	p("\n## %d Releases of testdata/webapp (20 objects each), %s, %d namespace(s)\n\n", r.n, mode, r.namespaces)
+	p("- creates: %s; first create → all %s: %s\n", r.createElapsed.Round(time.Millisecond), state(r.manual), r.toReady.Round(time.Second))
 	if r.toUpgraded > 0 {
-		p("- upgrades (a new image tag): %s; first upgrade → all Ready on the new render: %s\n", r.upgradeElapsed.Round(time.Millisecond), r.toUpgraded.Round(time.Second))
+		p("- upgrades (a new image tag): %s; first upgrade → all %s on the new render: %s\n", r.upgradeElapsed.Round(time.Millisecond), state(r.manual), r.toUpgraded.Round(time.Second))
 	}
 	p("- load average at the start and the end: %s / %s\n\n", r.loadStart, r.loadEnd)
 	p("| phase | dbSize | dbSizeInUse | dbSizeInUse per Release | revision | keys | keys+values | leases |\n")
@@ -52,21 +56,26 @@ func printSummary(w io.Writer, rs []*result) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	host, _ := os.Hostname()
 	p("\n## Summary (%s, %d CPUs, %s)\n\n", host, runtime.NumCPU(), benchenv.Command("storage"))
-	p("| Releases | Release | Render | ReleaseInventory | Renders per Release | dbSizeInUse Ready / defragmented | after the upgrade / defragmented | dbSize (file) at the end |\n")
-	p("| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |\n")
+	p("| Releases | mode | Release | Render | ReleaseInventory | Renders per Release | dbSizeInUse at first / defragmented | after the upgrade / defragmented | dbSize (file) at the end |\n")
+	p("| ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |\n")
 	for _, r := range rs {
 		var ready, readyD, up, upD etcdFigures
+		st := state(r.manual)
 		for _, ph := range r.phases {
 			switch ph.name {
-			case "Ready":
+			case st:
 				ready = ph.etcd
-			case "Ready, compacted and defragmented":
+			case st + ", compacted and defragmented":
 				readyD = ph.etcd
-			case "upgraded, Ready":
+			case "upgraded, " + st:
 				up = ph.etcd
 			case "upgraded, compacted and defragmented":
 				upD = ph.etcd
 			}
+		}
+		mode := "automatic"
+		if r.manual {
+			mode = "manual"
 		}
 		last := r.phases[len(r.phases)-1].etcd
 		rel, ren, inv := last.kind("releases"), last.kind("renders"), last.kind("releaseinventories")
@@ -80,7 +89,7 @@ func printSummary(w io.Writer, rs []*result) {
 				inv = k
 			}
 		}
-		p("| %d | %s | %s | %s | %.2f | %s / %s | %s / %s | %s |\n", r.n, kib(rel.avg()), kib(ren.avg()), kib(inv.avg()),
+		p("| %d | %s | %s | %s | %s | %.2f | %s / %s | %s / %s | %s |\n", r.n, mode, kib(rel.avg()), kib(ren.avg()), kib(inv.avg()),
 			float64(ren.count)/float64(r.n), mib(ready.dbSizeInUse), mib(readyD.dbSizeInUse), mib(up.dbSizeInUse), mib(upD.dbSizeInUse), mib(last.dbSize))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/bench/internal/benchenv"
@@ -37,6 +38,7 @@ type phase struct {
 // result is the figures of one N.
 type result struct {
 	n, namespaces  int
+	manual         bool // -manual: rendered, not applied
 	createElapsed  time.Duration
 	toReady        time.Duration // first create → every Release Ready
 	upgradeElapsed time.Duration
@@ -92,7 +94,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 			return nil, err
 		}
 	}
-	res := &result{n: n, namespaces: len(nss), loadStart: benchenv.LoadAvg()}
+	res := &result{n: n, namespaces: len(nss), manual: cfg.manual, loadStart: benchenv.LoadAvg()}
 	defer func() { res.loadEnd = benchenv.LoadAvg() }()
 	measure := func(name string, compact bool) error {
 		fmt.Fprintf(os.Stderr, "Reading convoy's etcd (%s)...\n", name)
@@ -118,6 +120,9 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
 		rel := benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)
 		rel.Spec.Chart.Name, rel.Spec.Chart.Version = chartName, chartVersion
+		if cfg.manual {
+			rel.Spec.SyncPolicy.Automatic = ptr.To(false)
+		}
 		retry(ctx, &failures, "create "+rel.Name, func(rctx context.Context) error {
 			err := e.Convoy.Post().Namespace(rel.Namespace).Resource(convoyv1alpha1.ResourceReleases).Body(rel).Do(rctx).Error()
 			if err != nil && strings.Contains(err.Error(), "already exists") {
@@ -131,16 +136,16 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 		fmt.Fprintf(os.Stderr, "  %d failed creates (retried)\n", f)
 	}
 	fmt.Fprintf(os.Stderr, "  created in %s\n", res.createElapsed.Round(time.Millisecond))
-	first, err := waitReady(ctx, e, n, start, cfg.timeout, nil)
+	first, err := waitReady(ctx, e, n, start, cfg.timeout, cfg.manual, nil)
 	res.toReady = time.Since(start)
 	if err != nil {
 		return res, err
 	}
-	fmt.Fprintf(os.Stderr, "  all %d Ready after %s\n", n, res.toReady.Round(time.Second))
-	if err := measure("Ready", false); err != nil {
+	fmt.Fprintf(os.Stderr, "  all %d %s after %s\n", n, state(cfg.manual), res.toReady.Round(time.Second))
+	if err := measure(state(cfg.manual), false); err != nil {
 		return res, err
 	}
-	if err := measure("Ready, compacted and defragmented", true); err != nil {
+	if err := measure(state(cfg.manual)+", compacted and defragmented", true); err != nil {
 		return res, err
 	}
 	if !cfg.upgrade {
@@ -157,13 +162,13 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	})
 	res.upgradeElapsed = time.Since(start)
 	fmt.Fprintf(os.Stderr, "  upgraded in %s\n", res.upgradeElapsed.Round(time.Millisecond))
-	if _, err := waitReady(ctx, e, n, start, cfg.timeout, first); err != nil {
+	if _, err := waitReady(ctx, e, n, start, cfg.timeout, cfg.manual, first); err != nil {
 		res.toUpgraded = time.Since(start)
 		return res, err
 	}
 	res.toUpgraded = time.Since(start)
-	fmt.Fprintf(os.Stderr, "  all %d Ready on their new render after %s\n", n, res.toUpgraded.Round(time.Second))
-	if err := measure("upgraded, Ready", false); err != nil {
+	fmt.Fprintf(os.Stderr, "  all %d %s on their new render after %s\n", n, state(cfg.manual), res.toUpgraded.Round(time.Second))
+	if err := measure("upgraded, "+state(cfg.manual), false); err != nil {
 		return res, err
 	}
 	if err := measure("upgraded, compacted and defragmented", true); err != nil {
@@ -191,10 +196,10 @@ func retry(ctx context.Context, failures *atomic.Int64, what string, do func(con
 	}
 }
 
-// waitReady lists the Releases every 5 s until n are Ready on a render that is not
-// the one before holds for them (before nil: any render), or timeout passes. It
-// returns each Release's render ref, by namespace/name.
-func waitReady(ctx context.Context, e *benchenv.Env, n int, start time.Time, timeout time.Duration, before map[string]string) (map[string]string, error) {
+// waitReady lists the Releases every 5 s until n are Ready (manual: rendered) on a
+// render that is not the one before holds for them (before nil: any render), or
+// timeout passes. It returns each Release's render ref, by namespace/name.
+func waitReady(ctx context.Context, e *benchenv.Env, n int, start time.Time, timeout time.Duration, manual bool, before map[string]string) (map[string]string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		var list convoyv1alpha1.ReleaseList
@@ -206,19 +211,19 @@ func waitReady(ctx context.Context, e *benchenv.Env, n int, start time.Time, tim
 			for i := range list.Items {
 				r := &list.Items[i]
 				key := r.Namespace + "/" + r.Name
-				if readyOn(r, before[key]) {
+				if (manual && renderedOn(r, before[key])) || (!manual && readyOn(r, before[key])) {
 					refs[key] = r.Status.Render.Ref
 				}
 			}
 		} else {
 			fmt.Fprintf(os.Stderr, "  list releases: %v\n", err)
 		}
-		fmt.Fprintf(os.Stderr, "  %s: %d/%d Ready\n", time.Since(start).Round(time.Second), len(refs), n)
+		fmt.Fprintf(os.Stderr, "  %s: %d/%d %s\n", time.Since(start).Round(time.Second), len(refs), n, state(manual))
 		if len(refs) >= n {
 			return refs, nil
 		}
 		if time.Now().After(deadline) {
-			return refs, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", len(refs), n, timeout, e.Cluster.LogDir())
+			return refs, fmt.Errorf("only %d of %d Releases %s within %s (logs: %s)", len(refs), n, state(manual), timeout, e.Cluster.LogDir())
 		}
 		select {
 		case <-ctx.Done():
@@ -235,6 +240,21 @@ func readyOn(r *convoyv1alpha1.Release, old string) bool {
 	return meta.IsStatusConditionTrue(s.Conditions, convoyv1alpha1.ConditionReady) &&
 		s.ObservedGeneration == r.Generation && s.Render != nil && s.LastSuccessful != nil &&
 		s.LastSuccessful.RenderRef == s.Render.Ref && s.Render.Ref != old
+}
+
+// renderedOn reports whether r's current render is stored, for its generation, and
+// is not old.
+func renderedOn(r *convoyv1alpha1.Release, old string) bool {
+	s := r.Status
+	return s.ObservedGeneration == r.Generation && s.Render != nil && s.Render.Ref != old
+}
+
+// state is what waitReady waits for.
+func state(manual bool) string {
+	if manual {
+		return "rendered"
+	}
+	return "Ready"
 }
 
 // forEach calls do(i) for every i in [0, n) from clients goroutines, each taking the
