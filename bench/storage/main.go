@@ -6,7 +6,8 @@
 // Ready by convoy controller and convoy observer running with their default flags
 // (only the kubeconfig, the chart cache and loopback probe and metrics addresses are
 // given, as in bench/e2e); then every Release is upgraded once (a new image tag: a
-// new render of the same 20 objects) and brought to Ready again.
+// new render of the same 20 objects) and brought to Ready again. -chart and
+// -upgrade-values measure another chart put in testdata.
 //
 // convoy apiserver gets an etcd of its own, started with the chart's flags
 // (--quota-backend-bytes and --auto-compaction-*, -quota and -auto-compaction), so
@@ -55,6 +56,8 @@ type config struct {
 	perNamespace      int
 	upgrade           bool
 	manual            bool
+	chart             string // -chart: name:version in testdata
+	upgradeValues     string // -upgrade-values: the upgrade's spec.values, merged
 	quota             int64
 	autoCompaction    string
 	convoyBin         string
@@ -69,8 +72,10 @@ func main() {
 	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent clients creating and upgrading the Releases")
 	flag.IntVar(&cfg.nodes, "nodes", 1, "simulated nodes")
 	flag.IntVar(&cfg.perNamespace, "per-namespace", 1000, "Releases per namespace (bench-storage, bench-storage-1, ...), as bench/e2e")
-	flag.BoolVar(&cfg.upgrade, "upgrade", true, "upgrade every Release once (a new image tag) and measure again")
+	flag.BoolVar(&cfg.upgrade, "upgrade", true, "upgrade every Release once (-upgrade-values) and measure again")
 	flag.BoolVar(&cfg.manual, "manual", false, "the lighter run, for large N: the Releases in manual mode, so convoy controller renders each (and stores its Render) but applies nothing until a /sync, which the bench never sends: no objects on the target, no ReleaseInventories; the bench waits for every Release's status.render instead of Ready")
+	flag.StringVar(&cfg.chart, "chart", "webapp:1.4.2", "the chart of the Releases, name:version, from bench/storage/testdata (put your own chart there to size for it)")
+	flag.StringVar(&cfg.upgradeValues, "upgrade-values", `{"image":{"tag":"2.9.0"}}`, "the upgrade: JSON merged into every Release's spec.values; it must change the render")
 	flag.Int64Var(&cfg.quota, "quota", chartQuota, "convoy's etcd --quota-backend-bytes")
 	flag.StringVar(&cfg.autoCompaction, "auto-compaction", chartAutoCompaction, "convoy's etcd --auto-compaction-mode/--auto-compaction-retention; empty: none")
 	flag.StringVar(&cfg.convoyBin, "convoy", "", "use this convoy binary instead of building ./cmd/convoy")

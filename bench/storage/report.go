@@ -21,10 +21,10 @@ func (r *result) print(w io.Writer) {
 	if r.manual {
 		mode = "manual mode (-manual: rendered, never applied)"
 	}
-	p("\n## %d Releases of testdata/webapp (20 objects each), %s, %d namespace(s)\n\n", r.n, mode, r.namespaces)
+	p("\n## %d Releases of %s (bench/storage/testdata), %s, %d namespace(s)\n\n", r.n, r.chart, mode, r.namespaces)
 	p("- creates: %s; first create → all %s: %s\n", r.createElapsed.Round(time.Millisecond), state(r.manual), r.toReady.Round(time.Second))
 	if r.toUpgraded > 0 {
-		p("- upgrades (a new image tag): %s; first upgrade → all %s on the new render: %s\n", r.upgradeElapsed.Round(time.Millisecond), state(r.manual), r.toUpgraded.Round(time.Second))
+		p("- upgrades (-upgrade-values): %s; first upgrade → all %s on the new render: %s\n", r.upgradeElapsed.Round(time.Millisecond), state(r.manual), r.toUpgraded.Round(time.Second))
 	}
 	p("- load average at the start and the end: %s / %s\n\n", r.loadStart, r.loadEnd)
 	p("| phase | dbSize | dbSizeInUse | dbSizeInUse per Release | revision | keys | keys+values | leases |\n")

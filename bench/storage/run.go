@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,11 +23,6 @@ import (
 
 const (
 	namespace = "bench-storage"
-	// chartName and chartVersion are testdata/webapp's.
-	chartName, chartVersion = "webapp", "1.4.2"
-	// upgradeValues is the upgrade: a new image tag, in every object that names it
-	// (both Deployments, the CronJob) and in every object's version label.
-	upgradeValues = `{"spec":{"values":{"image":{"tag":"2.9.0"}}}}`
 )
 
 // phase is what the bench read of convoy's etcd at one moment.
@@ -38,7 +34,8 @@ type phase struct {
 // result is the figures of one N.
 type result struct {
 	n, namespaces  int
-	manual         bool // -manual: rendered, not applied
+	manual         bool   // -manual: rendered, not applied
+	chart          string // -chart
 	createElapsed  time.Duration
 	toReady        time.Duration // first create → every Release Ready
 	upgradeElapsed time.Duration
@@ -94,7 +91,15 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 			return nil, err
 		}
 	}
-	res := &result{n: n, namespaces: len(nss), manual: cfg.manual, loadStart: benchenv.LoadAvg()}
+	chartName, chartVersion, ok := strings.Cut(cfg.chart, ":")
+	if !ok {
+		return nil, fmt.Errorf("-chart=%q: want name:version", cfg.chart)
+	}
+	if !json.Valid([]byte(cfg.upgradeValues)) {
+		return nil, fmt.Errorf("-upgrade-values=%q is not JSON", cfg.upgradeValues)
+	}
+	upgrade := []byte(`{"spec":{"values":` + cfg.upgradeValues + `}}`)
+	res := &result{n: n, namespaces: len(nss), manual: cfg.manual, chart: cfg.chart, loadStart: benchenv.LoadAvg()}
 	defer func() { res.loadEnd = benchenv.LoadAvg() }()
 	measure := func(name string, compact bool) error {
 		fmt.Fprintf(os.Stderr, "Reading convoy's etcd (%s)...\n", name)
@@ -152,12 +157,12 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 		return res, nil
 	}
 
-	fmt.Fprintf(os.Stderr, "Upgrading %d Releases (image tag 2.9.0)...\n", n)
+	fmt.Fprintf(os.Stderr, "Upgrading %d Releases (spec.values %s)...\n", n, cfg.upgradeValues)
 	start = time.Now()
 	forEach(ctx, n, cfg.createConcurrency, func(i int) {
 		name := releaseName(i)
 		retry(ctx, &failures, "upgrade "+name, func(rctx context.Context) error {
-			return e.Convoy.Patch(types.MergePatchType).Namespace(cfg.namespaceOf(i)).Resource(convoyv1alpha1.ResourceReleases).Name(name).Body([]byte(upgradeValues)).Do(rctx).Error()
+			return e.Convoy.Patch(types.MergePatchType).Namespace(cfg.namespaceOf(i)).Resource(convoyv1alpha1.ResourceReleases).Name(name).Body(upgrade).Do(rctx).Error()
 		})
 	})
 	res.upgradeElapsed = time.Since(start)
