@@ -116,6 +116,11 @@ bench-fleet: kube
 bench-largechart: kube
 	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/largechart $(BENCH_FLAGS)
 
+## bench-storage: what convoy keeps in its etcd: N Releases of a 20-object chart to Ready, then upgraded once, with convoy apiserver on an etcd of its own at the chart's flags: dbSize, dbSizeInUse, keys and bytes per resource (Releases, Renders, inventories), before and after compaction and defrag; flags: BENCH_FLAGS='-releases=1000,10000'. Figures: docs/notes/storage-sizing.md
+.PHONY: bench-storage
+bench-storage: kube
+	CONVOY_KUBE_BIN_DIR=$(KUBE_BIN) $(GO) run ./bench/storage $(BENCH_FLAGS)
+
 ## dist: kubectl-convoy archives for every krew platform (linux, darwin, windows; amd64, arm64; CGO_ENABLED=0) and the krew manifest with their sha256 into dist/; VERSION=v0.1.0 is required. hack/release; test/deploy's TestKrewPackage runs it for one platform
 .PHONY: dist
 dist:

@@ -61,6 +61,10 @@ type Options struct {
 	// QPS and Burst are Admin's client-side limits (default 2,000 and 4,000).
 	QPS   float32
 	Burst int
+	// ConvoyEtcd, when not nil, gives convoy apiserver an etcd of its own (StartEtcd),
+	// started with these extra flags, instead of the control plane's: what is in it
+	// is convoy's alone (bench/storage measures its size).
+	ConvoyEtcd []string
 }
 
 // APIServerCommand is the first argument of convoy apiserver: Start runs
@@ -85,6 +89,9 @@ type Env struct {
 	apiCA         []byte // the CA of its serving certificate
 	// convoy controller's /metrics (plain HTTP on loopback), once StartController ran.
 	ctlMetricsURL string
+	// ConvoyEtcdURL is the client URL of the etcd that convoy apiserver uses: the
+	// control plane's, or its own with Options.ConvoyEtcd.
+	ConvoyEtcdURL string
 
 	procs []NamedPID
 
@@ -147,6 +154,12 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 		e.procs = append(e.procs, NamedPID{ProcName(pid), pid})
 	}
 	host := c.RestConfig()
+	e.ConvoyEtcdURL = c.EtcdURL()
+	if o.ConvoyEtcd != nil {
+		if e.ConvoyEtcdURL, err = e.StartEtcd(ctx, "convoy-etcd", o.ConvoyEtcd); err != nil {
+			return nil, err
+		}
+	}
 
 	// convoy apiserver, as bench/apiserver and convoy dev start it.
 	const identity = "convoy-apiserver"
@@ -166,7 +179,7 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	args := []string{APIServerCommand,
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-		"--etcd-servers=" + c.EtcdURL(),
+		"--etcd-servers=" + e.ConvoyEtcdURL,
 		"--etcd-prefix=/convoy-bench",
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
