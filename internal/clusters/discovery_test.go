@@ -2,6 +2,7 @@ package clusters
 
 import (
 	"context"
+	"kumodo.io/convoy/internal/testenv"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 // is one *Discovery (what the controller keeps its render Capabilities by), and a new
 // one once it is read again — after the time to live, or after InvalidateDiscovery.
 func TestDiscoveryIsTheSameUntilReadAgain(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 4, 20, 0, 0, 0, time.UTC))
