@@ -2,11 +2,12 @@ package clusters
 
 import (
 	"context"
-	"kumodo.io/convoy/internal/testenv"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // TestDiscoveryIsTheSameUntilReadAgain: within its time to live a Target's Discovery
