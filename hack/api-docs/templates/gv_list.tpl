@@ -7,10 +7,10 @@
 convoy serves this API from its own aggregated API server (`convoy apiserver`), so
 `kubectl get`, `kubectl explain`, RBAC and server-side apply work on it as on
 built-in resources. The condition types, reasons, annotations and labels are in
-[constants.md](constants.md); what they mean together in
-[../concepts.md](../concepts.md) and [../sync-policy.md](../sync-policy.md), which
-also describe the subresources of a Release (`/sync`, `/pin`, `/mutations`,
-`/lifecycle`, `/status`).
+[constants.md](constants.md); what they mean in [../conditions.md](../conditions.md),
+how they fit together in [../concepts.md](../concepts.md) and
+[../sync-policy.md](../sync-policy.md), which also describe the subresources of a
+Release (`/sync`, `/pin`, `/mutations`, `/lifecycle`, `/status`).
 {{ range $groupVersions }}
 {{ template "gvDetails" . }}
 {{ end }}
