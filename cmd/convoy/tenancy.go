@@ -9,7 +9,7 @@ import (
 )
 
 // bindDefaultServiceAccount binds --default-service-account, the lockdown of the
-// controller and the observer (docs/operations.md, "Multi-tenancy").
+// controller and the observer (docs/operations/tenancy.md, "Multi-tenancy").
 func bindDefaultServiceAccount(fs *pflag.FlagSet, name *string) {
 	fs.Var((*serviceAccountFlag)(name), "default-service-account",
 		"lockdown: a Release without spec.serviceAccountName acts as this ServiceAccount of its own namespace "+

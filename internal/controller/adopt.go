@@ -16,7 +16,7 @@ import (
 // inventory made anew (none existed: convoy's storage lost, or the Release re-applied
 // after a fresh etcd). After a restore from an older backup the inventory misses what
 // later applies added; pruning from it would orphan those objects. The controller is
-// restarted after a restore (docs/operations.md), so its first prune of each Release
+// restarted after a restore (docs/operations/backup.md), so its first prune of each Release
 // looks. It returns the inventory with the adopted objects (written), or inv
 // unchanged when there was nothing to adopt.
 //

@@ -52,7 +52,7 @@ func TestARestoredReleaseAdoptsWhatItsInventoryMisses(t *testing.T) {
 			fmt.Sprint(got)
 	})
 
-	// The restore, with the controller stopped (docs/operations.md): the Release's spec
+	// The restore, with the controller stopped (docs/operations/backup.md): the Release's spec
 	// and its inventory's list go back to the backup's.
 	e.stopController()
 	<-e.stopped

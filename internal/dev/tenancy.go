@@ -14,7 +14,7 @@ import (
 
 // CreateDeployer creates, under the lockdown (Options.DefaultServiceAccount), the
 // ServiceAccount name in namespace and binds it to the ClusterRole admin there, as
-// an operator does for each team (docs/operations.md, "Multi-tenancy"): the
+// an operator does for each team (docs/operations/tenancy.md, "Multi-tenancy"): the
 // example's Release may then do anything in its namespace and nothing elsewhere.
 func CreateDeployer(ctx context.Context, host *rest.Config, namespace, name string) error {
 	kube, err := kubernetes.NewForConfig(host)

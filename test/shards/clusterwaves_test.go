@@ -20,7 +20,7 @@ import (
 
 // Cluster waves hold across shards (issue 33, point 3; SP-30): a Release of cluster
 // wave 1 in shard a waits for a Release of wave 0 in shard b on the same Cluster, as
-// `docs/operations.md`'s "shard by team" has it, and applies when that one is Ready,
+// `docs/operations/scaling.md`'s "shard by team" has it, and applies when that one is Ready,
 // reconciled by shard b's status change (no resync, no interval within the test). The
 // wave 0 Release is slow: shard b's observer starts only once the wave 1 Release has
 // been seen waiting, so wave 0 is Applied but not yet Healthy until then.

@@ -58,7 +58,7 @@ func TestChartSetsGOMEMLIMITFromTheMemoryLimit(t *testing.T) {
 
 // The chart's extraEnv reaches each process's container, after GOMEMLIMIT, also for each
 // shard's Deployments: how an operator sets GOGC back to Go's default (the controller and
-// the observer collect at 50 unless GOGC is set: docs/operations.md, "Memory").
+// the observer collect at 50 unless GOGC is set: docs/operations/scaling.md, "Memory").
 func TestChartPassesExtraEnv(t *testing.T) {
 	gogc := []any{map[string]any{"name": "GOGC", "value": "100"}}
 	objs := render(t, map[string]any{
