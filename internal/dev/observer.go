@@ -13,15 +13,6 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
-// startObserver runs `convoy observer` with its own identity (ObserverRules, and in
-// dev read and dry-run access to everything on the host, its only target), no
-// metrics endpoint, and a health probe on a free loopback port; it is ready when
-// /readyz answers.
-func startObserver(ctx context.Context, env *Env) error {
-	_, err := runHostProcess(ctx, env, "convoy-observer", grantObserver, "observer", "/readyz", env.lockdownFlags()...)
-	return err
-}
-
 // ObserverRules are what convoy observer needs of the host cluster besides reading
 // the objects Releases applied (deploy/observer/rbac.yaml and impersonate-rbac.yaml
 // grant the same): read convoy's objects, write only ReleaseInventory status, POST
