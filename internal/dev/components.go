@@ -3,6 +3,7 @@ package dev
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -122,21 +123,36 @@ func ControllerRules() []rbacv1.PolicyRule {
 // prune any kind on the host cluster, cluster-admin. That binding is for dev
 // only: the manifests for a real cluster grant least privilege.
 func grantController(ctx context.Context, host *rest.Config, identity string) error {
+	return grant(ctx, host, identity, map[string][]rbacv1.PolicyRule{identity: ControllerRules()},
+		map[string]string{identity + ":dev-cluster-admin": "cluster-admin"})
+}
+
+// grant applies the ClusterRoles of roles (name → rules) and binds identity to each of
+// them (a binding of the same name), and to the ClusterRoles that exist of bindings
+// (binding name → ClusterRole).
+func grant(ctx context.Context, host *rest.Config, identity string, roles map[string][]rbacv1.PolicyRule, bindings map[string]string) error {
 	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
 		return err
 	}
 	rbac := kube.RbacV1()
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	role := rbacv1ac.ClusterRole(identity)
-	for _, r := range ControllerRules() {
-		role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+	all := maps.Clone(bindings)
+	if all == nil {
+		all = map[string]string{}
 	}
-	if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
-		return fmt.Errorf("grant %s its ClusterRole: %w", identity, err)
+	for name, rules := range roles {
+		role := rbacv1ac.ClusterRole(name)
+		for _, r := range rules {
+			role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+		}
+		if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
+			return fmt.Errorf("grant %s the ClusterRole %s: %w", identity, name, err)
+		}
+		all[name] = name
 	}
 	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
-	for name, roleName := range map[string]string{identity: identity, identity + ":dev-cluster-admin": "cluster-admin"} {
+	for name, roleName := range all {
 		b := rbacv1ac.ClusterRoleBinding(name).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(roleName)).
 			WithSubjects(subject)

@@ -2,12 +2,8 @@ package dev
 
 import (
 	"context"
-	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -52,28 +48,5 @@ func ObserverTargetRules() []rbacv1.PolicyRule {
 // grantObserver gives identity the ClusterRoles convoy-observer (ObserverRules) and
 // convoy-observer:dev-target (ObserverTargetRules).
 func grantObserver(ctx context.Context, host *rest.Config, identity string) error {
-	kube, err := kubernetes.NewForConfig(host)
-	if err != nil {
-		return err
-	}
-	rbac := kube.RbacV1()
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
-	roles := map[string][]rbacv1.PolicyRule{identity: ObserverRules(), identity + ":dev-target": ObserverTargetRules()}
-	for name, rules := range roles {
-		role := rbacv1ac.ClusterRole(name)
-		for _, r := range rules {
-			role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
-		}
-		if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
-			return fmt.Errorf("grant %s the ClusterRole %s: %w", identity, name, err)
-		}
-		b := rbacv1ac.ClusterRoleBinding(name).
-			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(name)).
-			WithSubjects(subject)
-		if _, err := rbac.ClusterRoleBindings().Apply(ctx, b, opts); err != nil {
-			return fmt.Errorf("bind %s to %s: %w", identity, name, err)
-		}
-	}
-	return nil
+	return grant(ctx, host, identity, map[string][]rbacv1.PolicyRule{identity: ObserverRules(), identity + ":dev-target": ObserverTargetRules()}, nil)
 }
