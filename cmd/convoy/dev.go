@@ -25,12 +25,12 @@ func newDevCommand() *cobra.Command {
 		Short: "Run convoy on a local Kubernetes control plane with simulated nodes",
 		Long: `dev builds the Kubernetes binaries when they are missing (bin/k8s/), starts
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with
-simulated nodes, then convoy's own processes (convoy apiserver and convoy
-controller). It serves <examples-dir>/charts/ as a Helm chart repository on
---charts-addr and, once everything answers, applies the example Release
-<examples-dir>/release-manual.yaml into namespace demo unless it is there. It
-writes <state-dir>/kubeconfig, creates <state-dir>/ready once everything is
-ready, and stops everything on Ctrl-C or SIGTERM.
+simulated nodes, then convoy's own processes (convoy apiserver, convoy
+controller and convoy observer). It serves <examples-dir>/charts/ as a Helm
+chart repository on --charts-addr and, once everything answers, applies the
+example Release <examples-dir>/release-manual.yaml into namespace demo unless
+it is there. It writes <state-dir>/kubeconfig, creates <state-dir>/ready once
+everything is ready, and stops everything on Ctrl-C or SIGTERM.
 
 --clusters N starts a local fleet beside it: N more control planes (on the same
 etcd, each with one simulated node, state in <state-dir>/clusters/dev-<i>/),

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"sync"
@@ -132,12 +131,11 @@ func (p *convoyProcess) waitExit(t *testing.T, timeout time.Duration) int {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // poll calls cond every 100 ms until it holds, for at most timeout; then it fails t

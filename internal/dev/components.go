@@ -3,82 +3,40 @@ package dev
 import (
 	"context"
 	"fmt"
-	"net"
+	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/controller"
 )
 
-// Components are convoy's processes in start order. Adding one is a few
-// lines: a name and a Start that calls env.RunConvoy with its flags.
+// Components are convoy's processes in start order, as `convoy dev` runs them. Adding
+// one is a few lines: a name and a Start that calls StartProcess (start.go) with
+// its flags.
 func Components() []Component {
 	return []Component{
-		{Name: "convoy-apiserver", Start: startAPIServer},
-		{Name: "convoy-controller", Start: startController},
-		{Name: "convoy-observer", Start: startObserver},
+		{Name: APIServerName, Start: startAPIServer},
+		{Name: ControllerName, Start: startController},
+		{Name: ObserverName, Start: startObserver},
 	}
 }
 
-// startAPIServer runs `convoy apiserver` on the cluster's etcd under the
-// prefix /convoy (so Releases survive a restart of dev) with its own
-// identity, and registers it with the aggregator.
+// startAPIServer runs `convoy apiserver` on the cluster's etcd under the prefix
+// /convoy (so Releases survive a restart of dev) with its own identity, and
+// registers it with the aggregator.
 func startAPIServer(ctx context.Context, env *Env) error {
-	const identity = "convoy-apiserver"
-	host := env.Cluster.RestConfig()
-	if err := apiserver.GrantHostAccess(ctx, host, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity}); err != nil {
-		return err
-	}
-	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
-	if err != nil {
-		return err
-	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(env.StateDir, "apiserver-certs")
-	// A certificate of an earlier run may name another service; make a new one.
-	if err := os.RemoveAll(certDir); err != nil {
-		return err
-	}
-	reg := apiserver.Registration{Port: port}
-	err = env.RunConvoy(ctx, identity, []string{
-		"apiserver",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--etcd-servers=" + env.Cluster.EtcdURL(),
-		"--etcd-prefix=/convoy",
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--tls-alternate-dns=" + reg.ServiceDNSName(),
-		"--cert-dir=" + certDir,
-	}, nil)
-	if err != nil {
-		return err
-	}
-	certFile := filepath.Join(certDir, "apiserver.crt")
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		reg.CABundle, err = os.ReadFile(certFile)
-		return err == nil && len(reg.CABundle) > 0, nil
+	_, err := StartAPIServer(ctx, env.Cluster, APIServerOptions{
+		Convoy: env.Convoy, Env: env.ConvoyEnv, CertDir: filepath.Join(env.StateDir, "apiserver-certs"),
 	})
-	if err != nil {
-		return fmt.Errorf("convoy apiserver wrote no serving certificate to %s: %w", certFile, err)
-	}
-	return apiserver.Register(ctx, host, reg)
+	return err
 }
 
 // controllerReadyTimeout bounds the wait for the controller's informers to sync.
@@ -93,40 +51,29 @@ const controllerReadyTimeout = 2 * time.Minute
 func startController(ctx context.Context, env *Env) error {
 	waitCtx, cancel := context.WithTimeout(ctx, controllerReadyTimeout)
 	defer cancel()
-	readyz, err := runHostProcess(waitCtx, env, "convoy-controller", grantController, "controller",
-		"/readyz/"+controller.ReadyzInformers, append([]string{"--chart-cache-dir=" + filepath.Join(env.StateDir, "charts")}, env.lockdownFlags()...)...)
+	o := env.processOptions(ControllerName)
+	o.ChartCacheDir = filepath.Join(env.StateDir, "charts")
+	o.ReadyPath = "/readyz/" + controller.ReadyzInformers
+	_, err := StartController(waitCtx, env.Cluster, o)
 	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
 		return fmt.Errorf("convoy controller is not ready after %s: its informers have not synced (%s); see its log in %s: %w",
-			controllerReadyTimeout, readyz, env.Cluster.LogDir(), err)
+			controllerReadyTimeout, o.ReadyPath, env.Cluster.LogDir(), err)
 	}
 	return err
 }
 
-// runHostProcess runs `convoy <subcommand>` on the host as the user identity, first
-// granted its rules by grant, with the identity's kubeconfig, no metrics endpoint, a
-// health probe on a free loopback port and the flags extra. It is ready when GET
-// readyPath on the probe port answers 200; readyz is that URL.
-func runHostProcess(ctx context.Context, env *Env, identity string, grant func(context.Context, *rest.Config, string) error,
-	subcommand, readyPath string, extra ...string) (readyz string, err error) {
-	if err := grant(ctx, env.Cluster.RestConfig(), identity); err != nil {
-		return "", err
-	}
-	kubeconfig, err := env.Cluster.UserKubeconfig(identity)
-	if err != nil {
-		return "", err
-	}
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	readyz = "http://127.0.0.1:" + strconv.Itoa(port) + readyPath
-	args := append([]string{
-		subcommand,
-		"--kubeconfig=" + kubeconfig,
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port),
-	}, extra...)
-	return readyz, env.RunConvoy(ctx, identity, args, func(ctx context.Context) bool { return httpOK(ctx, readyz) })
+// startObserver runs `convoy observer` with its own identity (ObserverRules, and in
+// dev read and dry-run access to everything on the host, its only target), no
+// metrics endpoint, and a health probe on a free loopback port; it is ready when
+// /readyz answers.
+func startObserver(ctx context.Context, env *Env) error {
+	_, err := StartObserver(ctx, env.Cluster, env.processOptions(ObserverName))
+	return err
+}
+
+// processOptions run a process of dev as the user identity, with the lockdown.
+func (e *Env) processOptions(identity string) ProcessOptions {
+	return ProcessOptions{Convoy: e.Convoy, Env: e.ConvoyEnv, Identity: identity, DefaultServiceAccount: e.DefaultServiceAccount}
 }
 
 // httpOK reports whether a GET of url answers 200.
@@ -176,21 +123,36 @@ func ControllerRules() []rbacv1.PolicyRule {
 // prune any kind on the host cluster, cluster-admin. That binding is for dev
 // only: the manifests for a real cluster grant least privilege.
 func grantController(ctx context.Context, host *rest.Config, identity string) error {
+	return grant(ctx, host, identity, map[string][]rbacv1.PolicyRule{identity: ControllerRules()},
+		map[string]string{identity + ":dev-cluster-admin": "cluster-admin"})
+}
+
+// grant applies the ClusterRoles of roles (name → rules) and binds identity to each of
+// them (a binding of the same name), and to the ClusterRoles that exist of bindings
+// (binding name → ClusterRole).
+func grant(ctx context.Context, host *rest.Config, identity string, roles map[string][]rbacv1.PolicyRule, bindings map[string]string) error {
 	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
 		return err
 	}
 	rbac := kube.RbacV1()
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	role := rbacv1ac.ClusterRole(identity)
-	for _, r := range ControllerRules() {
-		role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+	all := maps.Clone(bindings)
+	if all == nil {
+		all = map[string]string{}
 	}
-	if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
-		return fmt.Errorf("grant %s its ClusterRole: %w", identity, err)
+	for name, rules := range roles {
+		role := rbacv1ac.ClusterRole(name)
+		for _, r := range rules {
+			role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
+		}
+		if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
+			return fmt.Errorf("grant %s the ClusterRole %s: %w", identity, name, err)
+		}
+		all[name] = name
 	}
 	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
-	for name, roleName := range map[string]string{identity: identity, identity + ":dev-cluster-admin": "cluster-admin"} {
+	for name, roleName := range all {
 		b := rbacv1ac.ClusterRoleBinding(name).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(roleName)).
 			WithSubjects(subject)
@@ -199,13 +161,4 @@ func grantController(ctx context.Context, host *rest.Config, identity string) er
 		}
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -53,7 +53,8 @@ type Options struct {
 }
 
 // Component is one of convoy's own processes in the dev environment. Start
-// starts it (usually with Env.RunConvoy) and returns once it is ready.
+// starts it (usually with StartAPIServer, StartController,
+// StartObserver or StartProcess) and returns once it is ready.
 type Component struct {
 	Name  string
 	Start func(ctx context.Context, env *Env) error
@@ -71,22 +72,6 @@ type Env struct {
 	ChartsURL string
 	// DefaultServiceAccount is Options.DefaultServiceAccount.
 	DefaultServiceAccount string
-}
-
-// lockdownFlags are the flags of the controller and the observer for
-// DefaultServiceAccount.
-func (e *Env) lockdownFlags() []string {
-	if e.DefaultServiceAccount == "" {
-		return nil
-	}
-	return []string{"--default-service-account=" + e.DefaultServiceAccount}
-}
-
-// RunConvoy runs `convoy <args>` beside the cluster as the process name; its
-// log is <state-dir>/cluster/logs/<name>.log. ready, when set, is polled
-// until it returns true.
-func (e *Env) RunConvoy(ctx context.Context, name string, args []string, ready func(context.Context) bool) error {
-	return e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: e.Convoy, Args: args, Env: e.ConvoyEnv, Ready: ready})
 }
 
 // File names in the state folder.

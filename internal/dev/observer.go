@@ -2,25 +2,12 @@ package dev
 
 import (
 	"context"
-	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
-
-// startObserver runs `convoy observer` with its own identity (ObserverRules, and in
-// dev read and dry-run access to everything on the host, its only target), no
-// metrics endpoint, and a health probe on a free loopback port; it is ready when
-// /readyz answers.
-func startObserver(ctx context.Context, env *Env) error {
-	_, err := runHostProcess(ctx, env, "convoy-observer", grantObserver, "observer", "/readyz", env.lockdownFlags()...)
-	return err
-}
 
 // ObserverRules are what convoy observer needs of the host cluster besides reading
 // the objects Releases applied (deploy/observer/rbac.yaml and impersonate-rbac.yaml
@@ -61,28 +48,5 @@ func ObserverTargetRules() []rbacv1.PolicyRule {
 // grantObserver gives identity the ClusterRoles convoy-observer (ObserverRules) and
 // convoy-observer:dev-target (ObserverTargetRules).
 func grantObserver(ctx context.Context, host *rest.Config, identity string) error {
-	kube, err := kubernetes.NewForConfig(host)
-	if err != nil {
-		return err
-	}
-	rbac := kube.RbacV1()
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	subject := rbacv1ac.Subject().WithKind(rbacv1.UserKind).WithAPIGroup(rbacv1.GroupName).WithName(identity)
-	roles := map[string][]rbacv1.PolicyRule{identity: ObserverRules(), identity + ":dev-target": ObserverTargetRules()}
-	for name, rules := range roles {
-		role := rbacv1ac.ClusterRole(name)
-		for _, r := range rules {
-			role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(r.APIGroups...).WithResources(r.Resources...).WithVerbs(r.Verbs...))
-		}
-		if _, err := rbac.ClusterRoles().Apply(ctx, role, opts); err != nil {
-			return fmt.Errorf("grant %s the ClusterRole %s: %w", identity, name, err)
-		}
-		b := rbacv1ac.ClusterRoleBinding(name).
-			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(name)).
-			WithSubjects(subject)
-		if _, err := rbac.ClusterRoleBindings().Apply(ctx, b, opts); err != nil {
-			return fmt.Errorf("bind %s to %s: %w", identity, name, err)
-		}
-	}
-	return nil
+	return grant(ctx, host, identity, map[string][]rbacv1.PolicyRule{identity: ObserverRules(), identity + ":dev-target": ObserverTargetRules()}, nil)
 }

@@ -289,7 +289,7 @@ func portTakenIn(p *process) bool {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,21 @@ import (
 	"net"
 )
 
-// freePorts returns n distinct TCP ports on 127.0.0.1 that were free a moment
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago: for a process
+// started beside a cluster (convoy's, internal/dev) or a test's listener. A process
+// may still race for it.
+func FreePort() (int, error) {
+	ports, err := FreePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct TCP ports on 127.0.0.1 that were free a moment
 // ago. All listeners are held until every port is chosen, so the n ports are
 // distinct; a process may still race for one, which Start survives by retrying.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
 	defer func() {

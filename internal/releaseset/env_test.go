@@ -22,14 +22,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/releaseset"
-	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -87,34 +86,16 @@ func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
 	}
-	mo := hostmanager.Options{Resync: resync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
+	mo := hostmanager.Options{Resync: resync, Namespaces: []string{f.ns}}
 	for _, o := range opts {
 		o(&mo)
 	}
-	ctlMgr, err := controller.NewManager(host.RestConfig(), mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.metrics = prometheus.NewRegistry()
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
-		Renderer: renderer, Metrics: f.metrics, SkipNameValidation: true, AssessmentOverdueAfter: -1,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	obsMgr, err := observer.NewManager(host.RestConfig(), mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := observer.Setup(obsMgr, observer.Options{Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
-		run(t, ctx, m)
-	}
+	startConvoy(t, ctx, dev.InProcessOptions{
+		Manager: mo, ChartCacheDir: t.TempDir(),
+		Controller: controller.Options{Metrics: f.metrics, AssessmentOverdueAfter: -1},
+		Observer:   observer.Options{Metrics: prometheus.NewRegistry()},
+	})
 	return f
 }
 
@@ -123,21 +104,19 @@ func inShard(name string) func(*hostmanager.Options) {
 	return func(o *hostmanager.Options) { o.Shard = name }
 }
 
-// run starts mgr and stops it at the end of the test.
-func run(t *testing.T, ctx context.Context, mgr manager.Manager) {
+// startConvoy runs the controller and the observer in this process (dev.StartInProcess)
+// until the end of the test.
+func startConvoy(t *testing.T, ctx context.Context, o dev.InProcessOptions) {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	p, err := dev.StartInProcess(ctx, host.RestConfig(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+		if err := p.Stop(); err != nil {
+			t.Errorf("controller and observer: %v", err)
 		}
 	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
 }
 
 // cluster is the name of the test's Cluster name.

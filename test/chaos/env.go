@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,13 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -35,24 +27,17 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/cli"
+	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/localcluster"
 )
 
-// scheme decodes what convoy apiserver sends.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(convoyv1alpha1.AddToScheme(s))
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
-}()
-
 // The names of convoy's processes, as the faults and the report name them.
 const (
-	procAPIServer  = "convoy-apiserver"
-	procController = "convoy-controller"
+	procAPIServer  = dev.APIServerName
+	procController = dev.ControllerName
 	// procController2 is the second controller replica; the two elect a leader.
-	procController2 = "convoy-controller-2"
-	procObserver    = "convoy-observer"
+	procController2 = dev.ControllerName + "-2"
+	procObserver    = dev.ObserverName
 	procEtcd        = "etcd"
 	procKubeAPI     = "kube-apiserver"
 	// The remote cluster's control plane, as the report names it (localcluster
@@ -146,30 +131,20 @@ func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_
 	if e.kube, err = kubernetes.NewForConfig(e.admin); err != nil {
 		return nil, err
 	}
-	cc := rest.CopyConfig(e.admin)
-	cc.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
-	cc.APIPath = "/apis"
-	cc.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme)}
-	cc.ContentType = runtime.ContentTypeJSON
-	if e.convoy, err = rest.RESTClientFor(cc); err != nil {
+	if e.convoy, err = dev.RESTClient(e.admin); err != nil {
 		return nil, err
 	}
 	if e.cli, err = cli.NewClient(e.admin); err != nil {
 		return nil, err
 	}
-	if err := e.startAPIServer(ctx); err != nil {
-		return nil, err
-	}
-	// The controller's leader election keeps its Lease in this namespace, as the
+	// The controllers' leader election keeps its Lease in this namespace, as the
 	// remote Cluster's kubeconfig Secret.
 	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: systemNamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	for _, p := range []struct{ name, command string }{{procController, "controller"}, {procController2, "controller"}, {procObserver, "observer"}} {
-		if err := e.startComponent(ctx, p.name, p.command); err != nil {
-			return nil, err
-		}
+	if err := e.startConvoy(ctx); err != nil {
+		return nil, err
 	}
 	if err := e.registerRemote(ctx); err != nil {
 		return nil, err
@@ -266,87 +241,37 @@ func (e *env) addViolation(v violation) {
 	e.violations = append(e.violations, v)
 }
 
-// startAPIServer runs convoy apiserver on the cluster's etcd, registered through an
-// APIService, as convoy dev does.
-func (e *env) startAPIServer(ctx context.Context) error {
-	host := e.cluster.RestConfig()
-	if err := apiserver.GrantHostAccess(ctx, host, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: procAPIServer}); err != nil {
-		return err
+// startConvoy starts convoy apiserver on the cluster's etcd, registered through an
+// APIService, two controller replicas that elect a leader (each with its own chart
+// cache, as two pods would) and the observer, as convoy dev does (dev.Start) but
+// with the admin's kubeconfig, every flag at its default, and metrics on loopback.
+func (e *env) startConvoy(ctx context.Context) error {
+	controller := func(name string) dev.ProcessOptions {
+		return dev.ProcessOptions{Name: name, Convoy: e.bin, Metrics: true,
+			ChartCacheDir: filepath.Join(e.cluster.Dir(), "charts-"+name),
+			Args:          []string{"--leader-elect", "--leader-election-namespace=" + systemNamespace}}
 	}
-	kubeconfig, err := e.cluster.UserKubeconfig(procAPIServer)
+	e.log.printf("Starting %s, %s, %s and %s", procAPIServer, procController, procController2, procObserver)
+	procs, err := dev.Start(ctx, e.cluster, dev.StartOptions{
+		APIServer: &dev.APIServerOptions{
+			Convoy: e.bin, EtcdPrefix: "/convoy-chaos",
+			Registration: apiserver.Registration{Namespace: "convoy-chaos", ServiceName: procAPIServer, Timeout: 2 * time.Minute},
+		},
+		Controllers: []dev.ProcessOptions{controller(procController), controller(procController2)},
+		Observers:   []dev.ProcessOptions{{Convoy: e.bin, Metrics: true}},
+	})
 	if err != nil {
+		return fmt.Errorf("%w (logs: %s)", err, e.cluster.LogDir())
+	}
+	api := procs.APIServer
+	if e.apiMetrics, err = rest.HTTPClientFor(api.Direct(e.admin)); err != nil {
 		return err
 	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(e.cluster.Dir(), "convoy-apiserver-certs")
-	reg := apiserver.Registration{Namespace: "convoy-chaos", ServiceName: procAPIServer, Port: port, Timeout: 2 * time.Minute}
-	certFile := filepath.Join(certDir, "apiserver.crt")
-	err = e.cluster.Run(ctx, localcluster.Process{Name: procAPIServer, Path: e.bin, Args: []string{"apiserver",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--etcd-servers=" + e.cluster.EtcdURL(),
-		"--etcd-prefix=/convoy-chaos",
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--tls-alternate-dns=" + reg.ServiceDNSName(),
-		"--cert-dir=" + certDir,
-	}, Ready: func(context.Context) bool {
-		b, err := os.ReadFile(certFile)
-		return err == nil && len(b) > 0
-	}})
-	if err != nil {
-		return fmt.Errorf("starting convoy apiserver (log: %s): %w", e.cluster.LogDir(), err)
-	}
-	if reg.CABundle, err = os.ReadFile(certFile); err != nil {
-		return err
-	}
-	if err := apiserver.Register(ctx, host, reg); err != nil {
-		return fmt.Errorf("registering convoy apiserver: %w", err)
-	}
-	mc := rest.CopyConfig(e.admin)
-	mc.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
-	mc.CAData, mc.CAFile, mc.ServerName = reg.CABundle, "", ""
-	if e.apiMetrics, err = rest.HTTPClientFor(mc); err != nil {
-		return err
-	}
-	e.metricsURL[procAPIServer] = mc.Host + "/metrics"
-	e.readyURL[procAPIServer] = mc.Host + "/readyz"
-	return nil
-}
-
-// startComponent runs `convoy <command>` with the admin kubeconfig, its default flags,
-// and metrics and health probes on free loopback ports; it returns once /readyz answers.
-func (e *env) startComponent(ctx context.Context, name, command string) error {
-	mport, err := freePort()
-	if err != nil {
-		return err
-	}
-	hport, err := freePort()
-	if err != nil {
-		return err
-	}
-	args := []string{command,
-		"--kubeconfig=" + e.cluster.KubeconfigPath(),
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(mport),
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(hport),
-	}
-	if command == "controller" {
-		// Two replicas elect a leader; each has its own chart cache, as two pods would.
-		args = append(args, "--chart-cache-dir="+filepath.Join(e.cluster.Dir(), "charts-"+name),
-			"--leader-elect", "--leader-election-namespace="+systemNamespace)
-	}
-	e.metricsURL[name] = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
-	e.readyURL[name] = fmt.Sprintf("http://127.0.0.1:%d/readyz", hport)
-	e.log.printf("Starting %s", name)
-	err = e.cluster.Run(ctx, localcluster.Process{Name: name, Path: e.bin, Args: args, Ready: func(ctx context.Context) bool {
-		return e.ready(ctx, name)
-	}})
-	if err != nil {
-		return fmt.Errorf("starting %s (log: %s/%s.log): %w", name, e.cluster.LogDir(), name, err)
+	e.metricsURL[api.Name] = api.URL + "/metrics"
+	e.readyURL[api.Name] = api.URL + "/readyz"
+	for _, p := range append(procs.Controllers, procs.Observers...) {
+		e.metricsURL[p.Name] = p.MetricsURL
+		e.readyURL[p.Name] = p.ReadyURL
 	}
 	return nil
 }
@@ -550,15 +475,6 @@ func buildConvoy(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/convoy: %w\n%s", err, out)
 	}
 	return bin, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // aim offers what just happened to a kill waiting for that kind of moment; it never

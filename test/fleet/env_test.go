@@ -5,13 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/hostmanager"
-	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -20,51 +18,26 @@ import (
 // observer` are processes of their own) with their default options.
 func startConvoy(t *testing.T, ctx context.Context, ns string) {
 	t.Helper()
-	opts := hostmanager.Options{
+	startInProcess(t, ctx, host.RestConfig(), dev.InProcessOptions{
 		// Only the events under test reconcile: no resync within the test.
-		Resync:                 10 * time.Minute,
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Namespaces:             []string{ns},
-	}
-	ctlMgr, err := controller.NewManager(host.RestConfig(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Renderer: renderer, SkipNameValidation: true}); err != nil {
-		t.Fatal(err)
-	}
-	obsMgr, err := observer.NewManager(host.RestConfig(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := observer.Setup(obsMgr, observer.Options{SkipNameValidation: true}); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
-		run(t, ctx, m)
-	}
+		Manager:       hostmanager.Options{Resync: 10 * time.Minute, Namespaces: []string{ns}},
+		ChartCacheDir: t.TempDir(),
+	})
 }
 
-// run starts mgr and stops it at the end of the test.
-func run(t *testing.T, ctx context.Context, mgr manager.Manager) {
+// startInProcess runs the controller and the observer on host in this process
+// (dev.StartInProcess) until the end of the test.
+func startInProcess(t *testing.T, ctx context.Context, host *rest.Config, o dev.InProcessOptions) {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	p, err := dev.StartInProcess(ctx, host, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+		if err := p.Stop(); err != nil {
+			t.Errorf("controller and observer: %v", err)
 		}
 	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
 }
 
 // setUp starts a test: a context of timeout, the admin's client and a new namespace

@@ -24,17 +24,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/yaml"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/releaseset"
-	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
@@ -155,42 +154,12 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 // startConvoy runs the release controller (with the ReleaseSet controller) and the
 // observer on the test's namespace until the end of the test.
 func (f *rsFleet) startConvoy() {
-	t := f.t
-	opts := hostmanager.Options{Resync: rsResync, MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{f.ns}}
-	ctlMgr, err := controller.NewManager(f.host.RestConfig(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := controller.Setup(f.ctx, ctlMgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, AssessmentOverdueAfter: -1,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	obsMgr, err := observer.NewManager(f.host.RestConfig(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := observer.Setup(obsMgr, observer.Options{Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []manager.Manager{ctlMgr, obsMgr} {
-		ctx, stop := context.WithCancel(f.ctx)
-		done := make(chan error, 1)
-		go func() { done <- m.Start(ctx) }()
-		t.Cleanup(func() {
-			stop()
-			if err := <-done; err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		})
-		if !m.GetCache().WaitForCacheSync(ctx) {
-			t.Fatal("a manager's cache did not sync")
-		}
-	}
+	startInProcess(f.t, f.ctx, f.host.RestConfig(), dev.InProcessOptions{
+		Manager:       hostmanager.Options{Resync: rsResync, Namespaces: []string{f.ns}},
+		ChartCacheDir: f.t.TempDir(),
+		Controller:    controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1},
+		Observer:      observer.Options{Metrics: prometheus.NewRegistry()},
+	})
 }
 
 func (f *rsFleet) create(obj client.Object) {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -218,7 +217,7 @@ func runProcess(ctx context.Context, in *installation, bin string, d *appsv1.Dep
 		args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, flag+"=") })
 		args = append(args, flag+"="+value)
 	}
-	port, err := freePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return 0, err
 	}
@@ -235,7 +234,7 @@ func runProcess(ctx context.Context, in *installation, bin string, d *appsv1.Dep
 		client = adminClient()
 		in.metrics[d.Name] = fmt.Sprintf("https://127.0.0.1:%d/metrics", port)
 	default:
-		probe, err := freePort()
+		probe, err := localcluster.FreePort()
 		if err != nil {
 			return 0, err
 		}
@@ -310,15 +309,6 @@ func routeAPIServiceToHost(ctx context.Context, kube kubernetes.Interface, names
 		return fmt.Errorf("pointing APIService %s at the host: %w", apiserver.APIServiceName, err)
 	}
 	return apiserver.WaitAvailable(ctx, env.admin, 2*time.Minute)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // adminClient is an HTTPS client with the cluster admin's client certificate, for

@@ -10,7 +10,6 @@ package benchenv
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,29 +19,19 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver"
+	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/render/chartrepo"
 )
 
-// Scheme decodes what convoy apiserver sends.
-var Scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(convoyv1alpha1.AddToScheme(s))
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
-}()
+// Scheme decodes what convoy apiserver sends (dev.Scheme).
+var Scheme = dev.Scheme
 
 // Options say what Start starts.
 type Options struct {
@@ -68,7 +57,7 @@ type Options struct {
 }
 
 // APIServerCommand is the first argument of convoy apiserver: Start runs
-// `<convoyBin> apiserver <flags>`.
+// `<convoyBin> apiserver <flags>` (dev.StartAPIServer).
 const APIServerCommand = "apiserver"
 
 // Env is one running control plane (with kwok nodes when Workloads), convoy
@@ -85,8 +74,7 @@ type Env struct {
 	// convoy apiserver's /metrics, straight to its port.
 	apiMetrics    *http.Client
 	apiMetricsURL string
-	apiBase       string // convoy apiserver's URL, straight to its port
-	apiCA         []byte // the CA of its serving certificate
+	api           *dev.APIServer
 	// convoy controller's /metrics (plain HTTP on loopback), once StartController ran.
 	ctlMetricsURL string
 	// ConvoyEtcdURL is the client URL of the etcd that convoy apiserver uses: the
@@ -153,7 +141,6 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	for _, pid := range c.PIDs() {
 		e.procs = append(e.procs, NamedPID{ProcName(pid), pid})
 	}
-	host := c.RestConfig()
 	e.ConvoyEtcdURL = c.EtcdURL()
 	if o.ConvoyEtcd != nil {
 		if e.ConvoyEtcdURL, err = e.StartEtcd(ctx, "convoy-etcd", o.ConvoyEtcd); err != nil {
@@ -161,46 +148,18 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 		}
 	}
 
-	// convoy apiserver, as bench/apiserver and convoy dev start it.
-	const identity = "convoy-apiserver"
-	if err := apiserver.GrantHostAccess(ctx, host, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: identity}); err != nil {
-		return nil, err
-	}
-	kubeconfig, err := c.UserKubeconfig(identity)
+	// convoy apiserver, as convoy dev starts it (dev.StartAPIServer).
+	fmt.Fprintln(os.Stderr, "Starting convoy-apiserver and registering its APIService...")
+	api, err := dev.StartAPIServer(ctx, c, dev.APIServerOptions{
+		Convoy:       convoyBin,
+		EtcdServers:  e.ConvoyEtcdURL,
+		EtcdPrefix:   "/convoy-bench",
+		Registration: apiserver.Registration{Namespace: "convoy-bench", ServiceName: dev.APIServerName, Timeout: 3 * time.Minute},
+	})
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	certDir := filepath.Join(c.Dir(), "convoy-apiserver-certs")
-	reg := apiserver.Registration{Namespace: "convoy-bench", ServiceName: "convoy-apiserver", Port: port, Timeout: 3 * time.Minute}
-	args := []string{APIServerCommand,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--etcd-servers=" + e.ConvoyEtcdURL,
-		"--etcd-prefix=/convoy-bench",
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--tls-alternate-dns=" + reg.ServiceDNSName(),
-		"--cert-dir=" + certDir,
-	}
-	certFile := filepath.Join(certDir, "apiserver.crt")
-	if err := e.Run(ctx, "convoy-apiserver", convoyBin, args, func(context.Context) bool {
-		b, err := os.ReadFile(certFile)
-		return err == nil && len(b) > 0
-	}); err != nil {
-		return nil, err
-	}
-	if reg.CABundle, err = os.ReadFile(certFile); err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(os.Stderr, "Registering the APIService...")
-	if err := apiserver.Register(ctx, host, reg); err != nil {
-		return nil, fmt.Errorf("registering convoy apiserver: %w", err)
-	}
+	e.Track(api.Name, c.PID(api.Name))
 
 	e.Admin = c.RestConfig()
 	e.Admin.QPS, e.Admin.Burst = 2000, 4000
@@ -213,23 +172,15 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	if e.Kube, err = kubernetes.NewForConfig(e.Admin); err != nil {
 		return nil, err
 	}
-	cc := rest.CopyConfig(e.Admin)
-	cc.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
-	cc.APIPath = "/apis"
-	cc.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(Scheme)}
-	cc.ContentType = runtime.ContentTypeJSON
-	if e.Convoy, err = rest.RESTClientFor(cc); err != nil {
+	if e.Convoy, err = dev.RESTClient(e.Admin); err != nil {
 		return nil, err
 	}
-	mc := rest.CopyConfig(e.Admin)
-	mc.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
-	mc.CAData, mc.CAFile, mc.ServerName = reg.CABundle, "", ""
+	mc := api.Direct(e.Admin)
 	if e.apiMetrics, err = rest.HTTPClientFor(mc); err != nil {
 		return nil, err
 	}
-	e.apiMetricsURL = mc.Host + "/metrics"
-	e.apiBase = mc.Host
-	e.apiCA = reg.CABundle
+	e.apiMetricsURL = api.URL + "/metrics"
+	e.api = api
 
 	if o.Charts == "" {
 		return e, nil
@@ -244,70 +195,42 @@ func Start(ctx context.Context, convoyBin string, o Options) (_ *Env, err error)
 	return e, nil
 }
 
-// StartComponent starts `<convoyBin> <command> <args>` as name, with
-// --metrics-bind-address and --health-probe-bind-address on free loopback ports, waits
-// until its /readyz answers 200, and returns the URL of its /metrics.
+// StartComponent starts `<convoyBin> <command> <args>` as name (dev.StartProcess),
+// args holding its --kubeconfig, with --metrics-bind-address and
+// --health-probe-bind-address on free loopback ports, waits until its /readyz answers
+// 200, and returns the URL of its /metrics.
 func (e *Env) StartComponent(ctx context.Context, name, convoyBin, command string, args []string) (metricsURL string, err error) {
-	mport, err := FreePort()
+	o := dev.ProcessOptions{Name: name, Convoy: convoyBin, Env: e.ComponentEnv, Metrics: true}
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--kubeconfig="); ok {
+			o.Kubeconfig = v
+			continue
+		}
+		o.Args = append(o.Args, a)
+	}
+	fmt.Fprintln(os.Stderr, "Starting", name+":", strings.Join(e.ComponentEnv, " "), convoyBin, command, strings.Join(args, " "))
+	p, err := dev.StartProcess(ctx, e.Cluster, command, o)
 	if err != nil {
 		return "", err
 	}
-	hport, err := FreePort()
-	if err != nil {
-		return "", err
-	}
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", hport)
-	hc := &http.Client{Timeout: 2 * time.Second}
-	all := append([]string{command,
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(mport),
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(hport),
-	}, args...)
-	if err := e.run(ctx, name, convoyBin, all, e.ComponentEnv, func(ctx context.Context) bool {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
-		if err != nil {
-			return false
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", mport), nil
+	e.Track(p.Name, p.PID)
+	return p.MetricsURL, nil
 }
 
 // StartController starts convoy controller from convoyBin with the admin kubeconfig,
-// its chart cache in the control plane's folder, --resync and --concurrency.
-func (e *Env) StartController(ctx context.Context, convoyBin string, resync time.Duration, concurrency int) (err error) {
-	c := e.Cluster
-	e.ctlMetricsURL, err = e.StartComponent(ctx, "convoy-controller", convoyBin, "controller", []string{
-		"--kubeconfig=" + c.KubeconfigPath(),
-		"--chart-cache-dir=" + filepath.Join(c.Dir(), "charts"),
+// its chart cache in the control plane's folder, --resync and --concurrency, every
+// other flag at its default (dev.StartController).
+func (e *Env) StartController(ctx context.Context, convoyBin string, resync time.Duration, concurrency int) error {
+	fmt.Fprintln(os.Stderr, "Starting convoy-controller")
+	p, err := dev.StartController(ctx, e.Cluster, dev.ProcessOptions{Convoy: convoyBin, Env: e.ComponentEnv, Metrics: true, Args: []string{
 		"--resync=" + resync.String(),
 		"--concurrency=" + strconv.Itoa(concurrency),
-	})
-	return err
-}
-
-// Run starts one of convoy's processes beside the control plane and records its pid.
-func (e *Env) Run(ctx context.Context, name, bin string, args []string, ready func(context.Context) bool) error {
-	return e.run(ctx, name, bin, args, nil, ready)
-}
-
-func (e *Env) run(ctx context.Context, name, bin string, args, env []string, ready func(context.Context) bool) error {
-	before := e.Cluster.PIDs()
-	fmt.Fprintln(os.Stderr, "Starting", name+":", strings.Join(env, " "), bin, strings.Join(args, " "))
-	if err := e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: bin, Args: args, Env: env, Ready: ready}); err != nil {
-		return fmt.Errorf("starting %s (log: %s/%s.log): %w", name, e.Cluster.LogDir(), name, err)
+	}})
+	if err != nil {
+		return err
 	}
-	after := e.Cluster.PIDs()
-	if len(after) != len(before)+1 {
-		return fmt.Errorf("unexpected processes after starting %s: %v", name, after)
-	}
-	e.Track(name, after[len(after)-1])
+	e.Track(p.Name, p.PID)
+	e.ctlMetricsURL = p.MetricsURL
 	return nil
 }
 
@@ -349,7 +272,7 @@ func (e *Env) APIServerProfiles(timeout time.Duration) ([]Profiled, error) {
 	}
 	c := *e.apiMetrics
 	c.Timeout = timeout
-	return append(out, Profiled{"convoy-apiserver", e.apiBase, &c}), nil
+	return append(out, Profiled{e.api.Name, e.api.URL, &c}), nil
 }
 
 // KubeMetrics is kube-apiserver's /metrics, read as the admin.
@@ -382,21 +305,9 @@ func (e *Env) EnsureNamespace(ctx context.Context, ns string) error {
 	return nil
 }
 
-// FreePort is a free loopback TCP port.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort is a free loopback TCP port (localcluster.FreePort).
+func FreePort() (int, error) { return localcluster.FreePort() }
 
 // Direct is cfg (its credentials) pointed at convoy apiserver's port itself rather than
 // at kube-apiserver's aggregator.
-func (e *Env) Direct(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.Host = e.apiBase
-	c.CAData, c.CAFile, c.ServerName = e.apiCA, "", ""
-	return c
-}
+func (e *Env) Direct(cfg *rest.Config) *rest.Config { return e.api.Direct(cfg) }

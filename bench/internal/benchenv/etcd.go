@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"kumodo.io/convoy/internal/localcluster"
 )
 
 // StartEtcd starts one more etcd member beside the control plane, as name, with its
@@ -48,8 +50,9 @@ func (e *Env) StartEtcd(ctx context.Context, name string, extra []string) (strin
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`)
 	}
-	if err := e.Run(ctx, name, filepath.Join(e.Cluster.BinDir(), "etcd"), args, healthy); err != nil {
-		return "", err
+	if err := e.Cluster.Run(ctx, localcluster.Process{Name: name, Path: filepath.Join(e.Cluster.BinDir(), "etcd"), Args: args, Ready: healthy}); err != nil {
+		return "", fmt.Errorf("starting %s (log: %s/%s.log): %w", name, e.Cluster.LogDir(), name, err)
 	}
+	e.Track(name, e.Cluster.PID(name))
 	return client, nil
 }
