@@ -25,7 +25,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
-	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/dev/inprocess"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/releaseset"
@@ -91,7 +91,7 @@ func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(
 		o(&mo)
 	}
 	f.metrics = prometheus.NewRegistry()
-	startConvoy(t, ctx, dev.InProcessOptions{
+	startConvoy(t, ctx, inprocess.Options{
 		Manager: mo, ChartCacheDir: t.TempDir(),
 		Controller: controller.Options{Metrics: f.metrics, AssessmentOverdueAfter: -1},
 		Observer:   observer.Options{Metrics: prometheus.NewRegistry()},
@@ -104,11 +104,11 @@ func inShard(name string) func(*hostmanager.Options) {
 	return func(o *hostmanager.Options) { o.Shard = name }
 }
 
-// startConvoy runs the controller and the observer in this process (dev.StartInProcess)
+// startConvoy runs the controller and the observer in this process (inprocess.Start)
 // until the end of the test.
-func startConvoy(t *testing.T, ctx context.Context, o dev.InProcessOptions) {
+func startConvoy(t *testing.T, ctx context.Context, o inprocess.Options) {
 	t.Helper()
-	p, err := dev.StartInProcess(ctx, host.RestConfig(), o)
+	p, err := inprocess.Start(ctx, host.RestConfig(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/dev/inprocess"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/testenv"
 )
@@ -18,7 +18,7 @@ import (
 // observer` are processes of their own) with their default options.
 func startConvoy(t *testing.T, ctx context.Context, ns string) {
 	t.Helper()
-	startInProcess(t, ctx, host.RestConfig(), dev.InProcessOptions{
+	startInProcess(t, ctx, host.RestConfig(), inprocess.Options{
 		// Only the events under test reconcile: no resync within the test.
 		Manager:       hostmanager.Options{Resync: 10 * time.Minute, Namespaces: []string{ns}},
 		ChartCacheDir: t.TempDir(),
@@ -26,10 +26,10 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) {
 }
 
 // startInProcess runs the controller and the observer on host in this process
-// (dev.StartInProcess) until the end of the test.
-func startInProcess(t *testing.T, ctx context.Context, host *rest.Config, o dev.InProcessOptions) {
+// (inprocess.Start) until the end of the test.
+func startInProcess(t *testing.T, ctx context.Context, host *rest.Config, o inprocess.Options) {
 	t.Helper()
-	p, err := dev.StartInProcess(ctx, host, o)
+	p, err := inprocess.Start(ctx, host, o)
 	if err != nil {
 		t.Fatal(err)
 	}

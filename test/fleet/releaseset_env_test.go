@@ -29,7 +29,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/controller"
-	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/dev/inprocess"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
@@ -154,7 +154,7 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 // startConvoy runs the release controller (with the ReleaseSet controller) and the
 // observer on the test's namespace until the end of the test.
 func (f *rsFleet) startConvoy() {
-	startInProcess(f.t, f.ctx, f.host.RestConfig(), dev.InProcessOptions{
+	startInProcess(f.t, f.ctx, f.host.RestConfig(), inprocess.Options{
 		Manager:       hostmanager.Options{Resync: rsResync, Namespaces: []string{f.ns}},
 		ChartCacheDir: f.t.TempDir(),
 		Controller:    controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1},

@@ -1,4 +1,8 @@
-package dev
+// Package inprocess runs convoy controller and convoy observer in the calling process,
+// as the end-to-end tests do beside convoy apiserver (internal/dev starts them as
+// processes). It is a package of its own so that the tests of internal/observer and
+// internal/controller can use internal/dev without an import cycle.
+package inprocess
 
 import (
 	"context"
@@ -14,9 +18,9 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// InProcessOptions say how StartInProcess runs convoy controller and convoy observer
+// Options say how Start runs convoy controller and convoy observer
 // in this process, as the end-to-end tests do beside convoy's API server.
-type InProcessOptions struct {
+type Options struct {
 	// Manager configures both managers (resync, namespaces, shard). An empty metrics
 	// address turns the metrics endpoint off ("0"); so is the health probe unless set.
 	Manager hostmanager.Options
@@ -28,32 +32,32 @@ type InProcessOptions struct {
 	Observer observer.Options
 }
 
-// InProcess are the release controller (with the ReleaseSet controller) and the
-// observer that StartInProcess runs, each on a manager of its own, as `convoy
+// Convoy is the release controller (with the ReleaseSet controller) and the
+// observer that Start runs, each on a manager of its own, as `convoy
 // controller` and `convoy observer` are processes of their own.
-type InProcess struct {
+type Convoy struct {
 	Controller *controller.Reconciler
 	Observer   *observer.Observer
 	stops      []func() error
 }
 
-// StartInProcess starts the controller's and the observer's managers on host until
+// Start starts the controller's and the observer's managers on host until
 // Stop (or the end of ctx), and returns once both caches have synced. Several may run
 // in one process (SkipNameValidation is set).
-func StartInProcess(ctx context.Context, host *rest.Config, o InProcessOptions) (_ *InProcess, err error) {
+func Start(ctx context.Context, host *rest.Config, o Options) (_ *Convoy, err error) {
 	if o.Manager.MetricsBindAddress == "" {
 		o.Manager.MetricsBindAddress = "0"
 	}
 	if o.Controller.Renderer == nil {
 		if o.ChartCacheDir == "" {
-			return nil, errors.New("dev: InProcessOptions needs a ChartCacheDir or a Controller.Renderer")
+			return nil, errors.New("inprocess: Options needs a ChartCacheDir or a Controller.Renderer")
 		}
 		if o.Controller.Renderer, err = render.New(render.Options{CacheDir: o.ChartCacheDir}); err != nil {
 			return nil, err
 		}
 	}
 	o.Controller.SkipNameValidation, o.Observer.SkipNameValidation = true, true
-	p := &InProcess{}
+	p := &Convoy{}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.Stop())
@@ -82,7 +86,7 @@ func StartInProcess(ctx context.Context, host *rest.Config, o InProcessOptions) 
 }
 
 // run starts mgr until Stop and waits for its cache to sync.
-func (p *InProcess) run(ctx context.Context, mgr manager.Manager) error {
+func (p *Convoy) run(ctx context.Context, mgr manager.Manager) error {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -97,7 +101,7 @@ func (p *InProcess) run(ctx context.Context, mgr manager.Manager) error {
 }
 
 // Stop stops the managers and returns what they returned.
-func (p *InProcess) Stop() error {
+func (p *Convoy) Stop() error {
 	var errs []error
 	for _, stop := range p.stops {
 		errs = append(errs, stop())
