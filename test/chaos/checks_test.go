@@ -747,3 +747,23 @@ func TestChangedIn(t *testing.T) {
 		t.Errorf("changedIn =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestLeaseLost: only a controller replica whose last start ended on losing its leader
+// lease is started again by the harness; any other exit stays an "alive" violation.
+func TestLeaseLost(t *testing.T) {
+	const lost = "    E1206 leaderelection.go: Failed to update lock\n    error: leader election lost"
+	for _, c := range []struct {
+		name, tail string
+		want       bool
+	}{
+		{procController, lost, true},
+		{procController2, lost, true},
+		{procObserver, lost, false},
+		{procController, "    panic: runtime error: invalid memory address", false},
+		{procController, "    Error: create the manager: connection refused", false},
+	} {
+		if got := leaseLost(&exitedError{name: c.name, tail: c.tail}); got != c.want {
+			t.Errorf("leaseLost(%s, %q) = %v, want %v", c.name, c.tail, got, c.want)
+		}
+	}
+}

@@ -78,10 +78,11 @@ type env struct {
 	// of an apply, hook Jobs and prunes that the recorder sees (aim).
 	moments map[faultKind]chan string
 
-	mu         sync.Mutex
-	violations []violation     // found by the injector during the fault phase, and "alive" ones
-	handovers  []time.Duration // leader handovers: from the SIGKILL to the other replica leading
-	dead       map[string]bool // convoy processes found exited (each one reported once)
+	mu          sync.Mutex
+	violations  []violation     // found by the injector during the fault phase, and "alive" ones
+	handovers   []time.Duration // leader handovers: from the SIGKILL to the other replica leading
+	leaseLosses int             // controller replicas started again after losing their lease (addDead)
+	dead        map[string]bool // convoy processes found exited (each one reported once)
 
 	bin string
 	// metrics of each convoy process (the apiserver's needs the admin's client).
@@ -381,10 +382,31 @@ func lastStartTail(log string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// leaseLost says whether err is a controller replica that ended because it lost its
+// leader lease: controller-runtime (as kube-controller-manager) ends a leader that
+// could not renew its lease within the renew deadline, which a kube-apiserver down
+// longer than that, or a machine too loaded to answer in time, causes. In a cluster
+// the kubelet starts the Pod again; so does the harness (restartLeaseLoser).
+func leaseLost(err *exitedError) bool {
+	return (err.name == procController || err.name == procController2) && strings.Contains(err.tail, "leader election lost")
+}
+
 // addDead records once that a convoy process has exited (when says at what point of
 // the run it was found): an "alive" violation, named by the process, with the end of
-// its log.
+// its log. A controller replica that lost its lease (leaseLost) is started again
+// instead, as the kubelet would, and counted; a violation only if it does not start.
 func (e *env) addDead(err *exitedError, when string) {
+	if leaseLost(err) {
+		rerr := e.cluster.Restart(err.name)
+		if rerr == nil {
+			e.mu.Lock()
+			e.leaseLosses++
+			e.mu.Unlock()
+			e.log.printf("RESTARTED %s, found %s: it lost its leader lease and ended (as designed); started again as a kubelet would", err.name, when)
+			return
+		}
+		err.tail += fmt.Sprintf("\n    (started again after losing its lease: %v)", rerr)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead[err.name] {

@@ -29,6 +29,9 @@ func (r *result) report(w io.Writer) {
 	if len(r.handovers) > 0 {
 		p("| leader handovers after a SIGKILL: p50 / max | %s / %s |", fmtDur(percentile(r.handovers, 50)), fmtDur(percentile(r.handovers, 100)))
 	}
+	if r.leaseLosses > 0 {
+		p("| controller replicas that lost their lease, started again | %d |", r.leaseLosses)
+	}
 	p("| /sync sent (acknowledged) | %d (%d) |", r.syncSent, r.syncAck)
 	p("| driver actions | %s |", fmtCounts(r.outcomes))
 	for _, k := range sortedKeys(r.errorSamples) {

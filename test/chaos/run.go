@@ -70,6 +70,7 @@ type result struct {
 	clusterWaveUnverified, manualUnverified, relists int
 	converged                                        []time.Duration
 	handovers                                        []time.Duration // leader handovers after a SIGKILL
+	leaseLosses                                      int             // controller replicas started again after losing their lease
 	notConverged                                     int
 	quietWrites                                      map[string]float64
 	start, end                                       map[string]procStat
@@ -205,6 +206,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	settled := time.Now()
 	log.printf("Waiting up to %s for every Release to converge", cfg.Converge)
 	res.handovers = e.handovers
+	res.leaseLosses = e.leaseLosses
 	converged, notConverged := e.converge(ctx, rels, podNamespaces, settled, cfg.Converge, log)
 	res.converged, res.notConverged = converged, len(rels)-len(converged)
 	res.violations = append(res.violations, notConverged...)
