@@ -1,6 +1,8 @@
 package observer
 
 import (
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,13 +88,9 @@ func testConfigMap(ns, release, name string) *corev1.ConfigMap {
 	}
 }
 
-// renderRef is a render ref made of one repeated hex digit.
-func renderRef(digit string) string {
-	ref := "sha256:"
-	for range 64 {
-		ref += digit
-	}
-	return ref
+// renderRef is a render ref made of repeated hex digits ("a", or "5e"), 64 of them.
+func renderRef(digits string) string {
+	return "sha256:" + strings.Repeat(digits, 64)[:64]
 }
 
 // appRelease is an automatic-mode Release of the test chart app (one Deployment named
