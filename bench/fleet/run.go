@@ -55,17 +55,11 @@ func (e *env) read(ctx context.Context) reading {
 }
 
 func (cfg config) run(ctx context.Context) error {
-	bin := cfg.convoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-fleet-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
+	bin, cleanup, err := benchenv.ConvoyBinary(ctx, cfg.convoyBin, "fleet")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		return err

@@ -97,17 +97,11 @@ func gitRequests(s *gittest.Server) int64 {
 func (c config) run(ctx context.Context, tb *mainTB) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*c.timeout)
 	defer cancel()
-	bin := c.convoy
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "bench-git-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
+	bin, cleanup, err := benchenv.ConvoyBinary(ctx, c.convoy, "git")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	// Workloads (kube-controller-manager, one simulated node): the Deployment's status
 	// that the observer reads to call a Release Healthy, hence Ready.
 	e, err := benchenv.Start(ctx, bin, benchenv.Options{Workloads: true, Nodes: 1})

@@ -101,17 +101,11 @@ type result struct {
 }
 
 func (cfg config) run(ctx context.Context) error {
-	bin := cfg.convoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-largechart-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
+	bin, cleanup, err := benchenv.ConvoyBinary(ctx, cfg.convoyBin, "largechart")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	install, err := os.ReadFile(cfg.values)
 	if err != nil {
 		return err

@@ -91,17 +91,11 @@ func main() {
 }
 
 func (cfg *config) run(ctx context.Context) error {
-	bin := cfg.convoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-storage-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = benchenv.BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
+	bin, cleanup, err := benchenv.ConvoyBinary(ctx, cfg.convoyBin, "storage")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	var results []*result
 	defer func() { printSummary(os.Stdout, results) }()
 	for _, n := range cfg.releases {

@@ -117,6 +117,24 @@ func BuildConvoy(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
+// ConvoyBinary is the convoy binary a benchmark runs: given (its -convoy flag) when set,
+// else ./cmd/convoy built as the image is (BuildConvoy) into a temporary folder named
+// for the benchmark, which cleanup removes.
+func ConvoyBinary(ctx context.Context, given, bench string) (bin string, cleanup func(), err error) {
+	if given != "" {
+		return given, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "convoy-bench-"+bench+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	if bin, err = BuildConvoy(ctx, dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return bin, func() { _ = os.RemoveAll(dir) }, nil
+}
+
 // Start starts the control plane (with workloads when o.Workloads), convoy apiserver
 // from convoyBin (registered with an APIService, as convoy dev does) and the chart
 // repository.

@@ -129,17 +129,11 @@ func (b Bench[R]) Main() {
 }
 
 func (b Bench[R]) run(ctx context.Context) error {
-	bin := b.Flags.ConvoyBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "convoy-bench-"+b.Name+"-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if bin, err = BuildConvoy(ctx, dir); err != nil {
-			return err
-		}
+	bin, cleanup, err := ConvoyBinary(ctx, b.Flags.ConvoyBin, b.Name)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	var results []*R
 	for _, n := range b.Flags.Releases {
 		r, err := b.runOne(ctx, bin, n)
