@@ -175,7 +175,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int, design *desi
 		}
 		return true
 	}
-	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+	benchenv.ForEach(ctx, n, cfg.createConcurrency, func(i int) {
 		ns := cfg.namespaceOf(i)
 		started[i] = time.Now()
 		if !step(i, (*designFloor).beforeApply) {

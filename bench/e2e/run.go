@@ -433,7 +433,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	var failures atomic.Int64
 	loadWait := e.cpuProfiles(ctx, cfg.profileDir, n, "load", time.Minute)
 	start := time.Now()
-	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+	benchenv.ForEach(ctx, n, cfg.createConcurrency, func(i int) {
 		for try := 0; try < 5 && ctx.Err() == nil; try++ {
 			rctx, cancel := context.WithTimeout(ctx, time.Minute)
 			created[i] = time.Now()
@@ -547,43 +547,14 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 	return res, nil
 }
 
-// forEach calls do(i) for every i in [0, n) from clients goroutines, each taking the
-// next i, and returns when all are done or ctx ends.
-func forEach(ctx context.Context, n, clients int, do func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// namespaceOf is the namespace of the i-th Release of a run: namespace for the first
-// -per-namespace, then namespace-1, namespace-2, ...
+// namespaceOf is the namespace of the i-th Release of a run (benchenv.NamespaceOf).
 func (cfg *config) namespaceOf(i int) string {
-	if cfg.perNamespace <= 0 || i < cfg.perNamespace {
-		return namespace
-	}
-	return fmt.Sprintf("%s-%d", namespace, i/cfg.perNamespace)
+	return benchenv.NamespaceOf(namespace, cfg.perNamespace, i)
 }
 
 // namespaces are the namespaces of the n Releases of a run, in order.
 func (cfg *config) namespaces(n int) []string {
-	var out []string
-	for i := 0; i < n; i++ {
-		if ns := cfg.namespaceOf(i); len(out) == 0 || out[len(out)-1] != ns {
-			out = append(out, ns)
-		}
-	}
-	return out
+	return benchenv.Namespaces(namespace, cfg.perNamespace, n)
 }
 
 // releaseName is the name of the i-th Release of a run.

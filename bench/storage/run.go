@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,7 +121,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	fmt.Fprintf(os.Stderr, "Creating %d Releases from %d clients...\n", n, cfg.createConcurrency)
 	start := time.Now()
 	var failures atomic.Int64
-	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+	benchenv.ForEach(ctx, n, cfg.createConcurrency, func(i int) {
 		rel := benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)
 		rel.Spec.Chart.Name, rel.Spec.Chart.Version = chartName, chartVersion
 		if cfg.manual {
@@ -159,7 +158,7 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 
 	fmt.Fprintf(os.Stderr, "Upgrading %d Releases (spec.values %s)...\n", n, cfg.upgradeValues)
 	start = time.Now()
-	forEach(ctx, n, cfg.createConcurrency, func(i int) {
+	benchenv.ForEach(ctx, n, cfg.createConcurrency, func(i int) {
 		name := releaseName(i)
 		retry(ctx, &failures, "upgrade "+name, func(rctx context.Context) error {
 			return e.Convoy.Patch(types.MergePatchType).Namespace(cfg.namespaceOf(i)).Resource(convoyv1alpha1.ResourceReleases).Name(name).Body(upgrade).Do(rctx).Error()
@@ -262,43 +261,14 @@ func state(manual bool) string {
 	return "Ready"
 }
 
-// forEach calls do(i) for every i in [0, n) from clients goroutines, each taking the
-// next i, and returns when all are done or ctx ends.
-func forEach(ctx context.Context, n, clients int, do func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// namespaceOf is the namespace of the i-th Release: namespace for the first
-// -per-namespace, then namespace-1, namespace-2, ...
+// namespaceOf is the namespace of the i-th Release of a run (benchenv.NamespaceOf).
 func (cfg *config) namespaceOf(i int) string {
-	if cfg.perNamespace <= 0 || i < cfg.perNamespace {
-		return namespace
-	}
-	return fmt.Sprintf("%s-%d", namespace, i/cfg.perNamespace)
+	return benchenv.NamespaceOf(namespace, cfg.perNamespace, i)
 }
 
-// namespaces are the namespaces of n Releases, in order.
+// namespaces are the namespaces of the n Releases of a run, in order.
 func (cfg *config) namespaces(n int) []string {
-	var out []string
-	for i := range n {
-		if ns := cfg.namespaceOf(i); len(out) == 0 || out[len(out)-1] != ns {
-			out = append(out, ns)
-		}
-	}
-	return out
+	return benchenv.Namespaces(namespace, cfg.perNamespace, n)
 }
 
 // releaseName is the name of the i-th Release.
