@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,55 +78,74 @@ func Adoptions(inventory, labelled []v1alpha1.InventoryObject) []v1alpha1.Invent
 // the caller may not list (Forbidden), or no longer served, is skipped: what cannot
 // be listed could not have been applied with the same identity.
 func (a *Applier) Labelled(ctx context.Context, owner Owner, kinds []ListKind, namespaces []string) ([]v1alpha1.InventoryObject, error) {
-	selector := client.MatchingLabels(v1alpha1.ReleaseSelector(owner.Name, owner.Namespace))
-	var (
-		mu  sync.Mutex
-		out []v1alpha1.InventoryObject
-	)
+	var lists []kindIn
+	for _, k := range kinds {
+		if !k.Namespaced {
+			lists = append(lists, kindIn{kind: k})
+			continue
+		}
+		for _, ns := range namespaces {
+			lists = append(lists, kindIn{kind: k, namespace: ns})
+		}
+	}
+	selector := labels.SelectorFromSet(v1alpha1.ReleaseSelector(owner.Name, owner.Namespace))
+	var out []v1alpha1.InventoryObject
+	err := a.listMetadata(ctx, lists, selector, fmt.Sprintf("of Release %s/%s", owner.Namespace, owner.Name), func(k ListKind, o *metav1.PartialObjectMetadata) {
+		if appliedFor(&o.ObjectMeta, owner) {
+			out = append(out, v1alpha1.InventoryObject{ObjectReference: objectRef(k, o)})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, compareEntries)
+	return out, nil
+}
+
+// kindIn is one LIST of listMetadata: a kind, in a namespace ("": across the cluster).
+type kindIn struct {
+	kind      ListKind
+	namespace string
+}
+
+// listMetadata runs one LIST of object metadata with selector for each of lists,
+// a.opts.Concurrency at a time, and calls keep for every object listed, one call at a
+// time. A kind the caller may not list (Forbidden), or no longer served, is skipped:
+// what cannot be listed could not have been applied with the same identity. what
+// says, in an error, whose objects were listed ("of Release ns/name").
+func (a *Applier) listMetadata(ctx context.Context, lists []kindIn, selector labels.Selector, what string, keep func(ListKind, *metav1.PartialObjectMetadata)) error {
+	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(a.opts.Concurrency)
-	list := func(k ListKind, ns string) {
+	for _, in := range lists {
 		g.Go(func() error {
 			var l metav1.PartialObjectMetadataList
-			l.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-			opts := []client.ListOption{selector}
-			if ns != "" {
-				opts = append(opts, client.InNamespace(ns))
+			l.SetGroupVersionKind(in.kind.GVK.GroupVersion().WithKind(in.kind.GVK.Kind + "List"))
+			opts := []client.ListOption{client.MatchingLabelsSelector{Selector: selector}}
+			if in.namespace != "" {
+				opts = append(opts, client.InNamespace(in.namespace))
 			}
 			err := a.client.List(ctx, &l, opts...)
 			switch {
 			case apierrors.IsForbidden(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
 				return nil
 			case err != nil:
-				return fmt.Errorf("list the %s objects of Release %s/%s: %w", k.GVK.Kind, owner.Namespace, owner.Name, err)
+				return fmt.Errorf("list the %s objects %s: %w", in.kind.GVK.Kind, what, err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, o := range l.Items {
-				if !appliedFor(&o.ObjectMeta, owner) {
-					continue
-				}
-				out = append(out, v1alpha1.InventoryObject{ObjectReference: v1alpha1.ObjectReference{
-					Group: k.GVK.Group, Version: k.GVK.Version, Kind: k.GVK.Kind, Namespace: o.Namespace, Name: o.Name,
-				}})
+			for i := range l.Items {
+				keep(in.kind, &l.Items[i])
 			}
 			return nil
 		})
 	}
-	for _, k := range kinds {
-		if !k.Namespaced {
-			list(k, "")
-			continue
-		}
-		for _, ns := range namespaces {
-			list(k, ns)
-		}
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(out, compareEntries)
-	return out, nil
+	return g.Wait()
+}
+
+// objectRef is the reference of o, an object of kind k.
+func objectRef(k ListKind, o *metav1.PartialObjectMetadata) v1alpha1.ObjectReference {
+	return v1alpha1.ObjectReference{Group: k.GVK.Group, Version: k.GVK.Version, Kind: k.GVK.Kind, Namespace: o.Namespace, Name: o.Name}
 }
 
 // appliedFor says whether convoy applied the object for owner: it carries owner's

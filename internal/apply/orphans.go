@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,47 +52,28 @@ func (a *Applier) AppliedObjects(ctx context.Context, kinds []ListKind) ([]Label
 		}
 		selector = selector.Add(*r)
 	}
-	var (
-		mu  sync.Mutex
-		out []LabelledObject
-	)
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(a.opts.Concurrency)
-	for _, k := range kinds {
-		g.Go(func() error {
-			var l metav1.PartialObjectMetadataList
-			l.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-			err := a.client.List(ctx, &l, client.MatchingLabelsSelector{Selector: selector})
-			switch {
-			case apierrors.IsForbidden(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
-				return nil
-			case err != nil:
-				return fmt.Errorf("list the %s objects that convoy applied: %w", k.GVK.Kind, err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, o := range l.Items {
-				owner := Owner{
-					Name:      v1alpha1.NameOfLabel(o.Labels, o.Annotations, v1alpha1.LabelReleaseName),
-					Namespace: v1alpha1.NameOfLabel(o.Labels, o.Annotations, v1alpha1.LabelReleaseNamespace),
-				}
-				if !appliedFor(&o.ObjectMeta, owner) {
-					continue
-				}
-				out = append(out, LabelledObject{
-					ObjectReference: v1alpha1.ObjectReference{
-						Group: k.GVK.Group, Version: k.GVK.Version, Kind: k.GVK.Kind, Namespace: o.Namespace, Name: o.Name,
-					},
-					Release:         owner,
-					UID:             o.UID,
-					ResourceVersion: o.ResourceVersion,
-					LeftOnPurpose:   leftOnPurpose(o.Annotations),
-				})
-			}
-			return nil
-		})
+	lists := make([]kindIn, len(kinds))
+	for i, k := range kinds {
+		lists[i] = kindIn{kind: k}
 	}
-	if err := g.Wait(); err != nil {
+	var out []LabelledObject
+	err := a.listMetadata(ctx, lists, selector, "that convoy applied", func(k ListKind, o *metav1.PartialObjectMetadata) {
+		owner := Owner{
+			Name:      v1alpha1.NameOfLabel(o.Labels, o.Annotations, v1alpha1.LabelReleaseName),
+			Namespace: v1alpha1.NameOfLabel(o.Labels, o.Annotations, v1alpha1.LabelReleaseNamespace),
+		}
+		if !appliedFor(&o.ObjectMeta, owner) {
+			return
+		}
+		out = append(out, LabelledObject{
+			ObjectReference: objectRef(k, o),
+			Release:         owner,
+			UID:             o.UID,
+			ResourceVersion: o.ResourceVersion,
+			LeftOnPurpose:   leftOnPurpose(o.Annotations),
+		})
+	})
+	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(x, y LabelledObject) int {
