@@ -88,3 +88,19 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
 	}
 	return dir, nil
 }
+
+// BuildConvoy builds this repository's ./cmd/convoy into dir, as the tests run it,
+// and returns the binary's path.
+func BuildConvoy(ctx context.Context, dir string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "convoy")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/convoy")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/convoy: %w\n%s", err, out)
+	}
+	return bin, nil
+}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -482,21 +481,6 @@ func (e *env) stop() {
 	if e.repo != nil {
 		e.repo.close()
 	}
-}
-
-// buildConvoy builds ./cmd/convoy into dir and returns the binary's path.
-func buildConvoy(ctx context.Context, dir string) (string, error) {
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "convoy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/convoy")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/convoy: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // aim offers what just happened to a kill waiting for that kind of moment; it never

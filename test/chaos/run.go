@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/localcluster"
 )
 
 // config is one run's size and bounds; every loop of the run is bounded by one of them.
@@ -112,7 +113,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		}
 		defer os.RemoveAll(dir)
 		log.printf("Building ./cmd/convoy")
-		if bin, err = buildConvoy(ctx, dir); err != nil {
+		if bin, err = localcluster.BuildConvoy(ctx, dir); err != nil {
 			return nil, err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,15 +30,9 @@ import (
 // buildConvoy builds cmd/convoy into a temporary folder.
 func buildConvoy(t *testing.T) string {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
+	bin, err := localcluster.BuildConvoy(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "convoy")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/convoy")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/convoy: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -326,15 +325,9 @@ func labelled(t *testing.T, ctx context.Context, ns string, targets ...target) m
 // convoyBinary builds cmd/convoy into a temporary folder.
 func convoyBinary(t *testing.T) string {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
+	bin, err := localcluster.BuildConvoy(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "convoy")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/convoy")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/convoy: %v\n%s", err, out)
 	}
 	return bin
 }

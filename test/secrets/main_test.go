@@ -22,8 +22,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -136,22 +134,12 @@ func serveCharts(s *testenv.Setup) (string, error) {
 
 // buildConvoy compiles cmd/convoy, as users run it.
 func buildConvoy(s *testenv.Setup) (string, error) {
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
 	dir, err := os.MkdirTemp("", "convoy-secrets-bin-")
 	if err != nil {
 		return "", err
 	}
 	s.Cleanup(func() { _ = os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "convoy")
-	cmd := exec.CommandContext(s.Context(), "go", "build", "-o", bin, "./cmd/convoy")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/convoy: %w\n%s", err, out)
-	}
-	return bin, nil
+	return localcluster.BuildConvoy(s.Context(), dir)
 }
 
 // startProcesses runs convoy controller and convoy observer at -v 7 with the rights

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -98,7 +97,7 @@ func doInstall(ctx context.Context, t *testing.T) (*installation, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := buildConvoy(ctx, root)
+	bin, err := buildConvoy(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -171,19 +170,13 @@ func helmInstall(ctx context.Context, dir, name, namespace string, createNamespa
 }
 
 // buildConvoy compiles cmd/convoy into a temporary folder.
-func buildConvoy(ctx context.Context, root string) (string, error) {
+func buildConvoy(ctx context.Context) (string, error) {
 	dir, err := os.MkdirTemp("", "convoy-ship-")
 	if err != nil {
 		return "", err
 	}
 	tempDirs = append(tempDirs, dir)
-	bin := filepath.Join(dir, "convoy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/convoy")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/convoy: %w\n%s", err, out)
-	}
-	return bin, nil
+	return localcluster.BuildConvoy(ctx, dir)
 }
 
 func deploymentOf(objs []*unstructured.Unstructured, name string) *appsv1.Deployment {
