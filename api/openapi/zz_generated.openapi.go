@@ -22686,6 +22686,13 @@ func schema_kumodoio_convoy_api_v1alpha1_SyncOptions(ref common.ReferenceCallbac
 							Format:      "",
 						},
 					},
+					"render": {
+						SchemaProps: spec.SchemaProps{
+							Description: "render binds the request to one render: the full ref (sha256:<64 hex>) or its 10-digit short form. The request is refused (409 Conflict) when it is not the current render, and convoy applies it only while that render is current.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},

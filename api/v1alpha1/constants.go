@@ -88,6 +88,9 @@ const (
 	AnnotationSyncRequestedAt = "convoy.kumodo.io/sync-requested-at"
 	// AnnotationSyncForceRequestedAt holds the time of the latest /sync?force=true request (RFC 3339).
 	AnnotationSyncForceRequestedAt = "convoy.kumodo.io/sync-force-requested-at"
+	// AnnotationSyncRequestedRender binds the /sync of AnnotationSyncRequestedAt to one render: the full ref
+	// (sha256:<64 hex>) that POST releases/<name>/sync?render=<ref> approved. A plain /sync removes it.
+	AnnotationSyncRequestedRender = "convoy.kumodo.io/sync-requested-render"
 	// AnnotationSyncWave sets the sync wave of a rendered object ("<int>", default 0).
 	AnnotationSyncWave = "convoy.kumodo.io/sync-wave"
 	// AnnotationArgoSyncWave is Argo CD's sync wave, honoured when AnnotationSyncWave is absent.

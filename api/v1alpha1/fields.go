@@ -61,7 +61,13 @@ func addSyncOptionsConversion(scheme *runtime.Scheme) error {
 }
 
 func convertURLValuesToSyncOptions(in *url.Values, out *SyncOptions) error {
-	out.Force = false
+	out.Force, out.Render = false, ""
+	if values := (*in)["render"]; len(values) > 0 {
+		out.Render = values[len(values)-1]
+		if p := RenderRef(out.Render).ShortProblem(); p != "" {
+			return fmt.Errorf("render must be a render ref, sha256: and 64 hex digits or its first 10 hex digits, got %q: %s", out.Render, p)
+		}
+	}
 	values, ok := (*in)["force"]
 	if !ok || len(values) == 0 {
 		return nil

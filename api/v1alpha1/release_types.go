@@ -494,4 +494,9 @@ type SyncOptions struct {
 	// the pre-apply dry run and starts a new rollout.
 	// +optional
 	Force bool `json:"force,omitempty"`
+	// render binds the request to one render: the full ref (sha256:<64 hex>) or its
+	// 10-digit short form. The request is refused (409 Conflict) when it is not the
+	// current render, and convoy applies it only while that render is current.
+	// +optional
+	Render string `json:"render,omitempty"`
 }

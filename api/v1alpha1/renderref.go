@@ -69,6 +69,32 @@ func (r RenderRef) Problem() string {
 	}
 }
 
+// ShortProblem is Problem, but the 10-digit short form is accepted too: what a
+// person or a client may name a render by (POST releases/<name>/sync?render=).
+func (r RenderRef) ShortProblem() string {
+	if r.IsShort() {
+		return ""
+	}
+	return r.Problem()
+}
+
+// IsShort says whether r is the short form: 10 lowercase hex digits, no sha256:.
+func (r RenderRef) IsShort() bool {
+	return len(r) == ShortRenderRefLength && isLowerHex(string(r))
+}
+
+// Names says whether r, a full ref or its short form, names the full ref full.
+// An empty r or full names nothing.
+func (r RenderRef) Names(full string) bool {
+	if r == "" || full == "" {
+		return false
+	}
+	if r.IsShort() {
+		return RenderRef(full).Short() == string(r) && RenderRef(full).Problem() == ""
+	}
+	return string(r) == full
+}
+
 func isLowerHex(s string) bool {
 	for _, c := range s {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
