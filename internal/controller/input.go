@@ -217,6 +217,7 @@ func requests(rel *v1.Release) release.Requests {
 	return release.Requests{
 		SyncRequestedAt:        rel.Annotations[v1.AnnotationSyncRequestedAt],
 		ForceRequestedAt:       rel.Annotations[v1.AnnotationSyncForceRequestedAt],
+		SyncRequestedRender:    rel.Annotations[v1.AnnotationSyncRequestedRender],
 		LastHandledSyncAt:      timeOf(rel.Status.LastHandledSyncAt),
 		LastHandledForceSyncAt: timeOf(rel.Status.LastHandledForceSyncAt),
 	}

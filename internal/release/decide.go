@@ -120,6 +120,7 @@ func Decide(in Input) Plan {
 	in.Health = AssessedHealth(in.Health, in.InventoryGeneration)
 	d := &decision{in: in, target: in.CurrentRender}
 	d.plan.Sync, d.plan.Force, d.plan.Warnings = requests(in)
+	d.plan.Sync = bindRequest(in, d.plan.Sync)
 	for _, s := range steps {
 		if res := s(d); res != nil {
 			d.plan.Stop = res
@@ -139,18 +140,28 @@ func Decide(in Input) Plan {
 // /sync or force). A manual Release with nothing pending renders and reports as step 6
 // says ("Equal. The Applied condition is True with reason Applied" has no exception):
 // the cluster wave gates only an apply (issue 13, case 6).
+//
+// A pending /sync bound to a render does not hold before the render: only the render
+// tells whether the request is still current, and a stale one applies nothing, so the
+// Release renders and reports that its approval waits (syncPolicyStep).
 func HoldsBeforeRender(in Input) bool {
 	if in.ClusterWaveBlocker == "" {
 		return false
 	}
 	sync, force, _ := requests(in)
+	if sync.Pending && sync.Bound != "" {
+		return false
+	}
 	return in.Policy.Automatic || sync.Pending || force.Pending
 }
 
 // clusterWaveStep holds while a Release of a lower cluster wave is not ready and an
 // apply may follow (step 2, HoldsBeforeRender).
+//
+// A forced /sync whose request is bound to a render that is no longer current applies
+// nothing (syncPolicyStep): it does not wait for the cluster wave either.
 func clusterWaveStep(d *decision) *Result {
-	if !d.in.Policy.Automatic && !d.plan.Sync.Pending && !d.plan.Force.Pending {
+	if !d.in.Policy.Automatic && !d.plan.Sync.Pending && (!d.plan.Force.Pending || d.plan.Sync.Stale) {
 		return nil
 	}
 	return clusterWaveApplyStep(d)
@@ -222,6 +233,13 @@ const (
 		"render, or run kubectl convoy release sync --force to roll this one out again."
 )
 
+// staleMessage says that the /sync req approved a render other than current, and what
+// follows (then).
+func staleMessage(req Request, current, then string) string {
+	return fmt.Sprintf("The /sync of %s approved render %s; the current render is %s: %s.",
+		req.At.UTC().Format(time.RFC3339), v1.RenderRef(req.Bound).Short(), v1.RenderRef(current).Short(), then)
+}
+
 // syncPolicyStep is step 6: automatic mode and manual mode with a pending /sync go on;
 // manual mode without one reports and stops, with no apply and no dry run.
 //
@@ -240,8 +258,13 @@ func syncPolicyStep(d *decision) *Result {
 		// In sync with the pinned render: the pin still holds the current one.
 		res := *d.report
 		return &res
+	case d.target == d.in.LastSuccessfulRender && d.plan.Sync.Stale:
+		return &Result{Reason: v1.ReasonApplied, Message: withSentence(msgManualInSync, staleMessage(d.plan.Sync, d.in.CurrentRender, "it is not applied"))}
 	case d.target == d.in.LastSuccessfulRender:
 		return &Result{Reason: v1.ReasonApplied, Message: msgManualInSync}
+	case d.plan.Sync.Stale:
+		return &Result{Reason: v1.ReasonWaitingForSync, Message: staleMessage(d.plan.Sync, d.in.CurrentRender,
+			"review it with kubectl convoy release diff and approve it with kubectl convoy release sync")}
 	case d.in.LastSuccessfulRender == "":
 		return &Result{Reason: v1.ReasonWaitingForSync, Message: msgManualNoneApplied}
 	default:

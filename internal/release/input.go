@@ -112,6 +112,10 @@ type Requests struct {
 	// ForceRequestedAt is the raw value of convoy.kumodo.io/sync-force-requested-at;
 	// empty when the annotation is absent.
 	ForceRequestedAt string
+	// SyncRequestedRender is the value of convoy.kumodo.io/sync-requested-render: the
+	// render that the /sync of SyncRequestedAt approved (POST …/sync?render=); empty
+	// for a plain /sync, which approves whatever render is current when it is handled.
+	SyncRequestedRender string
 	// LastHandledSyncAt is status.lastHandledSyncAt; nil when unset.
 	LastHandledSyncAt *time.Time
 	// LastHandledForceSyncAt is status.lastHandledForceSyncAt; nil when unset.

@@ -14,8 +14,16 @@ type Request struct {
 	// annotation is absent or not a valid time.
 	At *time.Time
 	// Pending says that At is later than the last handled request, compared to the
-	// second, or that no request was handled yet.
+	// second, or that no request was handled yet; for a request bound to a render,
+	// also that the render is still current (Bound, Stale).
 	Pending bool
+	// Bound is the render the /sync approved (sync-requested-render); empty for a
+	// plain /sync and for a forced one.
+	Bound string
+	// Stale says that the request would be pending, but it is bound to a render that
+	// is neither the current render nor the pinned one: it is neither applied nor
+	// handled, and the Release waits for a /sync of the current render.
+	Stale bool
 }
 
 // Warning is something wrong with the Release that the decisions ignored; the
@@ -71,6 +79,8 @@ func requests(in Input) (syncReq, force Request, warnings []Warning) {
 	}
 	if in.Policy.Automatic {
 		syncReq.Pending = false
+	} else if syncReq.At != nil {
+		syncReq.Bound = in.Requests.SyncRequestedRender
 	}
 	force, err = EvaluateRequest(in.Requests.ForceRequestedAt, in.Requests.LastHandledForceSyncAt)
 	if err != nil {
@@ -85,4 +95,25 @@ func invalidAnnotation(key string, err error) Warning {
 		Message: fmt.Sprintf("Annotation %s is ignored: %v. Set it with kubectl convoy release sync, "+
 			"or to a time such as 2026-12-02T10:04:05Z.", key, err),
 	}
+}
+
+// bindRequest marks a pending /sync bound to a render that is no longer current as
+// stale: not pending. A bound request approves its render, not the time it was made;
+// while its render is the current render (or the pinned one, which a pinned Release
+// applies) it is pending as a plain one is. It is decided once the render is known.
+func bindRequest(in Input, req Request) Request {
+	if !req.Pending || req.Bound == "" || approves(req.Bound, in) {
+		return req
+	}
+	req.Pending, req.Stale = false, true
+	return req
+}
+
+// approves says whether a request bound to render approves what in would apply:
+// render is the current render, or the pinned render of a pinned Release.
+func approves(render string, in Input) bool {
+	if v1.RenderRef(render).Names(in.CurrentRender) {
+		return true
+	}
+	return in.Pin != nil && v1.RenderRef(render).Names(in.Pin.RenderRef)
 }
