@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -17,14 +18,27 @@ import (
 // unless it is answered 200.
 func PostSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name string, force bool) {
 	t.Helper()
+	query := ""
+	if force {
+		query = "?force=true"
+	}
+	postSync(t, ctx, cfg, ns, name, query)
+}
+
+// PostBoundSync sends POST releases/<name>/sync?render=<render>, the approval of one
+// render, as PostSync sends a plain one.
+func PostBoundSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, render string) {
+	t.Helper()
+	postSync(t, ctx, cfg, ns, name, "?render="+url.QueryEscape(render))
+}
+
+func postSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, query string) {
+	t.Helper()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, ns, name)
-	if force {
-		url += "?force=true"
-	}
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync%s", cfg.Host, v1.SchemeGroupVersion, ns, name, query)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		t.Fatal(err)
