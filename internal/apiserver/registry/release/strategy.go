@@ -57,8 +57,9 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 // switch writes sync-requested-at anew, later than status.lastHandledSyncAt
 // (NextSyncRequest), so it is pending — the approval the manual mode waits for. The
 // switch does not write status.lastHandledSyncAt, which convoy sets only after a
-// successful apply. Every main-resource write comes here: PUT, merge, JSON and strategic patches,
-// server-side apply (kubectl apply included); /sync and the subresources do not.
+// successful apply. Every main-resource write comes here: PUT, the merge and JSON
+// patches, server-side apply (kubectl apply included); /sync and the subresources,
+// whose strategies have their own PrepareForUpdate and never change spec, do not.
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	r, oldR := obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release)
 	r.Status = oldR.Status

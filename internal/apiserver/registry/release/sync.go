@@ -21,8 +21,8 @@ import (
 // as create on releases/sync. It writes sync-requested-at (and with force
 // sync-force-requested-at), and sync-requested-render for a request bound to a render
 // (removed by a plain one), in one read-modify-write in storage, retried there on
-// conflict, and answers with the Release as stored. Concurrent writes to one Release in this process take turns
-// (locks) before the read-modify-write.
+// conflict, and answers with the Release as stored. Concurrent writes to one Release
+// in this process take turns (locks) before the read-modify-write.
 type SyncREST struct {
 	store *genericregistry.Store
 	clock clock.PassiveClock
