@@ -34,8 +34,10 @@ func TestApprovalAppliesOnlyTheApprovedRender(t *testing.T) {
 	for _, target := range approvalTargets() {
 		t.Run(target.name, func(t *testing.T) {
 			ctx, c, ns := setUp(t, 4*time.Minute, "approve")
-			registerFleet(t, ctx, ns)
 			startConvoy(t, ctx, ns)
+			if target.cluster != "" {
+				registerFleet(t, ctx, ns)
+			}
 			a := approvalEnv{t: t, ctx: ctx, c: c, ns: ns, cluster: target.cluster}
 
 			// The lower wave: a manual Release never synced, Applied=False.
@@ -94,12 +96,16 @@ func TestSwitchToManualAppliesNothingPending(t *testing.T) {
 	for _, target := range approvalTargets() {
 		t.Run(target.name, func(t *testing.T) {
 			ctx, c, ns := setUp(t, 4*time.Minute, "switch")
-			registerFleet(t, ctx, ns)
 			startConvoy(t, ctx, ns)
+			if target.cluster != "" {
+				registerFleet(t, ctx, ns)
+			}
 			a := approvalEnv{t: t, ctx: ctx, c: c, ns: ns, cluster: target.cluster}
 
 			a.create("web", 0, "a", true)
 			a.waitApplied("web", metav1.ConditionTrue, v1.ReasonApplied)
+			// Ready: the observer assessed the render and sent its /sync for it.
+			a.waitCondition("web", v1.ConditionReady, metav1.ConditionTrue)
 			// A /sync in automatic mode (a person's, or the observer's routine one): it only
 			// starts a reconcile, and lastHandledSyncAt stays unset.
 			testenv.PostSync(t, ctx, host.RestConfig(), ns, "web", false)
@@ -193,6 +199,14 @@ func (a approvalEnv) waitRender(name, not string) string {
 		return ref != "" && ref != not, "status.render.ref " + ref
 	})
 	return ref
+}
+
+func (a approvalEnv) waitCondition(name, typ string, status metav1.ConditionStatus) {
+	a.t.Helper()
+	a.eventually(fmt.Sprintf("Release %s %s=%s", name, typ, status), func() (bool, string) {
+		c := apimeta.FindStatusCondition(a.release(name).Status.Conditions, typ)
+		return c != nil && c.Status == status, fmt.Sprintf("%s: %+v", typ, c)
+	})
 }
 
 func (a approvalEnv) waitApplied(name string, status metav1.ConditionStatus, reason string) *v1.Release {

@@ -5,23 +5,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/dev/inprocess"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/testenv"
 )
 
 // startConvoy runs the release controller and the observer on namespace ns until the
 // end of the test, each a manager of its own (as `convoy controller` and `convoy
-// observer` are processes of their own) with their default options.
+// observer` are processes of their own) with their default options, but metrics
+// registries of their own, so that a test may start them more than once.
 func startConvoy(t *testing.T, ctx context.Context, ns string) {
 	t.Helper()
 	startInProcess(t, ctx, host.RestConfig(), inprocess.Options{
 		// Only the events under test reconcile: no resync within the test.
 		Manager:       hostmanager.Options{Resync: 10 * time.Minute, Namespaces: []string{ns}},
 		ChartCacheDir: t.TempDir(),
+		Controller:    controller.Options{Metrics: prometheus.NewRegistry()},
+		Observer:      observer.Options{Metrics: prometheus.NewRegistry()},
 	})
 }
 
