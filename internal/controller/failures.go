@@ -82,14 +82,23 @@ func requeueError(out release.Outcome, writeErr error) error {
 // currentHealthy is the Healthy condition as rel reports it, which a failure outside
 // the decision leaves as it is; Unknown/NotAssessed when it has none.
 func currentHealthy(rel *v1.Release) release.Condition {
-	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionHealthy); c != nil {
-		return release.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+	if c := healthyCondition(rel); c != nil {
+		return *c
 	}
 	lastSuccessful := ""
 	if ls := rel.Status.LastSuccessful; ls != nil {
 		lastSuccessful = ls.RenderRef
 	}
 	return release.HealthyCondition(nil, lastSuccessful)
+}
+
+// healthyCondition is the Healthy condition rel reports; nil when it has none.
+func healthyCondition(rel *v1.Release) *release.Condition {
+	c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionHealthy)
+	if c == nil {
+		return nil
+	}
+	return &release.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 }
 
 // deletionFailure is the Result of a deletion that err stopped: ClusterNotReady when

@@ -190,6 +190,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		}
 	}
 	out := release.Finish(in, plan, ap.attempt())
+	out = release.Reassessing(healthyCondition(rel), in, out)
 	out = release.CheckAssessment(in, r.assessment(key, st, ap), out)
 
 	logger := logr.FromContextOrDiscard(ctx).WithValues("reason", out.Result.Reason)
