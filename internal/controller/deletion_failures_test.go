@@ -51,12 +51,12 @@ func (e *env) waitGone(name string) {
 	})
 }
 
-// failedDelays are the RequeueAfter of the reconciles of name from the from-th on,
-// up to the first that did not end in a retry of a failure (a 0 or a deletion's poll).
+// failedDelays are the RequeueAfter of the reconciles of name from the from-th on, up
+// to the first that returned an error or no requeue.
 func (e *env) failedDelays(name string, from int) []time.Duration {
 	var out []time.Duration
 	for _, r := range e.results(name)[from:] {
-		if r.err != nil || r.res.RequeueAfter == 0 || r.res.RequeueAfter == deletionPoll {
+		if r.err != nil || r.res.RequeueAfter == 0 {
 			break
 		}
 		out = append(out, r.res.RequeueAfter)
@@ -107,7 +107,11 @@ func TestDeletionWithTheClusterAwayIsReported(t *testing.T) {
 
 	e.eventually("three retries of the deletion", func() (bool, string) {
 		d := e.failedDelays("web", from)
-		return len(d) >= 3, fmt.Sprintf("delays %v", d)
+		var all []string
+		for _, r := range e.results("web")[from:] {
+			all = append(all, fmt.Sprintf("%v/%v", r.res.RequeueAfter, r.err))
+		}
+		return len(d) >= 3, fmt.Sprintf("delays %v (all %v; %s)", d, all, appliedMessage(e.release("web")))
 	})
 	if d := e.failedDelays("web", from); d[0] != time.Second || d[1] != 2*time.Second || d[2] != 4*time.Second {
 		t.Errorf("delays %v, want 1s, 2s, 4s (retryBackoff, one count per failure)", d)
