@@ -107,6 +107,10 @@ func healthyCondition(rel *v1.Release) *release.Condition {
 func deletionFailure(rel *v1.Release, err error) release.Result {
 	why := strings.TrimSuffix(strings.TrimSpace(err.Error()), ".")
 	if clusterUnanswered(err) {
+		if errors.Is(err, clusters.ErrUnreachable) {
+			// The request's URL says nothing more, and would repeat itself.
+			why = clusters.ErrUnreachable.Error()
+		}
 		where := "the host cluster"
 		if rel.Spec.Cluster != "" {
 			where = fmt.Sprintf("Cluster %q", rel.Spec.Cluster)
