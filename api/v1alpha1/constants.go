@@ -26,6 +26,8 @@ const (
 	ReasonDeployFailed = "DeployFailed"
 	// ReasonPruneFailed: the prune failed (transient).
 	ReasonPruneFailed = "PruneFailed"
+	// ReasonDeleteFailed: deleting what a deleted Release applied (or its Renders and ReleaseInventory) failed (transient).
+	ReasonDeleteFailed = "DeleteFailed"
 	// ReasonUnsupported: the Release asks for something convoy does not support.
 	ReasonUnsupported = "Unsupported"
 	// ReasonUnappliable: the render cannot be applied as it stands.
@@ -60,6 +62,8 @@ const (
 	ReasonMissing = "Missing"
 	// ReasonNotAssessed: the observer has not assessed the last successful render yet.
 	ReasonNotAssessed = "NotAssessed"
+	// ReasonReassessing: the observer re-assesses the last successful render, Healthy at its last assessment, which convoy applied again (a drift put back).
+	ReasonReassessing = "Reassessing"
 )
 
 // Reasons of a Cluster's Ready condition.

@@ -80,7 +80,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	if rel.Spec.DeletionPolicy != v1.DeletionPolicyOrphan {
 		progress, err := r.deleteApplied(ctx, rel)
 		if err != nil {
-			return reconcile.Result{}, err
+			return r.deletionFailed(ctx, rel, err)
+		}
+		if progress == deletionWaiting {
+			// Objects terminating or delete hooks running: a wait, not a failure;
+			// it resets the count, as a hold does.
+			r.failures.Reset(key)
 		}
 		if progress != deletionDone {
 			return deletionRequeue(progress, syncPolicy(rel.Spec.SyncPolicy).Interval), nil
@@ -90,16 +95,28 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	logger.Info("Deleting the Renders and the ReleaseInventory, then removing the finalizer")
 	if err := r.client.DeleteAllOf(ctx, &v1.Render{}, client.InNamespace(rel.Namespace),
 		client.MatchingLabels{v1.LabelRelease: v1.LabelValue(rel.Name)}); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+		return r.deletionFailed(ctx, rel, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err))
 	}
 	if err := r.deleteInventory(ctx, client.ObjectKeyFromObject(rel)); err != nil {
-		return reconcile.Result{}, err
+		return r.deletionFailed(ctx, rel, err)
 	}
 	if err := r.patchFinalizer(ctx, rel, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("remove the finalizer of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+		return r.deletionFailed(ctx, rel, fmt.Errorf("remove the finalizer of Release %s/%s: %w", rel.Namespace, rel.Name, err))
 	}
 	r.forget(key)
 	return reconcile.Result{}, nil
+}
+
+// deletionFailed reports a deletion that err stopped (deletionFailure: ClusterNotReady
+// or DeleteFailed) in the Release's conditions, counts it and retries it with the
+// Release's retryBackoff. A cancelled context (the controller stops) is no failure.
+func (r *Reconciler) deletionFailed(ctx context.Context, rel *v1.Release, err error) (reconcile.Result, error) {
+	if ctx.Err() != nil {
+		return reconcile.Result{}, err
+	}
+	res := deletionFailure(rel, err)
+	logr.FromContextOrDiscard(ctx).Error(err, "The deletion cannot go on", "reason", res.Reason)
+	return r.reportFailure(ctx, rel, res)
 }
 
 // deleteApplied deletes what the Release applied, and its hook Jobs, and says where
@@ -144,7 +161,7 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deleti
 	}
 	applier := apply.New(target.Client, r.applyOpts)
 	if err := applier.DeleteHookJobs(ctx, apply.Owner{Name: rel.Name, Namespace: rel.Namespace}, render.TargetNamespace(rel), dh.jobs()); err != nil {
-		r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
+		r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonDeleteFailed, "Delete",
 			"Cannot delete the hook Jobs of the Release: %v", err)
 		return deletionWaiting, err
 	}
@@ -182,7 +199,7 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deleti
 			Keep:      keep,
 		})
 		if err != nil {
-			r.events.Eventf(rel, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete",
+			r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonDeleteFailed, "Delete",
 				"Cannot delete what the Release applied: %v", err)
 			return deletionWaiting, err
 		}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -83,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	key := release.Key{Namespace: req.Namespace, Name: req.Name}
 	rel, err := r.readRelease(ctx, key)
 	if err != nil {
-		return reconcile.Result{}, err
+		return r.readFailed(ctx, key, rel, err)
 	}
 	if rel == nil {
 		r.forget(key)
@@ -96,23 +95,54 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.reconcileDelete(ctx, rel)
 	}
 	if outlived, err := r.outlivedNamespace(ctx, rel); err != nil {
-		return reconcile.Result{}, err
+		return r.ownFailureOf(ctx, rel, err)
 	} else if outlived {
 		// Its deletion event brings it back, to reconcileDelete.
-		return reconcile.Result{}, r.deleteOutlived(ctx, rel)
+		if err := r.deleteOutlived(ctx, rel); err != nil {
+			return r.ownFailureOf(ctx, rel, err)
+		}
+		return reconcile.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
 		logger.V(1).Info("Adding the finalizer")
 		if err := r.patchFinalizer(ctx, rel, controllerutil.AddFinalizer); err != nil {
-			return reconcile.Result{}, fmt.Errorf("add the finalizer to Release %s: %w", req.NamespacedName, err)
+			return r.ownFailureOf(ctx, rel, fmt.Errorf("add the finalizer to Release %s: %w", req.NamespacedName, err))
 		}
 	}
 	return r.reconcileRelease(ctx, key, rel)
 }
 
+// ownFailureOf reports err, a failure of convoy's own reads and writes before the
+// reconcile's decision (the finalizer's patch, reading the Release's namespace), as
+// ownFailure does inside it: Applied=False/DeployFailed, counted, retried with the
+// Release's retryBackoff.
+func (r *Reconciler) ownFailureOf(ctx context.Context, rel *v1.Release, err error) (reconcile.Result, error) {
+	res, err := ownFailure(ctx, err)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.reportFailure(ctx, rel, *res)
+}
+
+// readFailed ends a reconcile whose Release could not be read. When the cache holds
+// it (only the read from the API server, of a Release the cache had not caught up
+// with, failed), the failure is counted once and retried with the Release's
+// retryBackoff; nothing is written from a copy older than the last write. Else the
+// work queue retries.
+func (r *Reconciler) readFailed(ctx context.Context, key release.Key, cached *v1.Release, err error) (reconcile.Result, error) {
+	if cached == nil || ctx.Err() != nil {
+		return reconcile.Result{}, err
+	}
+	logr.FromContextOrDiscard(ctx).Error(err, "Cannot read the Release", "release", key.Namespace+"/"+key.Name)
+	in := release.Input{Now: r.clock.Now(), Policy: syncPolicy(cached.Spec.SyncPolicy), Failures: r.failures.Get(key)}
+	out := release.Unrecorded(in, release.Outcome{Result: release.Result{Reason: v1.ReasonDeployFailed, Message: err.Error()}})
+	return r.requeue(key, out, err), requeueError(out, err)
+}
+
 // readRelease reads the Release of key from the cache, or from the API server when the
 // cached one predates the controller's last write to it. It returns nil when the
-// Release does not exist.
+// Release does not exist. When the read from the API server fails, it returns the
+// cached Release with the error.
 func (r *Reconciler) readRelease(ctx context.Context, key release.Key) (*v1.Release, error) {
 	objKey := client.ObjectKey{Namespace: key.Namespace, Name: key.Name}
 	rel := &v1.Release{}
@@ -120,7 +150,12 @@ func (r *Reconciler) readRelease(ctx context.Context, key release.Key) (*v1.Rele
 	if err == nil && r.writes.predates(key, rel.ResourceVersion) {
 		logr.FromContextOrDiscard(ctx).V(1).Info("The cached Release predates the last write: reading it from the API server",
 			"resourceVersion", rel.ResourceVersion)
-		err = r.apiReader.Get(ctx, objKey, rel)
+		fresh := &v1.Release{}
+		if err = r.apiReader.Get(ctx, objKey, fresh); err == nil || apierrors.IsNotFound(err) {
+			rel = fresh
+		} else {
+			return rel, fmt.Errorf("read Release %s/%s: %w", key.Namespace, key.Name, err)
+		}
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -155,12 +190,8 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		}
 	}
 	out := release.Finish(in, plan, ap.attempt())
+	out = release.Reassessing(healthyCondition(rel), in, out)
 	out = release.CheckAssessment(in, r.assessment(key, st, ap), out)
-	r.failures.Update(key, out.Counter)
-	if out.Counter == release.CounterKeep {
-		// A non-transient failure returns no error; the work queue's count stays too.
-		r.retries.keep(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
-	}
 
 	logger := logr.FromContextOrDiscard(ctx).WithValues("reason", out.Result.Reason)
 	if st.render != nil {
@@ -173,7 +204,15 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	if changed {
 		logger.V(1).Info("Writing the status")
 		if err := r.patchStatus(ctx, rel, status); err != nil {
-			return reconcile.Result{}, err
+			if ctx.Err() != nil {
+				return reconcile.Result{}, err
+			}
+			// Nothing records this reconcile: one transient failure, counted once
+			// (not also as the failure it may have reported), retried with the
+			// Release's retryBackoff.
+			logger.Error(err, "Cannot write the status")
+			out = release.Unrecorded(in, out)
+			return r.requeue(key, out, err), requeueError(out, err)
 		}
 	}
 	r.emitEvents(ctx, st, plan, ap, out)
@@ -183,11 +222,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 		// history; the first render of a Release cannot.
 		r.pruneHistory(ctx, rel, status)
 	}
-
-	if out.Requeue.ReturnError {
-		return reconcile.Result{}, &reasonError{reason: out.Result.Reason, message: out.Result.Message}
-	}
-	return reconcile.Result{RequeueAfter: out.Requeue.After}, nil
+	return r.requeue(key, out, nil), requeueError(out, nil)
 }
 
 // ownFailure turns err, a failure to read or write convoy's own objects on the host

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sort"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
 )
 
 // indexCluster is the cache's field index of Releases by target cluster
@@ -165,15 +164,10 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 // A Release being deleted (metadata.deletionTimestamp set) no longer gates them: it
 // is going away with what it applied, and the higher waves do not wait for the end of
 // a deletion that may wait for good (a failed pre-delete hook, issue 33).
+//
+// A lower wave whose render, already reported Healthy, is only re-assessed after convoy
+// applied it again (Healthy Unknown/Reassessing) does not hold them either
+// (release.LowerWaveReady).
 func waveReady(rel *v1.Release) bool {
-	if rel.DeletionTimestamp != nil {
-		return true
-	}
-	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
-		c := apimeta.FindStatusCondition(rel.Status.Conditions, t)
-		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != rel.Generation {
-			return false
-		}
-	}
-	return true
+	return release.LowerWaveReady(rel.Generation, rel.DeletionTimestamp != nil, rel.Status.Conditions)
 }

@@ -70,6 +70,7 @@ var kinds = map[string]Kind{
 	v1.ReasonClusterNotReady: KindTransient,
 	v1.ReasonDeployFailed:    KindTransient,
 	v1.ReasonPruneFailed:     KindTransient,
+	v1.ReasonDeleteFailed:    KindTransient,
 
 	v1.ReasonUnsupported: KindFailure,
 	v1.ReasonUnappliable: KindFailure,
