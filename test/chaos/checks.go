@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -14,7 +15,7 @@ import (
 
 // violation is one broken invariant.
 type violation struct {
-	Invariant string // "sync", "manual", "waves", "orphans", "converge", "quiet", "cluster-waves", "cluster-wave-rollouts"
+	Invariant string // "sync", "manual", "approval", "waves", "orphans", "converge", "quiet", "cluster-waves", "cluster-wave-rollouts"
 	Release   string
 	Detail    string
 }
@@ -134,6 +135,154 @@ func checkManual(h history) (out []violation, unverified int) {
 	return out, unverified
 }
 
+// checkApproval finds applies in manual mode of a render that no /sync approved: when
+// an object of a manual Release first carries some inputs and checkManual found a
+// sync request pending (it judges the rest), the pending request must be a plain
+// /sync (it approves any render), or one bound to a render of those inputs
+// (sync-requested-render: a /sync?render= approves that render only), or, in a
+// pinned Release, one whose pinned render is of those inputs (a pinned Release
+// applies its pin; the server takes a bound /sync of the current or the pinned
+// render). It judges the states that checkManual judges (held).
+//
+// The inputs of a render are those of the states whose status says they rendered
+// their spec (relState.rendered; renderInputs). judged counts the applies it judged,
+// bound those of them with a request bound to a render pending; unverified those it
+// could not judge: the inputs of the render the request approves are unknown.
+func checkApproval(h history) (out []violation, judged, bound, unverified int) {
+	renders := renderInputs(h.states)
+	done := map[string]bool{}
+	for _, ev := range h.events {
+		if !h.manual[ev.release] {
+			continue
+		}
+		id := ev.release + " " + ev.object + " " + ev.inputs
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		states := h.states[ev.release]
+		if hidden(states, ev, h.gaps) {
+			continue // checkManual counts it
+		}
+		pending := func(s relState) bool { return s.pending }
+		if ok, _, _ := held(states, ev, pending); !ok {
+			continue // checkManual's violation
+		}
+		judged++
+		if b, _, _ := held(states, ev, func(s relState) bool { return s.pending && s.bound != "" }); b {
+			bound++
+		}
+		verdict := func(want approval) func(relState) bool {
+			return func(s relState) bool { return s.pending && approves(s, ev.inputs, renders[ev.release]) >= want }
+		}
+		if ok, _, _ := held(states, ev, verdict(approved)); ok {
+			continue
+		}
+		if ok, _, _ := held(states, ev, verdict(approvalUnknown)); ok {
+			unverified++
+			continue
+		}
+		cands, before := judgedStates(states, ev)
+		var what []string
+		for _, s := range cands {
+			if s.pending {
+				what = append(what, describeApproval(s, renders[ev.release]))
+			}
+		}
+		out = append(out, violation{"approval", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but the /sync pending in the Release %s approved %s",
+			ev.object, ev.inputs, ev.moment(), before, strings.Join(what, "; "))})
+	}
+	return out, judged, bound, unverified
+}
+
+// approval is what a pending /sync says of an apply of some inputs: approvalUnknown
+// ranks between notApproved and approved (a lenient judgement takes the best).
+type approval int
+
+const (
+	notApproved approval = iota
+	approvalUnknown
+	approved
+)
+
+// approves says whether the pending /sync of s approves an apply of inputs, given the
+// inputs of the Release's renders.
+func approves(s relState, inputs string, renders map[string]string) approval {
+	if s.bound == "" {
+		return approved
+	}
+	of := func(ref string) approval {
+		in, ok := inputsOf(renders, ref)
+		switch {
+		case !ok:
+			return approvalUnknown
+		case in == inputs:
+			return approved
+		}
+		return notApproved
+	}
+	a := of(s.bound)
+	if s.pinned {
+		a = max(a, of(s.pin)) // an empty pin ref: unknown
+	}
+	return a
+}
+
+// describeApproval says what the pending /sync of s approved, for a violation.
+func describeApproval(s relState, renders map[string]string) string {
+	name := func(ref string) string {
+		if in, ok := inputsOf(renders, ref); ok {
+			return fmt.Sprintf("render %s (inputs %s)", v1alpha1.RenderRef(ref).Short(), in)
+		}
+		return fmt.Sprintf("render %s (inputs unknown)", v1alpha1.RenderRef(ref).Short())
+	}
+	d := name(s.bound)
+	if s.pinned {
+		d += ", pinned to " + name(s.pin)
+	}
+	return d
+}
+
+// inputsOf is the inputs of the render ref (full, or its short form) in renders.
+func inputsOf(renders map[string]string, ref string) (string, bool) {
+	if ref == "" {
+		return "", false
+	}
+	if in, ok := renders[ref]; ok {
+		return in, in != ""
+	}
+	for full, in := range renders {
+		if v1alpha1.RenderRef(ref).Names(full) {
+			return in, in != ""
+		}
+	}
+	return "", false
+}
+
+// renderInputs maps each Release's renders (status.render.ref) to the inputs they are
+// the render of, from its states that say so (relState.rendered). A render seen as
+// the render of two inputs maps to "" (unknown): one of those states was misread, and
+// what it would judge is not judged.
+func renderInputs(states map[string][]relState) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for key, ss := range states {
+		for _, s := range ss {
+			if s.render == "" || s.rendered == "" {
+				continue
+			}
+			if out[key] == nil {
+				out[key] = map[string]string{}
+			}
+			if in, ok := out[key][s.render]; ok && in != s.rendered {
+				out[key][s.render] = ""
+				continue
+			}
+			out[key][s.render] = s.rendered
+		}
+	}
+	return out
+}
+
 // checkClusterWaves finds Releases applied out of cluster-wave order: when an object of
 // a Release of cluster wave k first carries some inputs, every Release of a lower wave
 // on the same Cluster must have been Applied=True and Healthy=True in its last state
@@ -248,12 +397,18 @@ func hidden(states []relState, ev objEvent, gaps relists) bool {
 }
 
 // held says whether pred held for a Release (its states) when ev happened, and whether
-// any state of it was seen by then; before describes the state(s) judged. On the host,
-// exactly: the last state whose resourceVersion is below ev's (one etcd orders both).
-// On the remote cluster, leniently: pred held if it held for the last state seen
-// clockSlack before ev or for any state seen within clockSlack of it, so a violation
-// there is one that no ordering of the watches' delays explains.
+// any state of it was seen by then; before describes the state(s) judged (judgedStates).
 func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bool, before string) {
+	cands, before := judgedStates(states, ev)
+	return slices.ContainsFunc(cands, pred), len(cands) > 0, before
+}
+
+// judgedStates are the states of a Release (states) that held judges for ev, and their
+// description. On the host, exactly: the last state whose resourceVersion is below
+// ev's (one etcd orders both). On the remote cluster, leniently: the last state seen
+// clockSlack before ev and every state seen within clockSlack of it, so a violation
+// there is one that no ordering of the watches' delays explains.
+func judgedStates(states []relState, ev objEvent) ([]relState, string) {
 	if ev.cluster == "" {
 		var last *relState
 		for i, s := range states {
@@ -262,12 +417,13 @@ func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bo
 			}
 		}
 		if last == nil {
-			return false, false, ""
+			return nil, ""
 		}
-		return pred(*last), true, fmt.Sprintf("at %d, its last state before", last.rv)
+		return []relState{*last}, fmt.Sprintf("at %d, its last state before", last.rv)
 	}
 	from, to := ev.at.Add(-clockSlack), ev.at.Add(clockSlack)
 	var last *relState
+	var out []relState
 	for i, s := range states {
 		switch {
 		case s.at.After(to):
@@ -276,15 +432,13 @@ func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bo
 				last = &states[i]
 			}
 		default:
-			seen = true
-			ok = ok || pred(s)
+			out = append(out, s)
 		}
 	}
 	if last != nil {
-		seen = true
-		ok = ok || pred(*last)
+		out = append(out, *last)
 	}
-	return ok, seen, fmt.Sprintf("in any state seen from %s before to %s after", clockSlack, clockSlack)
+	return out, fmt.Sprintf("in any state seen from %s before to %s after", clockSlack, clockSlack)
 }
 
 // moment is where ev stands in its cluster's order: a resourceVersion on the host, the

@@ -207,6 +207,156 @@ func TestCheckManual(t *testing.T) {
 	}
 }
 
+// Renders of the approval tables: full refs.
+var (
+	renderA = "sha256:" + strings.Repeat("a", 64)
+	renderB = "sha256:" + strings.Repeat("b", 64)
+	renderC = "sha256:" + strings.Repeat("c", 64)
+)
+
+func TestCheckApproval(t *testing.T) {
+	// rendered is a state that says render ref is the render of inputs (no request).
+	rendered := func(rv int64, ref, inputs string) relState {
+		return relState{rv: rv, render: ref, rendered: inputs}
+	}
+	// req is a state with a /sync pending, bound to render ref ("": a plain one).
+	req := func(rv int64, ref string) relState { return relState{rv: rv, pending: true, bound: ref} }
+	reqAt := func(d time.Duration, ref string) relState { s := req(99, ref); s.at = t0.Add(d); return s }
+	pinned := func(s relState, pin string) relState { s.pinned, s.pin = true, pin; return s }
+	maps := []relState{rendered(5, renderA, "t1@1"), rendered(6, renderB, "t2@1")}
+	with := func(ss ...relState) []relState { return append(slices.Clone(maps), ss...) }
+	cases := map[string]struct {
+		events                          []objEvent
+		automatic                       bool
+		states                          []relState
+		gaps                            relists
+		want, judged, bound, unverified int
+	}{
+		"a bound approval of render A, then an apply of render B's inputs": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a bound approval of render A, then an apply of its inputs": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
+			states: with(req(15, renderA)), judged: 1, bound: 1,
+		},
+		"a plain /sync approves any render": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "")), judged: 1,
+		},
+		"the inputs of the approved render unknown: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, renderC)), judged: 1, bound: 1, unverified: 1,
+		},
+		"a render seen as the render of two inputs: unknown, not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(rendered(7, renderA, "t3@1"), req(15, renderA)), judged: 1, bound: 1, unverified: 1,
+		},
+		"a bound approval in its short form": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, v1alpha1.RenderRef(renderA).Short())), want: 1, judged: 1, bound: 1,
+		},
+		"the bound approval of the last state before counts, not an earlier plain one": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, ""), req(15, renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a later bound approval after the apply does not count": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, ""), req(25, renderA)), judged: 1,
+		},
+		// A pinned Release applies its pin; the server takes a /sync bound to its
+		// current render or its pinned one.
+		"pinned: a /sync bound to the current render applies the pinned render": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
+			states: with(pinned(req(15, renderB), renderA)), judged: 1, bound: 1,
+		},
+		"pinned: neither the bound nor the pinned render of those inputs": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(pinned(req(15, renderB), renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"pinned to no render: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(pinned(req(15, renderB), "")), judged: 1, bound: 1, unverified: 1,
+		},
+		// What checkManual judges is not judged again.
+		"no request pending: checkManual's violation": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(relState{rv: 15, bound: renderA}),
+		},
+		"a relist of Releases may have hidden the state before: checkManual counts it": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, renderA)), gaps: relists{releaseStream: {{from: 16, to: 25}}},
+		},
+		"automatic mode needs no approval": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)}, automatic: true,
+			states: with(req(15, renderA)),
+		},
+		"one judgement per object and inputs": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true), ev("dep/app", 1, "t2@1", 22, false)},
+			states: with(req(15, renderA)), want: 2, judged: 2, bound: 2,
+		},
+		"remote: a bound approval of render A seen within the slack of an apply of its inputs": {
+			events: []objEvent{remote(20, 0)},
+			states: with(reqAt(-10*time.Second, renderB), reqAt(-time.Second, renderA)), want: 0, judged: 1, bound: 1,
+		},
+		"remote: only approvals of render B from well before to after an apply of render A's inputs": {
+			events: []objEvent{remote(20, 0)},
+			states: with(reqAt(-10*time.Second, renderB), reqAt(-time.Second, renderB)), want: 1, judged: 1, bound: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, judged, bound, unverified := checkApproval(history{events: tc.events, manual: map[string]bool{"ns/r": !tc.automatic},
+				states: map[string][]relState{"ns/r": tc.states}, gaps: tc.gaps})
+			if len(got) != tc.want || judged != tc.judged || bound != tc.bound || unverified != tc.unverified {
+				t.Errorf("checkApproval = %v, %d judged, %d bound, %d unverified; want %d violations, %d judged, %d bound, %d unverified",
+					got, judged, bound, unverified, tc.want, tc.judged, tc.bound, tc.unverified)
+			}
+			for _, v := range got {
+				if v.Invariant != "approval" {
+					t.Errorf("violation of %q, want approval: %s", v.Invariant, v)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderedInputs: a state maps its render to its spec's inputs only when its
+// status says that it rendered them.
+func TestRenderedInputs(t *testing.T) {
+	rel := func(gen, observed int64, chart, rendered, reason string) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		r.Spec.Chart.Version, r.Spec.Values = chart, valuesOf("t7")
+		r.Status.ObservedGeneration = observed
+		r.Status.Render = &v1alpha1.RenderStatus{Ref: renderA, ChartVersion: rendered}
+		r.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionApplied, Status: metav1.ConditionFalse, Reason: reason, ObservedGeneration: observed}}
+		return r
+	}
+	noRender := rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSync)
+	noRender.Status.Render = nil
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		want string
+	}{
+		"waiting for a /sync, of its generation":        {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSync), want: "t7@" + versionA},
+		"applied, of its generation":                    {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonApplied), want: "t7@" + versionA},
+		"waiting for a sync wave":                       {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSyncWave), want: "t7@" + versionA},
+		"the status of an earlier generation":           {rel: rel(3, 2, versionA, versionA, v1alpha1.ReasonWaitingForSync)},
+		"the chart repository down: no render":          {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonSourceNotReady)},
+		"the Cluster unreachable: no render":            {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonClusterNotReady)},
+		"held by a lower cluster wave before rendering": {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForClusterWave)},
+		"the render of another chart version":           {rel: rel(3, 3, versionB, versionA, v1alpha1.ReasonWaitingForSync)},
+		"no render":                                     {rel: noRender},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, renderedInputs(tc.rel)); diff != "" {
+				t.Errorf("renderedInputs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSyncPending(t *testing.T) {
 	rel := func(annotation, handled string) *v1alpha1.Release {
 		r := &v1alpha1.Release{}
