@@ -917,3 +917,28 @@ func TestLeaseLost(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncKindOf: the driver binds the /syncs of manual Releases (some followed at
+// once by new values), by a step's pick, and never those of automatic Releases.
+func TestSyncKindOf(t *testing.T) {
+	manual, automatic := &release{manual: true}, &release{}
+	cases := map[string]struct {
+		r    *release
+		s    step
+		want syncKind
+	}{
+		"manual, pick 0: plain":                        {r: manual, s: step{act: actSync, pick: 3}, want: syncPlain},
+		"manual, pick 1: bound":                        {r: manual, s: step{act: actSync, pick: 4}, want: syncBound},
+		"manual, pick 2: bound, then new values":       {r: manual, s: step{act: actSync, pick: 5}, want: syncBoundThenEdit},
+		"a forced /sync is bound, no new values after": {r: manual, s: step{act: actForce, pick: 5}, want: syncBound},
+		"automatic: plain":                             {r: automatic, s: step{act: actSync, pick: 5}, want: syncPlain},
+		"not a /sync":                                  {r: manual, s: step{act: actEdit, pick: 5}, want: syncPlain},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := syncKindOf(tc.r, tc.s); got != tc.want {
+				t.Errorf("syncKindOf = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -212,7 +212,7 @@ func (d *driver) create(ctx context.Context, r *release) error {
 		}
 	}
 	if r.manual {
-		_ = d.sync(ctx, r, false)
+		_ = d.sync(ctx, r, false, "")
 	}
 	return nil
 }
@@ -273,6 +273,12 @@ func (d *driver) do(ctx context.Context, s step) {
 	began := time.Now()
 	var err error
 	what := s.act.String()
+	switch syncKindOf(r, s) {
+	case syncBound:
+		what += " (bound)"
+	case syncBoundThenEdit:
+		what += " (bound, then new values)"
+	}
 	if !r.exists {
 		what = "recreate"
 		err = d.create(ctx, r)
@@ -281,6 +287,12 @@ func (d *driver) do(ctx context.Context, s step) {
 		}
 	} else {
 		err = d.act(ctx, r, s)
+	}
+	if errors.Is(err, errRenderChanged) {
+		// Expected: nothing was written, nothing to read back.
+		d.count(what + " refused: its render no longer current (409)")
+		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		return
 	}
 	if err != nil {
 		d.count(what + " error")
@@ -324,12 +336,25 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		}
 		r.version = v
 	case actSync, actForce:
-		return d.sync(ctx, r, s.act == actForce)
+		kind, render := syncKindOf(r, s), ""
+		if kind != syncPlain {
+			if render = d.rec.lastRender(r.key()); render == "" {
+				d.count("bound /sync sent plain: no render seen yet")
+			}
+		}
+		if err := d.sync(ctx, r, s.act == actForce, render); err != nil || kind != syncBoundThenEdit || render == "" {
+			return err
+		}
+		token := d.newToken()
+		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
+			return fmt.Errorf("new values right after the /sync bound to render %s: %w", v1alpha1.RenderRef(render).Short(), err)
+		}
+		r.token = token
 	case actBurst:
 		var wg sync.WaitGroup
 		errs := make([]error, 6)
 		for i := range errs {
-			wg.Go(func() { errs[i] = d.sync(ctx, r, i == 0) })
+			wg.Go(func() { errs[i] = d.sync(ctx, r, i == 0, "") })
 		}
 		wg.Wait()
 		return errors.Join(errs...)
@@ -411,19 +436,41 @@ func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte)
 	return nil
 }
 
-// sync POSTs /sync (?force=true) and records what convoy acknowledged.
-func (d *driver) sync(ctx context.Context, r *release, force bool) error {
+// errRenderChanged is the answer 409 Conflict to a /sync bound to a render that is no
+// longer the Release's current render (nor its pinned one): the render changed after
+// the driver read it, as it may after kubectl convoy release sync read it. Nothing was
+// written; the driver counts it and goes on.
+var errRenderChanged = errors.New("the render approved is no longer current")
+
+// sync POSTs /sync (?force=true) and records what convoy acknowledged. With render
+// it is bound to that render (?render=): it approves that render only.
+func (d *driver) sync(ctx context.Context, r *release, force bool, render string) error {
 	d.syncSent.Add(1)
 	r.syncsSent++
-	out, err := d.e.cli.Sync(ctx, r.ns, r.name, force)
+	var out *v1alpha1.Release
+	var err error
+	if render == "" {
+		out, err = d.e.cli.Sync(ctx, r.ns, r.name, force)
+	} else {
+		out = &v1alpha1.Release{}
+		req := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).SubResource(v1alpha1.SubresourceSync).Param("render", render)
+		if force {
+			req = req.Param("force", "true")
+		}
+		err = req.Do(ctx).Into(out)
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%w: %w", errRenderChanged, err)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	d.syncAck.Add(1)
 	d.rec.state(out)
-	d.trace.printf("%s /sync force=%v: resourceVersion %s, %s=%s %s=%s", r.key(), force, out.ResourceVersion,
+	d.trace.printf("%s /sync force=%v render=%q: resourceVersion %s, %s=%s %s=%s %s=%s", r.key(), force, v1alpha1.RenderRef(render).Short(), out.ResourceVersion,
 		v1alpha1.AnnotationSyncRequestedAt, out.Annotations[v1alpha1.AnnotationSyncRequestedAt],
-		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt])
+		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt],
+		v1alpha1.AnnotationSyncRequestedRender, v1alpha1.RenderRef(out.Annotations[v1alpha1.AnnotationSyncRequestedRender]).Short())
 	record := func(annotation string, last *time.Time) error {
 		t, err := v1alpha1.ParseSyncTime(out.Annotations[annotation])
 		if err != nil {
@@ -438,6 +485,32 @@ func (d *driver) sync(ctx context.Context, r *release, force bool) error {
 		return record(v1alpha1.AnnotationSyncForceRequestedAt, &r.ackForce)
 	}
 	return record(v1alpha1.AnnotationSyncRequestedAt, &r.ackSync)
+}
+
+// syncKind is how the driver sends a /sync of a manual Release, by a step's pick: as
+// kubectl convoy release sync does, bound to the render it last saw in
+// status.render.ref (bound), sometimes followed at once by new values (boundThenEdit:
+// the approval is of the render before them, so it must apply nothing of them), or
+// plain (--any-render). An automatic Release's /sync is plain, and so is every /sync
+// of a burst (the "No lost request" rule's concurrent clients), of a creation (no
+// render yet) and of settle.
+type syncKind int
+
+const (
+	syncPlain syncKind = iota
+	syncBound
+	syncBoundThenEdit
+)
+
+func syncKindOf(r *release, s step) syncKind {
+	if !r.manual || (s.act != actSync && s.act != actForce) {
+		return syncPlain
+	}
+	k := syncKind(s.pick % 3)
+	if k == syncBoundThenEdit && s.act != actSync {
+		k = syncBound
+	}
+	return k
 }
 
 // settle prepares the end of a run: every pin removed and, in manual mode, a last
@@ -471,8 +544,11 @@ func (d *driver) settleOne(ctx context.Context, r *release) error {
 			}
 			r.pinned = false
 		}
+		// Plain: a /sync bound to the render last seen would approve nothing when the
+		// controller has not yet rendered the last values (a stale approval), and the
+		// run must converge to them.
 		if r.manual {
-			if err := d.sync(ctx, r, false); err != nil {
+			if err := d.sync(ctx, r, false, ""); err != nil {
 				return fmt.Errorf("last /sync of Release %s: %w", r.key(), err)
 			}
 		}
