@@ -942,3 +942,39 @@ func TestSyncKindOf(t *testing.T) {
 		})
 	}
 }
+
+// TestRecorderApprovals: the recorder keeps what the approval check reads — the render a
+// pending /sync is bound to, the pin, status.render.ref and the inputs it is the render
+// of — and lastRender is status.render.ref of the latest state.
+func TestRecorderApprovals(t *testing.T) {
+	rel := func(rv int64, bound, render string) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", ResourceVersion: fmt.Sprint(rv), Generation: 2,
+			Annotations: map[string]string{v1alpha1.AnnotationSyncRequestedAt: "2026-12-07T10:00:00Z"}}}
+		if bound != "" {
+			r.Annotations[v1alpha1.AnnotationSyncRequestedRender] = bound
+		}
+		r.Spec.Chart.Version, r.Spec.Values = versionA, valuesOf("t9")
+		r.Status.ObservedGeneration = 2
+		r.Status.Render = &v1alpha1.RenderStatus{Ref: render, ChartVersion: versionA}
+		r.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionApplied, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForSync, ObservedGeneration: 2}}
+		return r
+	}
+	r := newRecorder()
+	pinned := rel(10, renderA, renderA)
+	pinned.Pin = &v1alpha1.Pin{RenderRef: renderB}
+	r.watched(pinned)
+	r.state(rel(12, "", renderC)) // a write's answer, later
+	r.watched(rel(11, renderA, renderA))
+	if got := r.lastRender("ns/r"); got != renderC {
+		t.Errorf("lastRender = %q, want %q (the state of the highest resourceVersion)", got, renderC)
+	}
+	got := r.snapshot().states["ns/r"]
+	want := []relState{
+		{rv: 10, pending: true, inputs: "t9@" + versionA, bound: renderA, pin: renderB, pinned: true, render: renderA, rendered: "t9@" + versionA},
+		{rv: 12, pending: true, inputs: "t9@" + versionA, written: true, render: renderC, rendered: "t9@" + versionA},
+		{rv: 11, pending: true, inputs: "t9@" + versionA, bound: renderA, render: renderA, rendered: "t9@" + versionA},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(relState{}), cmpopts.IgnoreFields(relState{}, "at", "status")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
