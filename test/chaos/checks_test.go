@@ -927,12 +927,16 @@ func TestSyncKindOf(t *testing.T) {
 		s    step
 		want syncKind
 	}{
-		"manual, pick 0: plain":                        {r: manual, s: step{act: actSync, pick: 3}, want: syncPlain},
-		"manual, pick 1: bound":                        {r: manual, s: step{act: actSync, pick: 4}, want: syncBound},
-		"manual, pick 2: bound, then new values":       {r: manual, s: step{act: actSync, pick: 5}, want: syncBoundThenEdit},
-		"a forced /sync is bound, no new values after": {r: manual, s: step{act: actForce, pick: 5}, want: syncBound},
-		"automatic: plain":                             {r: automatic, s: step{act: actSync, pick: 5}, want: syncPlain},
-		"not a /sync":                                  {r: manual, s: step{act: actEdit, pick: 5}, want: syncPlain},
+		"manual, pick 0: plain":                          {r: manual, s: step{act: actSync, pick: 3}, want: syncPlain},
+		"manual, pick 1: bound":                          {r: manual, s: step{act: actSync, pick: 4}, want: syncBound},
+		"manual, pick 2: bound, then new values":         {r: manual, s: step{act: actSync, pick: 5}, want: syncBoundThenEdit},
+		"a forced /sync, pick 0: plain":                  {r: manual, s: step{act: actForce, pick: 3}, want: syncPlain},
+		"a forced /sync is bound, no new values after":   {r: manual, s: step{act: actForce, pick: 5}, want: syncBound},
+		"a values edit, pick 0: a bound /sync before it": {r: manual, s: step{act: actEdit, pick: 3}, want: syncBoundThenEdit},
+		"a values edit, pick 1: alone":                   {r: manual, s: step{act: actEdit, pick: 4}, want: syncPlain},
+		"automatic: plain":                               {r: automatic, s: step{act: actSync, pick: 5}, want: syncPlain},
+		"automatic, a values edit: alone":                {r: automatic, s: step{act: actEdit, pick: 3}, want: syncPlain},
+		"neither a /sync nor a values edit":              {r: manual, s: step{act: actVersion, pick: 3}, want: syncPlain},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

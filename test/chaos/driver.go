@@ -277,7 +277,7 @@ func (d *driver) do(ctx context.Context, s step) {
 	case syncBound:
 		what += " (bound)"
 	case syncBoundThenEdit:
-		what += " (bound, then new values)"
+		what = "bound sync, then new values"
 	}
 	if !r.exists {
 		what = "recreate"
@@ -289,8 +289,7 @@ func (d *driver) do(ctx context.Context, s step) {
 		err = d.act(ctx, r, s)
 	}
 	if errors.Is(err, errRenderChanged) {
-		// Expected: nothing was written, nothing to read back.
-		d.count(what + " refused: its render no longer current (409)")
+		// Expected (counted by sync): nothing was written, nothing to read back.
 		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
 		return
 	}
@@ -317,11 +316,15 @@ func (d *driver) do(ctx context.Context, s step) {
 func (d *driver) act(ctx context.Context, r *release, s step) error {
 	switch s.act {
 	case actEdit:
-		token := d.newToken()
-		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
-			return err
+		if syncKindOf(r, s) == syncBoundThenEdit {
+			// A person approves the render they looked at, and the values change
+			// right after: the approval is not of them. A 409 (the render changed
+			// already) is counted; the new values follow all the same.
+			if err := d.syncBound(ctx, r, false); err != nil && !errors.Is(err, errRenderChanged) {
+				return err
+			}
 		}
-		r.token = token
+		return d.edit(ctx, r)
 	case actVersion:
 		choices := []string{versionA, versionB}
 		if r.mayFail {
@@ -336,20 +339,14 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		}
 		r.version = v
 	case actSync, actForce:
-		kind, render := syncKindOf(r, s), ""
-		if kind != syncPlain {
-			if render = d.rec.lastRender(r.key()); render == "" {
-				d.count("bound /sync sent plain: no render seen yet")
-			}
+		kind := syncKindOf(r, s)
+		if kind == syncPlain {
+			return d.sync(ctx, r, s.act == actForce, "")
 		}
-		if err := d.sync(ctx, r, s.act == actForce, render); err != nil || kind != syncBoundThenEdit || render == "" {
+		if err := d.syncBound(ctx, r, s.act == actForce); err != nil || kind != syncBoundThenEdit {
 			return err
 		}
-		token := d.newToken()
-		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
-			return fmt.Errorf("new values right after the /sync bound to render %s: %w", v1alpha1.RenderRef(render).Short(), err)
-		}
-		r.token = token
+		return d.edit(ctx, r)
 	case actBurst:
 		var wg sync.WaitGroup
 		errs := make([]error, 6)
@@ -376,6 +373,27 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		d.e.aim(faultKillMidDelete, "the deletion of Release "+r.key()) // a fault waiting for a deletion strikes now
 	}
 	return nil
+}
+
+// edit sends new values (a new token).
+func (d *driver) edit(ctx context.Context, r *release) error {
+	token := d.newToken()
+	if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
+		return err
+	}
+	r.token = token
+	return nil
+}
+
+// syncBound sends a /sync bound to the render the driver last saw in
+// status.render.ref (recorder.lastRender), as kubectl convoy release sync does; a
+// plain one before any render was seen.
+func (d *driver) syncBound(ctx context.Context, r *release, force bool) error {
+	render := d.rec.lastRender(r.key())
+	if render == "" {
+		d.count("bound /sync sent plain: no render seen yet")
+	}
+	return d.sync(ctx, r, force, render)
 }
 
 // resync sets the model of r from the stored Release, after a write whose outcome is
@@ -459,6 +477,7 @@ func (d *driver) sync(ctx context.Context, r *release, force bool, render string
 		}
 		err = req.Do(ctx).Into(out)
 		if apierrors.IsConflict(err) {
+			d.count("bound /sync refused: its render no longer current (409)")
 			return fmt.Errorf("%w: %w", errRenderChanged, err)
 		}
 	}
@@ -487,13 +506,15 @@ func (d *driver) sync(ctx context.Context, r *release, force bool, render string
 	return record(v1alpha1.AnnotationSyncRequestedAt, &r.ackSync)
 }
 
-// syncKind is how the driver sends a /sync of a manual Release, by a step's pick: as
-// kubectl convoy release sync does, bound to the render it last saw in
-// status.render.ref (bound), sometimes followed at once by new values (boundThenEdit:
-// the approval is of the render before them, so it must apply nothing of them), or
-// plain (--any-render). An automatic Release's /sync is plain, and so is every /sync
-// of a burst (the "No lost request" rule's concurrent clients), of a creation (no
-// render yet) and of settle.
+// syncKind is how the driver sends the /sync of a step on a manual Release, by the
+// step's pick: as kubectl convoy release sync does, bound to the render it last saw in
+// status.render.ref (bound), sometimes with new values right after it (boundThenEdit:
+// the approval is of the render before them, so nothing of them may be applied), or
+// plain (--any-render). A third of the /syncs are plain, a third bound, a third bound
+// then new values; a forced one is plain or bound; a third of the values edits come
+// right after a bound /sync. An automatic Release's /sync is plain, and so is every
+// /sync of a burst (the "No lost request" rule's concurrent clients), of a creation
+// (no render yet) and of settle.
 type syncKind int
 
 const (
@@ -503,14 +524,21 @@ const (
 )
 
 func syncKindOf(r *release, s step) syncKind {
-	if !r.manual || (s.act != actSync && s.act != actForce) {
+	if !r.manual {
 		return syncPlain
 	}
 	k := syncKind(s.pick % 3)
-	if k == syncBoundThenEdit && s.act != actSync {
-		k = syncBound
+	switch s.act {
+	case actSync:
+		return k
+	case actForce:
+		return min(k, syncBound)
+	case actEdit:
+		if k == syncPlain {
+			return syncBoundThenEdit
+		}
 	}
-	return k
+	return syncPlain
 }
 
 // settle prepares the end of a run: every pin removed and, in manual mode, a last
