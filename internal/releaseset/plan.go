@@ -305,6 +305,7 @@ func (b builder) copyOf(sib *v1.Release, cluster string) *v1.Release {
 	}
 	delete(rel.Annotations, v1.AnnotationSyncRequestedAt)
 	delete(rel.Annotations, v1.AnnotationSyncForceRequestedAt)
+	delete(rel.Annotations, v1.AnnotationSyncRequestedRender)
 	b.own(rel, cluster)
 	return rel
 }

@@ -1,6 +1,7 @@
 package releaseset
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,7 +74,8 @@ func TestAnUpdateChangesOnlyWhatTheSetOwns(t *testing.T) {
 // Release: spec and revision, its own cluster, no sync request of the sibling's.
 func TestANewClusterOfAWaitingStageCopiesItsSibling(t *testing.T) {
 	sib := rel(setR2, "c3", from(setR1), ready(), annotated(v1.AnnotationSyncRequestedAt, "2026-01-01T00:00:00Z"),
-		annotated(v1.AnnotationSyncForceRequestedAt, "2026-01-01T00:00:00Z"))
+		annotated(v1.AnnotationSyncForceRequestedAt, "2026-01-01T00:00:00Z"),
+		annotated(v1.AnnotationSyncRequestedRender, "sha256:"+strings.Repeat("ab", 32)))
 	p := Decide(Input{Set: setR2, Clusters: []v1.Cluster{cluster("c1", ring("canary")), cluster("c3"), cluster("c5")},
 		Releases: []v1.Release{rel(setR2, "c1", notReady()), sib}})
 	if len(p.Create) != 1 {

@@ -18,38 +18,40 @@ import (
 // unless it is answered 200.
 func PostSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name string, force bool) {
 	t.Helper()
-	query := ""
-	if force {
-		query = "?force=true"
-	}
-	postSync(t, ctx, cfg, ns, name, query)
+	PostBoundSync(t, ctx, cfg, ns, name, "", force)
 }
 
-// PostBoundSync sends POST releases/<name>/sync?render=<render>, the approval of one
-// render, as PostSync sends a plain one.
-func PostBoundSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, render string) {
-	t.Helper()
-	postSync(t, ctx, cfg, ns, name, "?render="+url.QueryEscape(render))
-}
-
-func postSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, query string) {
+// PostBoundSync is PostSync bound to render (?render=, a full or a short render ref;
+// none when empty): it approves that render only, and fails t unless it is answered
+// 200 (a render that is not the current one is answered 409).
+func PostBoundSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, render string, force bool) {
 	t.Helper()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync%s", cfg.Host, v1.SchemeGroupVersion, ns, name, query)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	query := url.Values{}
+	if render != "" {
+		query.Set("render", render)
+	}
+	if force {
+		query.Set("force", "true")
+	}
+	u := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, ns, name)
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("POST %s: %v", u, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %s: %s", url, resp.Status, body)
+		t.Fatalf("POST %s: %s: %s", u, resp.Status, body)
 	}
 }

@@ -44,7 +44,7 @@ func TestApprovalAppliesOnlyTheApprovedRender(t *testing.T) {
 			a.waitApplied("db", metav1.ConditionFalse, v1.ReasonWaitingForSync)
 			renderA := a.waitRender("web", "")
 
-			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", renderA)
+			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", renderA, false)
 			a.waitApplied("web", metav1.ConditionFalse, v1.ReasonWaitingForClusterWave)
 
 			// A colleague edits the values: render B.
@@ -70,7 +70,7 @@ func TestApprovalAppliesOnlyTheApprovedRender(t *testing.T) {
 			})
 
 			// Approving B applies B.
-			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", renderB)
+			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", renderB, false)
 			a.waitApplied("web", metav1.ConditionTrue, v1.ReasonApplied)
 			rel = a.release("web")
 			if got := rel.Status.LastSuccessful.RenderRef; got != renderB {
@@ -127,7 +127,7 @@ func TestSwitchToManualAppliesNothingPending(t *testing.T) {
 
 			// A /sync after the switch applies the new render.
 			current := a.waitRender("web", "")
-			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", current)
+			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", current, false)
 			a.eventually("the /sync after the switch applied value b", func() (bool, string) {
 				value, _ := a.configMapValue("web")
 				return value == "b", fmt.Sprintf("ConfigMap web has value %q", value)

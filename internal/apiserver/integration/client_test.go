@@ -138,9 +138,18 @@ func mergePatch(c *rest.RESTClient, ctx context.Context, ns, name, subresource s
 	return out, req.Do(ctx).Into(out)
 }
 
-// sync POSTs /sync, with ?force=<force> when force is not empty.
+// postSync POSTs /sync, with ?force=<force> when force is not empty.
 func postSync(c *rest.RESTClient, ctx context.Context, ns, name, force string) (*convoyv1alpha1.Release, error) {
+	return postBoundSync(c, ctx, ns, name, "", force)
+}
+
+// postBoundSync POSTs /sync, with ?render=<render> and ?force=<force> when they are
+// not empty.
+func postBoundSync(c *rest.RESTClient, ctx context.Context, ns, name, render, force string) (*convoyv1alpha1.Release, error) {
 	req := c.Post().Namespace(ns).Resource("releases").Name(name).SubResource("sync")
+	if render != "" {
+		req = req.Param("render", render)
+	}
 	if force != "" {
 		req = req.Param("force", force)
 	}

@@ -27,7 +27,9 @@ func ObjectMetaUpdate(meta, old *metav1.ObjectMeta) field.ErrorList {
 // 10000) is rejected, and /sync never writes a later time.
 var LatestSyncTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
-// SyncAnnotations checks that the two sync annotations, when present, hold RFC 3339 times.
+// SyncAnnotations checks that the two sync time annotations, when present, hold RFC
+// 3339 times, and that sync-requested-render, when present, holds a full render ref
+// (what a bound /sync writes; the short form is only for the ?render= of the request).
 func SyncAnnotations(annotations map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	for _, key := range []string{convoyv1alpha1.AnnotationSyncRequestedAt, convoyv1alpha1.AnnotationSyncForceRequestedAt} {
@@ -43,6 +45,12 @@ func SyncAnnotations(annotations map[string]string) field.ErrorList {
 		case t.After(LatestSyncTime):
 			errs = append(errs, field.Invalid(metadataPath.Child("annotations").Key(key), value,
 				"must not be later than 9999-12-31T23:59:59Z in UTC (RFC 3339 has no year 10000)"))
+		}
+	}
+	if value, ok := annotations[convoyv1alpha1.AnnotationSyncRequestedRender]; ok {
+		if p := convoyv1alpha1.RenderRef(value).Problem(); p != "" {
+			errs = append(errs, field.Invalid(metadataPath.Child("annotations").Key(convoyv1alpha1.AnnotationSyncRequestedRender), value,
+				"must be a full render ref, sha256: and 64 lowercase hex digits: "+p))
 		}
 	}
 	return errs

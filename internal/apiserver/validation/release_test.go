@@ -109,6 +109,18 @@ func TestRelease(t *testing.T) {
 		"sync annotation in the year 10000 in UTC": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "9999-12-31T23:59:59-01:00"}
 		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-at]"}},
+		"sync render annotation, a full ref": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedRender: "sha256:" + strings.Repeat("0f", 32)}
+		}},
+		"sync render annotation, the short form": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedRender: "0123456789"}
+		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-render]"}},
+		"sync render annotation, uppercase": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedRender: "sha256:" + strings.Repeat("0F", 32)}
+		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-render]"}},
+		"sync render annotation, empty": {mutate: func(r *convoyv1alpha1.Release) {
+			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedRender: ""}
+		}, fields: []string{"metadata.annotations[convoy.kumodo.io/sync-requested-render]"}},
 		"pin of a bad ref": {mutate: func(r *convoyv1alpha1.Release) {
 			r.Pin = &convoyv1alpha1.Pin{RenderRef: "md5:x"}
 		}, fields: []string{"pin.renderRef"}},

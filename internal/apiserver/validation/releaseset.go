@@ -33,6 +33,7 @@ var reservedTemplateLabels = []string{convoyv1alpha1.LabelReleaseSet, convoyv1al
 var reservedTemplateAnnotations = []string{
 	convoyv1alpha1.AnnotationReleaseSetRevision, convoyv1alpha1.LabelReleaseSet, convoyv1alpha1.LabelCluster,
 	convoyv1alpha1.AnnotationSyncRequestedAt, convoyv1alpha1.AnnotationSyncForceRequestedAt,
+	convoyv1alpha1.AnnotationSyncRequestedRender,
 }
 
 // ReleaseSet validates a new ReleaseSet.

@@ -70,6 +70,9 @@ func TestReleaseSet(t *testing.T) {
 		"template with a sync request": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
 			s.Spec.Template.Metadata.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedAt: "2026-12-02T10:04:05Z"}
 		}, fields: []string{"spec.template.metadata.annotations[convoy.kumodo.io/sync-requested-at]"}},
+		"template with a bound sync request": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Template.Metadata.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncRequestedRender: "sha256:" + strings.Repeat("0f", 32)}
+		}, fields: []string{"spec.template.metadata.annotations[convoy.kumodo.io/sync-requested-render]"}},
 		"invalid cluster selector": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
 			s.Spec.ClusterSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}}
 		}, fields: []string{"spec.clusterSelector.matchExpressions[0].operator"}},

@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,9 +131,14 @@ func FuzzReleaseWrites(f *testing.F) {
 		if _, err := json.Marshal(obj); err != nil {
 			t.Fatalf("an accepted write does not encode: %v", err)
 		}
-		// The stored result must take a /sync (which the storage validates too).
+		// The stored result must take a /sync, bound to a render or not (which the
+		// storage validates too).
 		synced := obj.DeepCopy()
-		requestSync(synced, time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), true)
+		requestSync(synced, time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), true, "sha256:"+strings.Repeat("0a", 32))
+		if errs := newStrategy(nil).ValidateUpdate(context.Background(), synced, obj); len(errs) > 0 {
+			t.Fatalf("a bound /sync of an accepted Release is rejected: %v", errs)
+		}
+		requestSync(synced, time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), true, "")
 		if errs := newStrategy(nil).ValidateUpdate(context.Background(), synced, obj); len(errs) > 0 {
 			t.Fatalf("a /sync of an accepted Release is rejected: %v", errs)
 		}
@@ -168,7 +174,7 @@ func FuzzSyncRequest(f *testing.F) {
 		// A clock between 1970 and 9000.
 		const years7000 = 7000 * 366 * 24 * 3600
 		now := time.Unix(int64(uint64(nowUnix)%years7000), 0)
-		requestSync(r, now, force)
+		requestSync(r, now, force, "")
 		if errs := validation.SyncAnnotations(r.Annotations); len(errs) > 0 {
 			t.Fatalf("a /sync on an accepted Release (%q, %q) writes annotations that are rejected: %v", requested, forced, errs)
 		}

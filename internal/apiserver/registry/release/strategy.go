@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,6 +46,20 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	}
 }
 
+// PrepareForUpdate keeps status and pin from storage and bumps the generation on a spec
+// change. On a switch from automatic to manual (spec.syncPolicy.automatic true before,
+// false or unset after) it also drops the sync requests made before the switch:
+// sync-requested-at, sync-force-requested-at and sync-requested-render, each where the
+// update leaves it equal to the stored value. In automatic mode a /sync is a
+// reconcile now, not an approval; kept, such a request would be pending in manual
+// mode and apply the next render nobody approved. A value the same update changes is
+// a request made with the switch, and kept. No request is lost: a /sync after the
+// switch writes sync-requested-at anew, later than status.lastHandledSyncAt
+// (NextSyncRequest), so it is pending — the approval the manual mode waits for. The
+// switch does not write status.lastHandledSyncAt, which convoy sets only after a
+// successful apply. Every main-resource write comes here: PUT, the merge and JSON
+// patches, server-side apply (kubectl apply included); /sync and the subresources,
+// whose strategies have their own PrepareForUpdate and never change spec, do not.
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	r, oldR := obj.(*convoyv1alpha1.Release), old.(*convoyv1alpha1.Release)
 	r.Status = oldR.Status
@@ -53,6 +68,38 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	if !registry.Semantic.DeepEqual(r.Spec, oldR.Spec) {
 		r.Generation = oldR.Generation + 1
 	}
+	if automatic(oldR) && !automatic(r) {
+		dropRequestsBefore(r, oldR)
+	}
+}
+
+// syncRequestAnnotations are the annotations of a sync request.
+var syncRequestAnnotations = []string{
+	convoyv1alpha1.AnnotationSyncRequestedAt, convoyv1alpha1.AnnotationSyncForceRequestedAt,
+	convoyv1alpha1.AnnotationSyncRequestedRender,
+}
+
+// dropRequestsBefore removes from r each sync request annotation whose value is the
+// one old holds. It copies the annotation map first: r may share it with old.
+func dropRequestsBefore(r, old *convoyv1alpha1.Release) {
+	var annotations map[string]string
+	for _, key := range syncRequestAnnotations {
+		value, ok := r.Annotations[key]
+		if stored, was := old.Annotations[key]; !ok || !was || value != stored {
+			continue
+		}
+		if annotations == nil {
+			annotations = maps.Clone(r.Annotations)
+		}
+		delete(annotations, key)
+	}
+	if annotations != nil {
+		r.Annotations = annotations
+	}
+}
+
+func automatic(r *convoyv1alpha1.Release) bool {
+	return r.Spec.SyncPolicy.Automatic != nil && *r.Spec.SyncPolicy.Automatic
 }
 
 func (s strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -2,6 +2,8 @@ package release
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -164,5 +167,77 @@ func TestFieldStrategies(t *testing.T) {
 				t.Errorf("stored object (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A switch from automatic to manual drops the sync requests made before it: each sync
+// request annotation the update leaves at its stored value. A value the update
+// changes is a request made with the switch and stays; other annotations stay.
+func TestMainStrategySwitchToManualDropsOlderRequests(t *testing.T) {
+	const (
+		at      = convoyv1alpha1.AnnotationSyncRequestedAt
+		forceAt = convoyv1alpha1.AnnotationSyncForceRequestedAt
+		render  = convoyv1alpha1.AnnotationSyncRequestedRender
+		before  = "2026-12-02T10:04:05Z"
+		with    = "2026-12-02T10:09:00Z"
+	)
+	full := "sha256:" + strings.Repeat("ab", 32)
+	requests := map[string]string{at: before, forceAt: before, render: full, "a": "1"}
+	automatic, manual := ptr.To(true), ptr.To(false)
+	cases := map[string]struct {
+		from, to    *bool
+		annotations map[string]string // of the update; the stored ones are requests
+		want        map[string]string
+	}{
+		"automatic to manual drops them all": {from: automatic, to: manual,
+			annotations: requests, want: map[string]string{"a": "1"}},
+		"automatic to unset is manual too": {from: automatic, to: nil,
+			annotations: requests, want: map[string]string{"a": "1"}},
+		"a request written with the switch is kept": {from: automatic, to: manual,
+			annotations: map[string]string{at: with, forceAt: before, render: full, "a": "1"},
+			want:        map[string]string{at: with, "a": "1"}},
+		"a render written with the switch is kept": {from: automatic, to: manual,
+			annotations: map[string]string{at: with, forceAt: with, render: "sha256:" + strings.Repeat("cd", 32)},
+			want:        map[string]string{at: with, forceAt: with, render: "sha256:" + strings.Repeat("cd", 32)}},
+		"a request the update removes stays removed": {from: automatic, to: manual,
+			annotations: map[string]string{"a": "1"}, want: map[string]string{"a": "1"}},
+		"manual to manual keeps them": {from: manual, to: manual, annotations: requests, want: requests},
+		"unset to manual keeps them":  {from: nil, to: manual, annotations: requests, want: requests},
+		"manual to automatic keeps them": {from: manual, to: automatic,
+			annotations: requests, want: requests},
+		"automatic to automatic keeps them": {from: automatic, to: automatic,
+			annotations: requests, want: requests},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			old := stored()
+			old.Annotations = maps.Clone(requests)
+			old.Spec.SyncPolicy.Automatic = tc.from
+			obj := stored()
+			obj.Annotations = maps.Clone(tc.annotations)
+			obj.Spec.SyncPolicy.Automatic = tc.to
+			newStrategy(runtime.NewScheme()).PrepareForUpdate(context.Background(), obj, old)
+			if diff := cmp.Diff(tc.want, obj.Annotations); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(requests, old.Annotations); diff != "" {
+				t.Errorf("the stored annotations changed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The store /sync writes through keeps what the transform made, even across a
+// switch: /sync never changes spec, and its PrepareForUpdate changes nothing.
+func TestKeepStrategyKeepsTheRequest(t *testing.T) {
+	old := stored()
+	old.Spec.SyncPolicy.Automatic = ptr.To(true)
+	obj := old.DeepCopy()
+	requestSync(obj, time.Date(2026, 12, 2, 10, 4, 5, 0, time.UTC), true, "sha256:"+strings.Repeat("ab", 32))
+	obj.Spec.SyncPolicy.Automatic = ptr.To(false)
+	want := obj.DeepCopy()
+	keepStrategy{newStrategy(runtime.NewScheme())}.PrepareForUpdate(context.Background(), obj, old)
+	if diff := cmp.Diff(want, obj); diff != "" {
+		t.Errorf("object (-want +got):\n%s", diff)
 	}
 }

@@ -14,7 +14,8 @@ import (
 
 // fieldStrategy is the strategy of a subresource that owns one top-level field of a
 // Release (/pin, /mutations, /lifecycle): a write changes only that field and writes
-// sync-requested-at; it never changes the generation. The storage runs
+// sync-requested-at, as a plain /sync does (it removes sync-requested-render: the
+// request approves whatever render the change leads to); it never changes the generation. The storage runs
 // PrepareForUpdate inside its read-modify-write loop, with old the object just read, so
 // the field write and the annotation are one atomic update.
 type fieldStrategy struct {
@@ -53,7 +54,7 @@ func (s fieldStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obje
 	metav1.ResetObjectMetaForStatus(&r.ObjectMeta, &oldR.ObjectMeta)
 	now := s.clock.Now()
 	s.take(r, request, oldR, metav1.NewTime(now))
-	requestSync(r, now, false)
+	requestSync(r, now, false, "")
 }
 
 func (fieldStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {

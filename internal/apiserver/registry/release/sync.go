@@ -2,11 +2,14 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/clock"
@@ -14,11 +17,12 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// SyncREST serves POST releases/<name>/sync[?force=true]. RBAC sees it as create on
-// releases/sync. It writes sync-requested-at (and with force sync-force-requested-at)
-// in one read-modify-write in storage, retried there on conflict, and answers with the
-// Release as stored. Concurrent writes to one Release in this process take turns
-// (locks) before the read-modify-write.
+// SyncREST serves POST releases/<name>/sync[?force=true][&render=<ref>]. RBAC sees it
+// as create on releases/sync. It writes sync-requested-at (and with force
+// sync-force-requested-at), and sync-requested-render for a request bound to a render
+// (removed by a plain one), in one read-modify-write in storage, retried there on
+// conflict, and answers with the Release as stored. Concurrent writes to one Release
+// in this process take turns (locks) before the read-modify-write.
 type SyncREST struct {
 	store *genericregistry.Store
 	clock clock.PassiveClock
@@ -41,7 +45,7 @@ func (r *SyncREST) Destroy() {}
 // ConnectMethods allows only POST.
 func (r *SyncREST) ConnectMethods() []string { return []string{http.MethodPost} }
 
-// NewConnectOptions returns the query parameters of /sync (force).
+// NewConnectOptions returns the query parameters of /sync (force, render).
 func (r *SyncREST) NewConnectOptions() (runtime.Object, bool, string) {
 	return &convoyv1alpha1.SyncOptions{}, false, ""
 }
@@ -53,7 +57,7 @@ func (r *SyncREST) Connect(ctx context.Context, name string, options runtime.Obj
 		return nil, fmt.Errorf("invalid options object: %T", options)
 	}
 	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		obj, err := r.Sync(ctx, name, opts.Force)
+		obj, err := r.Sync(ctx, name, *opts)
 		if err != nil {
 			responder.Error(err)
 			return
@@ -62,13 +66,29 @@ func (r *SyncREST) Connect(ctx context.Context, name string, options runtime.Obj
 	}), nil
 }
 
-// Sync records a sync request on the Release name in the namespace of ctx.
-func (r *SyncREST) Sync(ctx context.Context, name string, force bool) (*convoyv1alpha1.Release, error) {
+// Sync records a sync request on the Release name in the namespace of ctx. With
+// opts.Render the request approves that render only: it is accepted when the render is
+// the Release's current render (status.render.ref) or, for a pinned Release, the
+// pinned one, and then sync-requested-render holds its full ref; otherwise Sync
+// answers 409 Conflict and writes nothing. The check and the write are one
+// read-modify-write, so the render checked is the render of the Release written.
+func (r *SyncREST) Sync(ctx context.Context, name string, opts convoyv1alpha1.SyncOptions) (*convoyv1alpha1.Release, error) {
+	ns, _ := genericapirequest.NamespaceFrom(ctx)
 	// The transform runs inside the storage's GuaranteedUpdate with the object just
-	// read; on a conflict the storage reads again and runs it again.
+	// read; on a conflict the storage reads again and runs it again. Its error is the
+	// answer as it is.
 	update := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		rel := old.(*convoyv1alpha1.Release).DeepCopy()
-		requestSync(rel, r.clock.Now(), force)
+		var render string
+		if opts.Render != "" {
+			full, ok := boundRender(rel, convoyv1alpha1.RenderRef(opts.Render))
+			if !ok {
+				return nil, apierrors.NewConflict(convoyv1alpha1.Resource(convoyv1alpha1.ResourceReleases), name,
+					errors.New(notCurrentRender(ns, name, rel, convoyv1alpha1.RenderRef(opts.Render))))
+			}
+			render = full
+		}
+		requestSync(rel, r.clock.Now(), opts.Force, render)
 		return rel, nil
 	})
 	unlock, err := r.locks.lockRelease(ctx, name)

@@ -1,7 +1,9 @@
 package release
 
 import (
+	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,9 +54,11 @@ func latest(a, b time.Time) time.Time {
 }
 
 // requestSync writes sync-requested-at (and, with force, sync-force-requested-at) on r
-// by the NextSyncRequest rule. It copies the annotation map first: r may share it
-// with the stored object.
-func requestSync(r *convoyv1alpha1.Release, now time.Time, force bool) {
+// by the NextSyncRequest rule, and sync-requested-render: render, the full ref a bound
+// /sync approved, or, for a plain request (render ""), no annotation at all — a plain
+// request approves whatever render is current when it is handled. It copies the
+// annotation map first: r may share it with the stored object.
+func requestSync(r *convoyv1alpha1.Release, now time.Time, force bool, render string) {
 	value := convoyv1alpha1.FormatSyncTime(NextSyncRequest(now, r, force))
 	annotations := maps.Clone(r.Annotations)
 	if annotations == nil {
@@ -64,5 +68,53 @@ func requestSync(r *convoyv1alpha1.Release, now time.Time, force bool) {
 	if force {
 		annotations[convoyv1alpha1.AnnotationSyncForceRequestedAt] = value
 	}
+	if render != "" {
+		annotations[convoyv1alpha1.AnnotationSyncRequestedRender] = render
+	} else {
+		delete(annotations, convoyv1alpha1.AnnotationSyncRequestedRender)
+	}
 	r.Annotations = annotations
+}
+
+// boundRender resolves the render of a bound /sync (?render=, a full ref or its
+// 10-digit short form) against the Release as stored: the full ref it names when that
+// is status.render.ref, the current render, or, for a pinned Release, pin.renderRef,
+// the render the pin holds it at. ok is false when it names neither: the request
+// approves a render convoy would not apply.
+func boundRender(r *convoyv1alpha1.Release, render convoyv1alpha1.RenderRef) (full string, ok bool) {
+	var candidates []string
+	if r.Status.Render != nil {
+		candidates = append(candidates, r.Status.Render.Ref)
+	}
+	if r.Pin != nil {
+		candidates = append(candidates, r.Pin.RenderRef)
+	}
+	for _, c := range candidates {
+		if render.Names(c) {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// notCurrentRender is the message of the 409 Conflict that answers a bound /sync whose
+// render is neither the current nor the pinned render of the Release ns/name: it
+// names the render asked for and the current one (short forms) and what to do next.
+func notCurrentRender(ns, name string, r *convoyv1alpha1.Release, render convoyv1alpha1.RenderRef) string {
+	asked := string(render)
+	if !render.IsShort() {
+		asked = render.Short()
+	}
+	var current []string
+	if r.Status.Render != nil && r.Status.Render.Ref != "" {
+		current = append(current, "the current render is "+convoyv1alpha1.RenderRef(r.Status.Render.Ref).Short())
+	} else {
+		current = append(current, "it has no render yet")
+	}
+	if r.Pin != nil && r.Pin.RenderRef != "" {
+		current = append(current, "it is pinned to render "+convoyv1alpha1.RenderRef(r.Pin.RenderRef).Short())
+	}
+	return fmt.Sprintf("render %s is not the current render of Release %s/%s (%s): "+
+		"review the current render with kubectl convoy release diff %s -n %s and approve it with kubectl convoy release sync %s -n %s",
+		asked, ns, name, strings.Join(current, ", and "), name, ns, name, ns)
 }
