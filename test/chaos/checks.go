@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -137,17 +138,27 @@ func checkManual(h history) (out []violation, unverified int) {
 
 // checkApproval finds applies in manual mode of a render that no /sync approved: when
 // an object of a manual Release first carries some inputs and checkManual found a
-// sync request pending (it judges the rest), the pending request must be a plain
-// /sync (it approves any render), or one bound to a render of those inputs
-// (sync-requested-render: a /sync?render= approves that render only), or, in a
-// pinned Release, one whose pinned render is of those inputs (a pinned Release
-// applies its pin; the server takes a bound /sync of the current or the pinned
-// render). It judges the states that checkManual judges (held).
+// sync request pending (it judges the rest), a state of the Release that asked for
+// those inputs (its spec) and was seen before the apply must have had a request
+// pending that approves them: a plain /sync (it approves any render), one bound to a
+// render of those inputs (sync-requested-render: a /sync?render= approves that render
+// only), or, in a pinned Release, one whose pinned render is of those inputs (a
+// pinned Release applies its pin; the server takes a bound /sync of the current or
+// the pinned render).
+//
+// Any such state, not only the last before the apply: the controller applied what it
+// read in a state that asked for those inputs, and a /sync may change the request
+// between that read and the apply (seed 11: the observer's plain /sync replaced a
+// person's approval of the render before the values changed, the controller applied
+// the new values, and the person's next /sync, bound to the same render, landed
+// before the apply). On the remote cluster the states seen up to clockSlack after the
+// apply count.
 //
 // The inputs of a render are those of the states whose status says they rendered
 // their spec (relState.rendered; renderInputs). judged counts the applies it judged,
-// bound those of them with a request bound to a render pending; unverified those it
-// could not judge: the inputs of the render the request approves are unknown.
+// bound those of them with a request bound to a render among those states; unverified
+// those it could not judge: the inputs of an approved render unknown, no state asking
+// for the inputs seen, or a relist of Releases that may have hidden one.
 func checkApproval(h history) (out []violation, judged, bound, unverified int) {
 	renders := renderInputs(h.states)
 	done := map[string]bool{}
@@ -164,35 +175,96 @@ func checkApproval(h history) (out []violation, judged, bound, unverified int) {
 		if hidden(states, ev, h.gaps) {
 			continue // checkManual counts it
 		}
-		pending := func(s relState) bool { return s.pending }
-		if ok, _, _ := held(states, ev, pending); !ok {
+		if ok, _, _ := held(states, ev, func(s relState) bool { return s.pending }); !ok {
 			continue // checkManual's violation
 		}
 		judged++
-		if b, _, _ := held(states, ev, func(s relState) bool { return s.pending && s.bound != "" }); b {
+		asked, mayHide := asking(states, ev, h.gaps)
+		best, boundSeen := notApproved, false
+		for _, s := range asked {
+			if s.pending {
+				best = max(best, approves(s, ev.inputs, renders[ev.release]))
+				boundSeen = boundSeen || s.bound != ""
+			}
+		}
+		if boundSeen {
 			bound++
 		}
-		verdict := func(want approval) func(relState) bool {
-			return func(s relState) bool { return s.pending && approves(s, ev.inputs, renders[ev.release]) >= want }
-		}
-		if ok, _, _ := held(states, ev, verdict(approved)); ok {
+		switch {
+		case best == approved:
 			continue
-		}
-		if ok, _, _ := held(states, ev, verdict(approvalUnknown)); ok {
+		case best == approvalUnknown || len(asked) == 0 || mayHide:
 			unverified++
 			continue
 		}
-		cands, before := judgedStates(states, ev)
 		var what []string
-		for _, s := range cands {
+		for _, s := range asked {
 			if s.pending {
-				what = append(what, describeApproval(s, renders[ev.release]))
+				what = append(what, fmt.Sprintf("at %d %s", s.rv, describeApproval(s, renders[ev.release])))
 			}
 		}
-		out = append(out, violation{"approval", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but the /sync pending in the Release %s approved %s",
-			ev.object, ev.inputs, ev.moment(), before, strings.Join(what, "; "))})
+		if len(what) == 0 {
+			what = []string{"none pending"}
+		}
+		out = append(out, violation{"approval", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but no /sync pending in a state asking for them approved them (%s)",
+			ev.object, ev.inputs, ev.moment(), strings.Join(what, "; "))})
 	}
 	return out, judged, bound, unverified
+}
+
+// asking are the states of a Release (states) that asked for ev's inputs and were seen
+// before ev: on the host, below ev's resourceVersion; on the remote cluster, up to
+// clockSlack after it. mayHide says that a relist of Releases may have hidden one:
+// one listed after the last state seen that asked for other inputs before the first
+// of them, and began before ev.
+func asking(states []relState, ev objEvent, gaps relists) (out []relState, mayHide bool) {
+	before := func(s relState) bool {
+		if ev.cluster == "" {
+			return s.rv < ev.rv
+		}
+		return !s.at.After(ev.at.Add(clockSlack))
+	}
+	for _, s := range states {
+		if before(s) && s.inputs == ev.inputs {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, true
+	}
+	first := slices.MinFunc(out, func(a, b relState) int { return cmpOrder(ev, a, b) })
+	var other *relState
+	for i, s := range states {
+		if before(s) && s.inputs != ev.inputs && cmpOrder(ev, s, first) < 0 && (other == nil || cmpOrder(ev, s, *other) > 0) {
+			other = &states[i]
+		}
+	}
+	if ev.cluster == "" {
+		var lo int64
+		if other != nil {
+			lo = other.rv
+		}
+		for _, g := range gaps[releaseStream] {
+			if g.to > lo && g.from < ev.rv {
+				return out, true
+			}
+		}
+		return out, false
+	}
+	from := first.at.Add(-clockSlack)
+	if other != nil {
+		from = other.at
+	}
+	return out, gaps.during(releaseStream, from, ev.at.Add(clockSlack))
+}
+
+// cmpOrder orders two states of a Release as the check of ev does: by resourceVersion
+// for a host apply, by the time seen for a remote one.
+func cmpOrder(ev objEvent, a, b relState) int {
+	if ev.cluster == "" {
+		return cmp.Compare(a.rv, b.rv)
+	}
+	return a.at.Compare(b.at)
 }
 
 // approval is what a pending /sync says of an apply of some inputs: approvalUnknown
@@ -397,18 +469,12 @@ func hidden(states []relState, ev objEvent, gaps relists) bool {
 }
 
 // held says whether pred held for a Release (its states) when ev happened, and whether
-// any state of it was seen by then; before describes the state(s) judged (judgedStates).
-func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bool, before string) {
-	cands, before := judgedStates(states, ev)
-	return slices.ContainsFunc(cands, pred), len(cands) > 0, before
-}
-
-// judgedStates are the states of a Release (states) that held judges for ev, and their
-// description. On the host, exactly: the last state whose resourceVersion is below
-// ev's (one etcd orders both). On the remote cluster, leniently: the last state seen
-// clockSlack before ev and every state seen within clockSlack of it, so a violation
+// any state of it was seen by then; before describes the state(s) judged. On the host,
+// exactly: the last state whose resourceVersion is below ev's (one etcd orders both).
+// On the remote cluster, leniently: pred held if it held for the last state seen
+// clockSlack before ev or for any state seen within clockSlack of it, so a violation
 // there is one that no ordering of the watches' delays explains.
-func judgedStates(states []relState, ev objEvent) ([]relState, string) {
+func held(states []relState, ev objEvent, pred func(relState) bool) (ok, seen bool, before string) {
 	if ev.cluster == "" {
 		var last *relState
 		for i, s := range states {
@@ -417,13 +483,12 @@ func judgedStates(states []relState, ev objEvent) ([]relState, string) {
 			}
 		}
 		if last == nil {
-			return nil, ""
+			return false, false, ""
 		}
-		return []relState{*last}, fmt.Sprintf("at %d, its last state before", last.rv)
+		return pred(*last), true, fmt.Sprintf("at %d, its last state before", last.rv)
 	}
 	from, to := ev.at.Add(-clockSlack), ev.at.Add(clockSlack)
 	var last *relState
-	var out []relState
 	for i, s := range states {
 		switch {
 		case s.at.After(to):
@@ -432,13 +497,15 @@ func judgedStates(states []relState, ev objEvent) ([]relState, string) {
 				last = &states[i]
 			}
 		default:
-			out = append(out, s)
+			seen = true
+			ok = ok || pred(s)
 		}
 	}
 	if last != nil {
-		out = append(out, *last)
+		seen = true
+		ok = ok || pred(*last)
 	}
-	return out, fmt.Sprintf("in any state seen from %s before to %s after", clockSlack, clockSlack)
+	return ok, seen, fmt.Sprintf("in any state seen from %s before to %s after", clockSlack, clockSlack)
 }
 
 // moment is where ev stands in its cluster's order: a resourceVersion on the host, the

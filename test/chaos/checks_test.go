@@ -217,12 +217,20 @@ var (
 func TestCheckApproval(t *testing.T) {
 	// rendered is a state that says render ref is the render of inputs (no request).
 	rendered := func(rv int64, ref, inputs string) relState {
-		return relState{rv: rv, render: ref, rendered: inputs}
+		return relState{rv: rv, render: ref, rendered: inputs, inputs: inputs}
 	}
-	// req is a state with a /sync pending, bound to render ref ("": a plain one).
-	req := func(rv int64, ref string) relState { return relState{rv: rv, pending: true, bound: ref} }
-	reqAt := func(d time.Duration, ref string) relState { s := req(99, ref); s.at = t0.Add(d); return s }
+	// req is a state asking for inputs with a /sync pending, bound to render ref ("":
+	// a plain one).
+	req := func(rv int64, inputs, ref string) relState {
+		return relState{rv: rv, inputs: inputs, pending: true, bound: ref}
+	}
+	reqAt := func(d time.Duration, inputs, ref string) relState {
+		s := req(99, inputs, ref)
+		s.at = t0.Add(d)
+		return s
+	}
 	pinned := func(s relState, pin string) relState { s.pinned, s.pin = true, pin; return s }
+	// Render A is of t1@1, render B of t2@1.
 	maps := []relState{rendered(5, renderA, "t1@1"), rendered(6, renderB, "t2@1")}
 	with := func(ss ...relState) []relState { return append(slices.Clone(maps), ss...) }
 	cases := map[string]struct {
@@ -234,74 +242,99 @@ func TestCheckApproval(t *testing.T) {
 	}{
 		"a bound approval of render A, then an apply of render B's inputs": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, renderA)), want: 1, judged: 1, bound: 1,
+			states: with(req(15, "t2@1", renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a bound approval of render A, then new values, then an apply of them": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(req(14, "t1@1", renderA), req(15, "t3@1", renderA)), want: 1, judged: 1, bound: 1,
 		},
 		"a bound approval of render A, then an apply of its inputs": {
 			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
-			states: with(req(15, renderA)), judged: 1, bound: 1,
+			states: with(req(15, "t1@1", renderA)), judged: 1, bound: 1,
 		},
 		"a plain /sync approves any render": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, "")), judged: 1,
+			states: with(req(15, "t2@1", "")), judged: 1,
 		},
 		"the inputs of the approved render unknown: not judged": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, renderC)), judged: 1, bound: 1, unverified: 1,
+			states: with(req(15, "t2@1", renderC)), judged: 1, bound: 1, unverified: 1,
 		},
 		"a render seen as the render of two inputs: unknown, not judged": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(rendered(7, renderA, "t3@1"), req(15, renderA)), judged: 1, bound: 1, unverified: 1,
+			states: with(rendered(7, renderA, "t3@1"), req(15, "t2@1", renderA)), judged: 1, bound: 1, unverified: 1,
 		},
 		"a bound approval in its short form": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, v1alpha1.RenderRef(renderA).Short())), want: 1, judged: 1, bound: 1,
+			states: with(req(15, "t2@1", v1alpha1.RenderRef(renderA).Short())), want: 1, judged: 1, bound: 1,
 		},
-		"the bound approval of the last state before counts, not an earlier plain one": {
+		// Seed 11: the observer's plain /sync replaced the approval of render A after
+		// the values changed; the controller applied them; the next /sync, bound to
+		// render A again, came between its read and its apply.
+		"a plain /sync while the spec asked for the inputs, a bound one after it: the controller may have read the plain one": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(12, ""), req(15, renderA)), want: 1, judged: 1, bound: 1,
+			states: with(req(12, "t2@1", renderA), req(13, "t2@1", ""), req(15, "t2@1", renderA)), judged: 1, bound: 1,
 		},
-		"a later bound approval after the apply does not count": {
+		"a plain /sync while the spec asked for other inputs approves nothing of these": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, ""), req(25, renderA)), judged: 1,
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a plain /sync after the apply does not count": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", renderA), req(25, "t2@1", "")), want: 1, judged: 1, bound: 1,
+		},
+		"no state asking for the inputs seen before the apply: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t4@1", 20, true)},
+			states: with(req(15, "t1@1", renderA)), judged: 1, bound: 0, unverified: 1,
+		},
+		"a relist of Releases since the spec asked for the inputs: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA), req(17, "t2@1", renderA)),
+			gaps:   relists{releaseStream: {{from: 13, to: 16}}}, judged: 1, bound: 1, unverified: 1,
+		},
+		"a relist of Releases before the spec asked for the inputs hides nothing": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA)),
+			gaps:   relists{releaseStream: {{from: 1, to: 4}}}, want: 1, judged: 1, bound: 1,
 		},
 		// A pinned Release applies its pin; the server takes a /sync bound to its
 		// current render or its pinned one.
 		"pinned: a /sync bound to the current render applies the pinned render": {
 			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
-			states: with(pinned(req(15, renderB), renderA)), judged: 1, bound: 1,
+			states: with(pinned(req(15, "t1@1", renderB), renderA)), judged: 1, bound: 1,
 		},
 		"pinned: neither the bound nor the pinned render of those inputs": {
 			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
-			states: with(pinned(req(15, renderB), renderA)), want: 1, judged: 1, bound: 1,
+			states: with(pinned(req(15, "t3@1", renderB), renderA)), want: 1, judged: 1, bound: 1,
 		},
 		"pinned to no render: not judged": {
 			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
-			states: with(pinned(req(15, renderB), "")), judged: 1, bound: 1, unverified: 1,
+			states: with(pinned(req(15, "t3@1", renderB), "")), judged: 1, bound: 1, unverified: 1,
 		},
 		// What checkManual judges is not judged again.
 		"no request pending: checkManual's violation": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(relState{rv: 15, bound: renderA}),
+			states: with(relState{rv: 15, inputs: "t2@1", bound: renderA}),
 		},
 		"a relist of Releases may have hidden the state before: checkManual counts it": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
-			states: with(req(15, renderA)), gaps: relists{releaseStream: {{from: 16, to: 25}}},
+			states: with(req(15, "t2@1", renderA)), gaps: relists{releaseStream: {{from: 16, to: 25}}},
 		},
 		"automatic mode needs no approval": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)}, automatic: true,
-			states: with(req(15, renderA)),
+			states: with(req(15, "t2@1", renderA)),
 		},
 		"one judgement per object and inputs": {
 			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true), ev("dep/app", 1, "t2@1", 22, false)},
-			states: with(req(15, renderA)), want: 2, judged: 2, bound: 2,
+			states: with(req(15, "t2@1", renderA)), want: 2, judged: 2, bound: 2,
 		},
-		"remote: a bound approval of render A seen within the slack of an apply of its inputs": {
+		"remote: a bound approval of render A seen within the slack after an apply of its inputs": {
 			events: []objEvent{remote(20, 0)},
-			states: with(reqAt(-10*time.Second, renderB), reqAt(-time.Second, renderA)), want: 0, judged: 1, bound: 1,
+			states: with(reqAt(-10*time.Second, "t1@1", renderB), reqAt(clockSlack/2, "t1@1", renderA)), judged: 1, bound: 1,
 		},
 		"remote: only approvals of render B from well before to after an apply of render A's inputs": {
 			events: []objEvent{remote(20, 0)},
-			states: with(reqAt(-10*time.Second, renderB), reqAt(-time.Second, renderB)), want: 1, judged: 1, bound: 1,
+			states: with(reqAt(-10*time.Second, "t1@1", renderB), reqAt(-time.Second, "t1@1", renderB), reqAt(2*clockSlack, "t1@1", "")), want: 1, judged: 1, bound: 1,
 		},
 	}
 	for name, tc := range cases {
