@@ -199,8 +199,9 @@ func checkApproval(h history) (out []violation, judged, bound, unverified int) {
 		}
 		var what []string
 		for _, s := range asked {
-			if s.pending {
-				what = append(what, fmt.Sprintf("at %d %s", s.rv, describeApproval(s, renders[ev.release])))
+			// A state comes twice when both the watch and a write's answer gave it.
+			if d := fmt.Sprintf("at %d %s", s.rv, describeApproval(s, renders[ev.release])); s.pending && !slices.Contains(what, d) {
+				what = append(what, d)
 			}
 		}
 		if len(what) == 0 {

@@ -278,6 +278,8 @@ func (d *driver) do(ctx context.Context, s step) {
 		what += " (bound)"
 	case syncBoundThenEdit:
 		what = "bound sync, then new values"
+	case syncEditThenBound:
+		what = "new values, then a bound sync"
 	}
 	if !r.exists {
 		what = "recreate"
@@ -316,7 +318,8 @@ func (d *driver) do(ctx context.Context, s step) {
 func (d *driver) act(ctx context.Context, r *release, s step) error {
 	switch s.act {
 	case actEdit:
-		if syncKindOf(r, s) == syncBoundThenEdit {
+		kind := syncKindOf(r, s)
+		if kind == syncBoundThenEdit {
 			// A person approves the render they looked at, and the values change
 			// right after: the approval is not of them. A 409 (the render changed
 			// already) is counted; the new values follow all the same.
@@ -324,7 +327,15 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 				return err
 			}
 		}
-		return d.edit(ctx, r)
+		if err := d.edit(ctx, r); err != nil || kind != syncEditThenBound {
+			return err
+		}
+		// New values, and a /sync bound at once to the render last seen: until the
+		// controller has rendered them, status.render.ref is still the render before
+		// them, which the /sync then approves (as kubectl convoy release sync would).
+		if err := d.syncBound(ctx, r, false); err != nil && !errors.Is(err, errRenderChanged) {
+			return err
+		}
 	case actVersion:
 		choices := []string{versionA, versionB}
 		if r.mayFail {
@@ -510,9 +521,11 @@ func (d *driver) sync(ctx context.Context, r *release, force bool, render string
 // step's pick: as kubectl convoy release sync does, bound to the render it last saw in
 // status.render.ref (bound), sometimes with new values right after it (boundThenEdit:
 // the approval is of the render before them, so nothing of them may be applied), or
-// plain (--any-render). A third of the /syncs are plain, a third bound, a third bound
-// then new values; a forced one is plain or bound; a third of the values edits come
-// right after a bound /sync. An automatic Release's /sync is plain, and so is every
+// plain (--any-render); or new values with a bound /sync right after them
+// (editThenBound: the render last seen is then often the one before them). A third of
+// the /syncs are plain, a third bound, a third bound then new values; a forced one is
+// plain or bound; a third of the values edits come right after a bound /sync, a third
+// right before one. An automatic Release's /sync is plain, and so is every
 // /sync of a burst (the "No lost request" rule's concurrent clients), of a creation
 // (no render yet) and of settle.
 type syncKind int
@@ -521,6 +534,7 @@ const (
 	syncPlain syncKind = iota
 	syncBound
 	syncBoundThenEdit
+	syncEditThenBound
 )
 
 func syncKindOf(r *release, s step) syncKind {
@@ -534,9 +548,7 @@ func syncKindOf(r *release, s step) syncKind {
 	case actForce:
 		return min(k, syncBound)
 	case actEdit:
-		if k == syncPlain {
-			return syncBoundThenEdit
-		}
+		return [...]syncKind{syncBoundThenEdit, syncEditThenBound, syncPlain}[k]
 	}
 	return syncPlain
 }
