@@ -1,9 +1,11 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -14,7 +16,7 @@ import (
 
 // violation is one broken invariant.
 type violation struct {
-	Invariant string // "sync", "manual", "waves", "orphans", "converge", "quiet", "cluster-waves", "cluster-wave-rollouts"
+	Invariant string // "sync", "manual", "approval", "waves", "orphans", "converge", "quiet", "cluster-waves", "cluster-wave-rollouts"
 	Release   string
 	Detail    string
 }
@@ -132,6 +134,226 @@ func checkManual(h history) (out []violation, unverified int) {
 		}
 	}
 	return out, unverified
+}
+
+// checkApproval finds applies in manual mode of a render that no /sync approved: when
+// an object of a manual Release first carries some inputs and checkManual found a
+// sync request pending (it judges the rest), a state of the Release that asked for
+// those inputs (its spec) and was seen before the apply must have had a request
+// pending that approves them: a plain /sync (it approves any render), one bound to a
+// render of those inputs (sync-requested-render: a /sync?render= approves that render
+// only), or, in a pinned Release, one whose pinned render is of those inputs (a
+// pinned Release applies its pin; the server takes a bound /sync of the current or
+// the pinned render).
+//
+// Any such state, not only the last before the apply: the controller applied what it
+// read in a state that asked for those inputs, and a /sync may change the request
+// between that read and the apply (seed 11: the observer's plain /sync replaced a
+// person's approval of the render before the values changed, the controller applied
+// the new values, and the person's next /sync, bound to the same render, landed
+// before the apply). On the remote cluster the states seen up to clockSlack after the
+// apply count.
+//
+// The inputs of a render are those of the states whose status says they rendered
+// their spec (relState.rendered; renderInputs). judged counts the applies it judged,
+// bound those of them with a request bound to a render among those states; unverified
+// those it could not judge: the inputs of an approved render unknown, no state asking
+// for the inputs seen, or a relist of Releases that may have hidden one.
+func checkApproval(h history) (out []violation, judged, bound, unverified int) {
+	renders := renderInputs(h.states)
+	done := map[string]bool{}
+	for _, ev := range h.events {
+		if !h.manual[ev.release] {
+			continue
+		}
+		id := ev.release + " " + ev.object + " " + ev.inputs
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		states := h.states[ev.release]
+		if hidden(states, ev, h.gaps) {
+			continue // checkManual counts it
+		}
+		if ok, _, _ := held(states, ev, func(s relState) bool { return s.pending }); !ok {
+			continue // checkManual's violation
+		}
+		judged++
+		asked, mayHide := asking(states, ev, h.gaps)
+		best, boundSeen := notApproved, false
+		for _, s := range asked {
+			if s.pending {
+				best = max(best, approves(s, ev.inputs, renders[ev.release]))
+				boundSeen = boundSeen || s.bound != ""
+			}
+		}
+		if boundSeen {
+			bound++
+		}
+		switch {
+		case best == approved:
+			continue
+		case best == approvalUnknown || len(asked) == 0 || mayHide:
+			unverified++
+			continue
+		}
+		var what []string
+		for _, s := range asked {
+			// A state comes twice when both the watch and a write's answer gave it.
+			if d := fmt.Sprintf("at %d %s", s.rv, describeApproval(s, renders[ev.release])); s.pending && !slices.Contains(what, d) {
+				what = append(what, d)
+			}
+		}
+		if len(what) == 0 {
+			what = []string{"none pending"}
+		}
+		out = append(out, violation{"approval", ev.release, fmt.Sprintf("%s applied with inputs %s at %s, but no /sync pending in a state asking for them approved them (%s)",
+			ev.object, ev.inputs, ev.moment(), strings.Join(what, "; "))})
+	}
+	return out, judged, bound, unverified
+}
+
+// asking are the states of a Release (states) that asked for ev's inputs and were seen
+// before ev: on the host, below ev's resourceVersion; on the remote cluster, up to
+// clockSlack after it. mayHide says that a relist of Releases may have hidden one:
+// one listed after the last state seen that asked for other inputs before the first
+// of them, and began before ev.
+func asking(states []relState, ev objEvent, gaps relists) (out []relState, mayHide bool) {
+	before := func(s relState) bool {
+		if ev.cluster == "" {
+			return s.rv < ev.rv
+		}
+		return !s.at.After(ev.at.Add(clockSlack))
+	}
+	for _, s := range states {
+		if before(s) && s.inputs == ev.inputs {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, true
+	}
+	first := slices.MinFunc(out, func(a, b relState) int { return cmpOrder(ev, a, b) })
+	var other *relState
+	for i, s := range states {
+		if before(s) && s.inputs != ev.inputs && cmpOrder(ev, s, first) < 0 && (other == nil || cmpOrder(ev, s, *other) > 0) {
+			other = &states[i]
+		}
+	}
+	if ev.cluster == "" {
+		var lo int64
+		if other != nil {
+			lo = other.rv
+		}
+		for _, g := range gaps[releaseStream] {
+			if g.to > lo && g.from < ev.rv {
+				return out, true
+			}
+		}
+		return out, false
+	}
+	from := first.at.Add(-clockSlack)
+	if other != nil {
+		from = other.at
+	}
+	return out, gaps.during(releaseStream, from, ev.at.Add(clockSlack))
+}
+
+// cmpOrder orders two states of a Release as the check of ev does: by resourceVersion
+// for a host apply, by the time seen for a remote one.
+func cmpOrder(ev objEvent, a, b relState) int {
+	if ev.cluster == "" {
+		return cmp.Compare(a.rv, b.rv)
+	}
+	return a.at.Compare(b.at)
+}
+
+// approval is what a pending /sync says of an apply of some inputs: approvalUnknown
+// ranks between notApproved and approved (a lenient judgement takes the best).
+type approval int
+
+const (
+	notApproved approval = iota
+	approvalUnknown
+	approved
+)
+
+// approves says whether the pending /sync of s approves an apply of inputs, given the
+// inputs of the Release's renders.
+func approves(s relState, inputs string, renders map[string]string) approval {
+	if s.bound == "" {
+		return approved
+	}
+	of := func(ref string) approval {
+		in, ok := inputsOf(renders, ref)
+		switch {
+		case !ok:
+			return approvalUnknown
+		case in == inputs:
+			return approved
+		}
+		return notApproved
+	}
+	a := of(s.bound)
+	if s.pinned {
+		a = max(a, of(s.pin)) // an empty pin ref: unknown
+	}
+	return a
+}
+
+// describeApproval says what the pending /sync of s approved, for a violation.
+func describeApproval(s relState, renders map[string]string) string {
+	name := func(ref string) string {
+		if in, ok := inputsOf(renders, ref); ok {
+			return fmt.Sprintf("render %s (inputs %s)", v1alpha1.RenderRef(ref).Short(), in)
+		}
+		return fmt.Sprintf("render %s (inputs unknown)", v1alpha1.RenderRef(ref).Short())
+	}
+	d := name(s.bound)
+	if s.pinned {
+		d += ", pinned to " + name(s.pin)
+	}
+	return d
+}
+
+// inputsOf is the inputs of the render ref (full, or its short form) in renders.
+func inputsOf(renders map[string]string, ref string) (string, bool) {
+	if ref == "" {
+		return "", false
+	}
+	if in, ok := renders[ref]; ok {
+		return in, in != ""
+	}
+	for full, in := range renders {
+		if v1alpha1.RenderRef(ref).Names(full) {
+			return in, in != ""
+		}
+	}
+	return "", false
+}
+
+// renderInputs maps each Release's renders (status.render.ref) to the inputs they are
+// the render of, from its states that say so (relState.rendered). A render seen as
+// the render of two inputs maps to "" (unknown): one of those states was misread, and
+// what it would judge is not judged.
+func renderInputs(states map[string][]relState) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for key, ss := range states {
+		for _, s := range ss {
+			if s.render == "" || s.rendered == "" {
+				continue
+			}
+			if out[key] == nil {
+				out[key] = map[string]string{}
+			}
+			if in, ok := out[key][s.render]; ok && in != s.rendered {
+				out[key][s.render] = ""
+				continue
+			}
+			out[key][s.render] = s.rendered
+		}
+	}
+	return out
 }
 
 // checkClusterWaves finds Releases applied out of cluster-wave order: when an object of

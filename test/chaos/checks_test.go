@@ -207,6 +207,189 @@ func TestCheckManual(t *testing.T) {
 	}
 }
 
+// Renders of the approval tables: full refs.
+var (
+	renderA = "sha256:" + strings.Repeat("a", 64)
+	renderB = "sha256:" + strings.Repeat("b", 64)
+	renderC = "sha256:" + strings.Repeat("c", 64)
+)
+
+func TestCheckApproval(t *testing.T) {
+	// rendered is a state that says render ref is the render of inputs (no request).
+	rendered := func(rv int64, ref, inputs string) relState {
+		return relState{rv: rv, render: ref, rendered: inputs, inputs: inputs}
+	}
+	// req is a state asking for inputs with a /sync pending, bound to render ref ("":
+	// a plain one).
+	req := func(rv int64, inputs, ref string) relState {
+		return relState{rv: rv, inputs: inputs, pending: true, bound: ref}
+	}
+	reqAt := func(d time.Duration, inputs, ref string) relState {
+		s := req(99, inputs, ref)
+		s.at = t0.Add(d)
+		return s
+	}
+	pinned := func(s relState, pin string) relState { s.pinned, s.pin = true, pin; return s }
+	// Render A is of t1@1, render B of t2@1.
+	maps := []relState{rendered(5, renderA, "t1@1"), rendered(6, renderB, "t2@1")}
+	with := func(ss ...relState) []relState { return append(slices.Clone(maps), ss...) }
+	cases := map[string]struct {
+		events                          []objEvent
+		automatic                       bool
+		states                          []relState
+		gaps                            relists
+		want, judged, bound, unverified int
+	}{
+		"a bound approval of render A, then an apply of render B's inputs": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a bound approval of render A, then new values, then an apply of them": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(req(14, "t1@1", renderA), req(15, "t3@1", renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a bound approval of render A, then an apply of its inputs": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
+			states: with(req(15, "t1@1", renderA)), judged: 1, bound: 1,
+		},
+		"a plain /sync approves any render": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", "")), judged: 1,
+		},
+		"the inputs of the approved render unknown: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", renderC)), judged: 1, bound: 1, unverified: 1,
+		},
+		"a render seen as the render of two inputs: unknown, not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(rendered(7, renderA, "t3@1"), req(15, "t2@1", renderA)), judged: 1, bound: 1, unverified: 1,
+		},
+		"a bound approval in its short form": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", v1alpha1.RenderRef(renderA).Short())), want: 1, judged: 1, bound: 1,
+		},
+		// Seed 11: the observer's plain /sync replaced the approval of render A after
+		// the values changed; the controller applied them; the next /sync, bound to
+		// render A again, came between its read and its apply.
+		"a plain /sync while the spec asked for the inputs, a bound one after it: the controller may have read the plain one": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t2@1", renderA), req(13, "t2@1", ""), req(15, "t2@1", renderA)), judged: 1, bound: 1,
+		},
+		"a plain /sync while the spec asked for other inputs approves nothing of these": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"a plain /sync after the apply does not count": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", renderA), req(25, "t2@1", "")), want: 1, judged: 1, bound: 1,
+		},
+		"no state asking for the inputs seen before the apply: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t4@1", 20, true)},
+			states: with(req(15, "t1@1", renderA)), judged: 1, bound: 0, unverified: 1,
+		},
+		"a relist of Releases since the spec asked for the inputs: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA), req(17, "t2@1", renderA)),
+			gaps:   relists{releaseStream: {{from: 13, to: 16}}}, judged: 1, bound: 1, unverified: 1,
+		},
+		"a relist of Releases before the spec asked for the inputs hides nothing": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(12, "t1@1", ""), req(15, "t2@1", renderA)),
+			gaps:   relists{releaseStream: {{from: 1, to: 4}}}, want: 1, judged: 1, bound: 1,
+		},
+		// A pinned Release applies its pin; the server takes a /sync bound to its
+		// current render or its pinned one.
+		"pinned: a /sync bound to the current render applies the pinned render": {
+			events: []objEvent{ev("cm/first", 0, "t1@1", 20, true)},
+			states: with(pinned(req(15, "t1@1", renderB), renderA)), judged: 1, bound: 1,
+		},
+		"pinned: neither the bound nor the pinned render of those inputs": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(pinned(req(15, "t3@1", renderB), renderA)), want: 1, judged: 1, bound: 1,
+		},
+		"pinned to no render: not judged": {
+			events: []objEvent{ev("cm/first", 0, "t3@1", 20, true)},
+			states: with(pinned(req(15, "t3@1", renderB), "")), judged: 1, bound: 1, unverified: 1,
+		},
+		// What checkManual judges is not judged again.
+		"no request pending: checkManual's violation": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(relState{rv: 15, inputs: "t2@1", bound: renderA}),
+		},
+		"a relist of Releases may have hidden the state before: checkManual counts it": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)},
+			states: with(req(15, "t2@1", renderA)), gaps: relists{releaseStream: {{from: 16, to: 25}}},
+		},
+		"automatic mode needs no approval": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true)}, automatic: true,
+			states: with(req(15, "t2@1", renderA)),
+		},
+		"one judgement per object and inputs": {
+			events: []objEvent{ev("cm/first", 0, "t2@1", 20, true), ev("cm/first", 0, "t2@1", 21, true), ev("dep/app", 1, "t2@1", 22, false)},
+			states: with(req(15, "t2@1", renderA)), want: 2, judged: 2, bound: 2,
+		},
+		"remote: a bound approval of render A seen within the slack after an apply of its inputs": {
+			events: []objEvent{remote(20, 0)},
+			states: with(reqAt(-10*time.Second, "t1@1", renderB), reqAt(clockSlack/2, "t1@1", renderA)), judged: 1, bound: 1,
+		},
+		"remote: only approvals of render B from well before to after an apply of render A's inputs": {
+			events: []objEvent{remote(20, 0)},
+			states: with(reqAt(-10*time.Second, "t1@1", renderB), reqAt(-time.Second, "t1@1", renderB), reqAt(2*clockSlack, "t1@1", "")), want: 1, judged: 1, bound: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, judged, bound, unverified := checkApproval(history{events: tc.events, manual: map[string]bool{"ns/r": !tc.automatic},
+				states: map[string][]relState{"ns/r": tc.states}, gaps: tc.gaps})
+			if len(got) != tc.want || judged != tc.judged || bound != tc.bound || unverified != tc.unverified {
+				t.Errorf("checkApproval = %v, %d judged, %d bound, %d unverified; want %d violations, %d judged, %d bound, %d unverified",
+					got, judged, bound, unverified, tc.want, tc.judged, tc.bound, tc.unverified)
+			}
+			for _, v := range got {
+				if v.Invariant != "approval" {
+					t.Errorf("violation of %q, want approval: %s", v.Invariant, v)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderedInputs: a state maps its render to its spec's inputs only when its
+// status says that it rendered them.
+func TestRenderedInputs(t *testing.T) {
+	rel := func(gen, observed int64, chart, rendered, reason string) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		r.Spec.Chart.Version, r.Spec.Values = chart, valuesOf("t7")
+		r.Status.ObservedGeneration = observed
+		r.Status.Render = &v1alpha1.RenderStatus{Ref: renderA, ChartVersion: rendered}
+		r.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionApplied, Status: metav1.ConditionFalse, Reason: reason, ObservedGeneration: observed}}
+		return r
+	}
+	noRender := rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSync)
+	noRender.Status.Render = nil
+	cases := map[string]struct {
+		rel  *v1alpha1.Release
+		want string
+	}{
+		"waiting for a /sync, of its generation":        {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSync), want: "t7@" + versionA},
+		"applied, of its generation":                    {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonApplied), want: "t7@" + versionA},
+		"waiting for a sync wave":                       {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForSyncWave), want: "t7@" + versionA},
+		"the status of an earlier generation":           {rel: rel(3, 2, versionA, versionA, v1alpha1.ReasonWaitingForSync)},
+		"the chart repository down: no render":          {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonSourceNotReady)},
+		"the Cluster unreachable: no render":            {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonClusterNotReady)},
+		"held by a lower cluster wave before rendering": {rel: rel(3, 3, versionA, versionA, v1alpha1.ReasonWaitingForClusterWave)},
+		"the render of another chart version":           {rel: rel(3, 3, versionB, versionA, v1alpha1.ReasonWaitingForSync)},
+		"no render":                                     {rel: noRender},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, renderedInputs(tc.rel)); diff != "" {
+				t.Errorf("renderedInputs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSyncPending(t *testing.T) {
 	rel := func(annotation, handled string) *v1alpha1.Release {
 		r := &v1alpha1.Release{}
@@ -765,5 +948,71 @@ func TestLeaseLost(t *testing.T) {
 		if got := leaseLost(&exitedError{name: c.name, tail: c.tail}); got != c.want {
 			t.Errorf("leaseLost(%s, %q) = %v, want %v", c.name, c.tail, got, c.want)
 		}
+	}
+}
+
+// TestSyncKindOf: the driver binds the /syncs of manual Releases (some followed at
+// once by new values), by a step's pick, and never those of automatic Releases.
+func TestSyncKindOf(t *testing.T) {
+	manual, automatic := &release{manual: true}, &release{}
+	cases := map[string]struct {
+		r    *release
+		s    step
+		want syncKind
+	}{
+		"manual, pick 0: plain":                          {r: manual, s: step{act: actSync, pick: 3}, want: syncPlain},
+		"manual, pick 1: bound":                          {r: manual, s: step{act: actSync, pick: 4}, want: syncBound},
+		"manual, pick 2: bound, then new values":         {r: manual, s: step{act: actSync, pick: 5}, want: syncBoundThenEdit},
+		"a forced /sync, pick 0: plain":                  {r: manual, s: step{act: actForce, pick: 3}, want: syncPlain},
+		"a forced /sync is bound, no new values after":   {r: manual, s: step{act: actForce, pick: 5}, want: syncBound},
+		"a values edit, pick 0: a bound /sync before it": {r: manual, s: step{act: actEdit, pick: 3}, want: syncBoundThenEdit},
+		"a values edit, pick 1: a bound /sync after it":  {r: manual, s: step{act: actEdit, pick: 4}, want: syncEditThenBound},
+		"a values edit, pick 2: alone":                   {r: manual, s: step{act: actEdit, pick: 5}, want: syncPlain},
+		"automatic: plain":                               {r: automatic, s: step{act: actSync, pick: 5}, want: syncPlain},
+		"automatic, a values edit: alone":                {r: automatic, s: step{act: actEdit, pick: 3}, want: syncPlain},
+		"neither a /sync nor a values edit":              {r: manual, s: step{act: actVersion, pick: 3}, want: syncPlain},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := syncKindOf(tc.r, tc.s); got != tc.want {
+				t.Errorf("syncKindOf = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecorderApprovals: the recorder keeps what the approval check reads — the render a
+// pending /sync is bound to, the pin, status.render.ref and the inputs it is the render
+// of — and lastRender is status.render.ref of the latest state.
+func TestRecorderApprovals(t *testing.T) {
+	rel := func(rv int64, bound, render string) *v1alpha1.Release {
+		r := &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", ResourceVersion: fmt.Sprint(rv), Generation: 2,
+			Annotations: map[string]string{v1alpha1.AnnotationSyncRequestedAt: "2026-12-07T10:00:00Z"}}}
+		if bound != "" {
+			r.Annotations[v1alpha1.AnnotationSyncRequestedRender] = bound
+		}
+		r.Spec.Chart.Version, r.Spec.Values = versionA, valuesOf("t9")
+		r.Status.ObservedGeneration = 2
+		r.Status.Render = &v1alpha1.RenderStatus{Ref: render, ChartVersion: versionA}
+		r.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionApplied, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForSync, ObservedGeneration: 2}}
+		return r
+	}
+	r := newRecorder()
+	pinned := rel(10, renderA, renderA)
+	pinned.Pin = &v1alpha1.Pin{RenderRef: renderB}
+	r.watched(pinned)
+	r.state(rel(12, "", renderC)) // a write's answer, later
+	r.watched(rel(11, renderA, renderA))
+	if got := r.lastRender("ns/r"); got != renderC {
+		t.Errorf("lastRender = %q, want %q (the state of the highest resourceVersion)", got, renderC)
+	}
+	got := r.snapshot().states["ns/r"]
+	want := []relState{
+		{rv: 10, pending: true, inputs: "t9@" + versionA, bound: renderA, pin: renderB, pinned: true, render: renderA, rendered: "t9@" + versionA},
+		{rv: 12, pending: true, inputs: "t9@" + versionA, written: true, render: renderC, rendered: "t9@" + versionA},
+		{rv: 11, pending: true, inputs: "t9@" + versionA, bound: renderA, render: renderA, rendered: "t9@" + versionA},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(relState{}), cmpopts.IgnoreFields(relState{}, "at", "status")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
 	}
 }

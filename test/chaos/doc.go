@@ -7,14 +7,15 @@
 // failurePolicies, pins, deletions) while it kills and restarts processes (the leader
 // too, also just after a deletion), takes the remote cluster down, and breaks the link
 // and the chart repository; and it checks convoy's invariants during and after the
-// faults: no acknowledged /sync lost and no manual apply without one, nothing orphaned
-// on either cluster, no sync wave or cluster wave applied out of order, an unreachable
-// Cluster blocking nothing on the host, a leader handover after a kill, convergence
-// within a bound followed by a quiet window, and flat memory and goroutines over a soak.
+// faults: no acknowledged /sync lost, no manual apply without one, nor of a render
+// that a /sync bound to another render approved, nothing orphaned on either cluster,
+// no sync wave or cluster wave applied out of order, an unreachable Cluster blocking
+// nothing on the host, a leader handover after a kill, convergence within a bound
+// followed by a quiet window, and flat memory and goroutines over a soak.
 //
 // TestChaos is the entry point: a short seeded run in `make test`, longer ones through
 // `make chaos` and `make soak` (flags in chaos_test.go). The decisions the checks make
 // (what a Release converges to, whether waves came in order, whether an apply had a
-// sync) are pure functions with table tests; everything else talks to real processes.
+// sync, and one that approved its render) are pure functions with table tests; everything else talks to real processes.
 // See docs/reliability.md.
 package chaos

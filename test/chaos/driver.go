@@ -212,7 +212,7 @@ func (d *driver) create(ctx context.Context, r *release) error {
 		}
 	}
 	if r.manual {
-		_ = d.sync(ctx, r, false)
+		_ = d.sync(ctx, r, false, "")
 	}
 	return nil
 }
@@ -273,6 +273,14 @@ func (d *driver) do(ctx context.Context, s step) {
 	began := time.Now()
 	var err error
 	what := s.act.String()
+	switch syncKindOf(r, s) {
+	case syncBound:
+		what += " (bound)"
+	case syncBoundThenEdit:
+		what = "bound sync, then new values"
+	case syncEditThenBound:
+		what = "new values, then a bound sync"
+	}
 	if !r.exists {
 		what = "recreate"
 		err = d.create(ctx, r)
@@ -281,6 +289,11 @@ func (d *driver) do(ctx context.Context, s step) {
 		}
 	} else {
 		err = d.act(ctx, r, s)
+	}
+	if errors.Is(err, errRenderChanged) {
+		// Expected (counted by sync): nothing was written, nothing to read back.
+		d.trace.printf("%s %s (inputs %s): %v", r.key(), what, r.inputs(), err)
+		return
 	}
 	if err != nil {
 		d.count(what + " error")
@@ -305,11 +318,24 @@ func (d *driver) do(ctx context.Context, s step) {
 func (d *driver) act(ctx context.Context, r *release, s step) error {
 	switch s.act {
 	case actEdit:
-		token := d.newToken()
-		if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
+		kind := syncKindOf(r, s)
+		if kind == syncBoundThenEdit {
+			// A person approves the render they looked at, and the values change
+			// right after: the approval is not of them. A 409 (the render changed
+			// already) is counted; the new values follow all the same.
+			if err := d.syncBound(ctx, r, false); err != nil && !errors.Is(err, errRenderChanged) {
+				return err
+			}
+		}
+		if err := d.edit(ctx, r); err != nil || kind != syncEditThenBound {
 			return err
 		}
-		r.token = token
+		// New values, and a /sync bound at once to the render last seen: until the
+		// controller has rendered them, status.render.ref is still the render before
+		// them, which the /sync then approves (as kubectl convoy release sync would).
+		if err := d.syncBound(ctx, r, false); err != nil && !errors.Is(err, errRenderChanged) {
+			return err
+		}
 	case actVersion:
 		choices := []string{versionA, versionB}
 		if r.mayFail {
@@ -324,12 +350,19 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		}
 		r.version = v
 	case actSync, actForce:
-		return d.sync(ctx, r, s.act == actForce)
+		kind := syncKindOf(r, s)
+		if kind == syncPlain {
+			return d.sync(ctx, r, s.act == actForce, "")
+		}
+		if err := d.syncBound(ctx, r, s.act == actForce); err != nil || kind != syncBoundThenEdit {
+			return err
+		}
+		return d.edit(ctx, r)
 	case actBurst:
 		var wg sync.WaitGroup
 		errs := make([]error, 6)
 		for i := range errs {
-			wg.Go(func() { errs[i] = d.sync(ctx, r, i == 0) })
+			wg.Go(func() { errs[i] = d.sync(ctx, r, i == 0, "") })
 		}
 		wg.Wait()
 		return errors.Join(errs...)
@@ -351,6 +384,27 @@ func (d *driver) act(ctx context.Context, r *release, s step) error {
 		d.e.aim(faultKillMidDelete, "the deletion of Release "+r.key()) // a fault waiting for a deletion strikes now
 	}
 	return nil
+}
+
+// edit sends new values (a new token).
+func (d *driver) edit(ctx context.Context, r *release) error {
+	token := d.newToken()
+	if err := d.patch(ctx, r, "", fmt.Appendf(nil, `{"spec":{"values":{"token":%q}}}`, token)); err != nil {
+		return err
+	}
+	r.token = token
+	return nil
+}
+
+// syncBound sends a /sync bound to the render the driver last saw in
+// status.render.ref (recorder.lastRender), as kubectl convoy release sync does; a
+// plain one before any render was seen.
+func (d *driver) syncBound(ctx context.Context, r *release, force bool) error {
+	render := d.rec.lastRender(r.key())
+	if render == "" {
+		d.count("bound /sync sent plain: no render seen yet")
+	}
+	return d.sync(ctx, r, force, render)
 }
 
 // resync sets the model of r from the stored Release, after a write whose outcome is
@@ -411,19 +465,42 @@ func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte)
 	return nil
 }
 
-// sync POSTs /sync (?force=true) and records what convoy acknowledged.
-func (d *driver) sync(ctx context.Context, r *release, force bool) error {
+// errRenderChanged is the answer 409 Conflict to a /sync bound to a render that is no
+// longer the Release's current render (nor its pinned one): the render changed after
+// the driver read it, as it may after kubectl convoy release sync read it. Nothing was
+// written; the driver counts it and goes on.
+var errRenderChanged = errors.New("the render approved is no longer current")
+
+// sync POSTs /sync (?force=true) and records what convoy acknowledged. With render
+// it is bound to that render (?render=): it approves that render only.
+func (d *driver) sync(ctx context.Context, r *release, force bool, render string) error {
 	d.syncSent.Add(1)
 	r.syncsSent++
-	out, err := d.e.cli.Sync(ctx, r.ns, r.name, force)
+	var out *v1alpha1.Release
+	var err error
+	if render == "" {
+		out, err = d.e.cli.Sync(ctx, r.ns, r.name, force)
+	} else {
+		out = &v1alpha1.Release{}
+		req := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).SubResource(v1alpha1.SubresourceSync).Param("render", render)
+		if force {
+			req = req.Param("force", "true")
+		}
+		err = req.Do(ctx).Into(out)
+		if apierrors.IsConflict(err) {
+			d.count("bound /sync refused: its render no longer current (409)")
+			return fmt.Errorf("%w: %w", errRenderChanged, err)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	d.syncAck.Add(1)
 	d.rec.state(out)
-	d.trace.printf("%s /sync force=%v: resourceVersion %s, %s=%s %s=%s", r.key(), force, out.ResourceVersion,
+	d.trace.printf("%s /sync force=%v render=%q: resourceVersion %s, %s=%s %s=%s %s=%s", r.key(), force, v1alpha1.RenderRef(render).Short(), out.ResourceVersion,
 		v1alpha1.AnnotationSyncRequestedAt, out.Annotations[v1alpha1.AnnotationSyncRequestedAt],
-		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt])
+		v1alpha1.AnnotationSyncForceRequestedAt, out.Annotations[v1alpha1.AnnotationSyncForceRequestedAt],
+		v1alpha1.AnnotationSyncRequestedRender, v1alpha1.RenderRef(out.Annotations[v1alpha1.AnnotationSyncRequestedRender]).Short())
 	record := func(annotation string, last *time.Time) error {
 		t, err := v1alpha1.ParseSyncTime(out.Annotations[annotation])
 		if err != nil {
@@ -438,6 +515,42 @@ func (d *driver) sync(ctx context.Context, r *release, force bool) error {
 		return record(v1alpha1.AnnotationSyncForceRequestedAt, &r.ackForce)
 	}
 	return record(v1alpha1.AnnotationSyncRequestedAt, &r.ackSync)
+}
+
+// syncKind is how the driver sends the /sync of a step on a manual Release, by the
+// step's pick: as kubectl convoy release sync does, bound to the render it last saw in
+// status.render.ref (bound), sometimes with new values right after it (boundThenEdit:
+// the approval is of the render before them, so nothing of them may be applied), or
+// plain (--any-render); or new values with a bound /sync right after them
+// (editThenBound: the render last seen is then often the one before them). A third of
+// the /syncs are plain, a third bound, a third bound then new values; a forced one is
+// plain or bound; a third of the values edits come right after a bound /sync, a third
+// right before one. An automatic Release's /sync is plain, and so is every
+// /sync of a burst (the "No lost request" rule's concurrent clients), of a creation
+// (no render yet) and of settle.
+type syncKind int
+
+const (
+	syncPlain syncKind = iota
+	syncBound
+	syncBoundThenEdit
+	syncEditThenBound
+)
+
+func syncKindOf(r *release, s step) syncKind {
+	if !r.manual {
+		return syncPlain
+	}
+	k := syncKind(s.pick % 3)
+	switch s.act {
+	case actSync:
+		return k
+	case actForce:
+		return min(k, syncBound)
+	case actEdit:
+		return [...]syncKind{syncBoundThenEdit, syncEditThenBound, syncPlain}[k]
+	}
+	return syncPlain
 }
 
 // settle prepares the end of a run: every pin removed and, in manual mode, a last
@@ -471,8 +584,11 @@ func (d *driver) settleOne(ctx context.Context, r *release) error {
 			}
 			r.pinned = false
 		}
+		// Plain: a /sync bound to the render last seen would approve nothing when the
+		// controller has not yet rendered the last values (a stale approval), and the
+		// run must converge to them.
 		if r.manual {
-			if err := d.sync(ctx, r, false); err != nil {
+			if err := d.sync(ctx, r, false, ""); err != nil {
 				return fmt.Errorf("last /sync of Release %s: %w", r.key(), err)
 			}
 		}

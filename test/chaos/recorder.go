@@ -76,6 +76,14 @@ type relState struct {
 	// generation (checkStageOrder)
 	revision string
 	setReady bool
+	// bound is the render its pending /sync approves (sync-requested-render; "" for a
+	// plain /sync, which approves any render); pinned says that it is pinned, pin to
+	// which render ("" when the pin names none).
+	bound, pin string
+	pinned     bool
+	// render is status.render.ref, and rendered the inputs (token@version) it is the
+	// render of, when this state says so (renderedInputs); "" when it does not.
+	render, rendered string
 }
 
 // place is where a Release stands in cluster waves.
@@ -457,7 +465,58 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 		status:   statusSummary(rel),
 		revision: rel.Annotations[v1alpha1.AnnotationReleaseSetRevision],
 		setReady: rel.Status.ObservedGeneration == rel.Generation && apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionReady),
+		bound:    rel.Annotations[v1alpha1.AnnotationSyncRequestedRender],
+		pin:      pinRender(rel),
+		pinned:   rel.Pin != nil,
+		render:   renderRef(rel),
+		rendered: renderedInputs(rel),
 	})
+}
+
+// renderRef is rel's status.render.ref, "" when it has none.
+func renderRef(rel *v1alpha1.Release) string {
+	if rel.Status.Render == nil {
+		return ""
+	}
+	return rel.Status.Render.Ref
+}
+
+// pinRender is the render rel is pinned to, "" when it is not pinned.
+func pinRender(rel *v1alpha1.Release) string {
+	if rel.Pin == nil {
+		return ""
+	}
+	return rel.Pin.RenderRef
+}
+
+// renderedInputs is the inputs (token@version) whose render status.render names, when
+// rel says that it rendered its spec: the status is of its generation
+// (observedGeneration), the render of its chart version, and its Applied condition
+// has a reason that only a reconcile that rendered gives. A reconcile that stopped
+// before it rendered (the chart repository or the Cluster unreachable, a lower cluster
+// wave's hold) writes the status of the generation too, with the render of an earlier
+// one, so observedGeneration alone says nothing of the render. "" otherwise.
+func renderedInputs(rel *v1alpha1.Release) string {
+	rs := rel.Status.Render
+	if rs == nil || rs.Ref == "" || rel.Status.ObservedGeneration != rel.Generation || rs.ChartVersion != rel.Spec.Chart.Version {
+		return ""
+	}
+	applied := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionApplied)
+	if applied == nil || applied.ObservedGeneration != rel.Generation || !renderedReasons[applied.Reason] {
+		return ""
+	}
+	return inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version)
+}
+
+// renderedReasons are the reasons of the Applied condition that a reconcile gives only
+// after it rendered the spec: an apply, a render waiting for a /sync, a sync wave or
+// hooks. A reason that may come before the render (SourceNotReady, ClusterNotReady,
+// WaitingForClusterWave, DeployFailed, ...) does not count.
+var renderedReasons = map[string]bool{
+	v1alpha1.ReasonApplied:            true,
+	v1alpha1.ReasonWaitingForSync:     true,
+	v1alpha1.ReasonWaitingForSyncWave: true,
+	v1alpha1.ReasonWaitingForHooks:    true,
 }
 
 // statusSummary is rel's generation and conditions in short: type=status/reason
@@ -532,6 +591,24 @@ func (r *recorder) snapshot() history {
 		h.gaps[k] = slices.Clone(v)
 	}
 	return h
+}
+
+// lastRender is status.render.ref in the latest state recorded of Release key (by
+// resourceVersion): what the driver binds a /sync to, as kubectl convoy release sync
+// binds to the render it reads. "" when none is known.
+func (r *recorder) lastRender(key string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var last *relState
+	for i, s := range r.states[key] {
+		if last == nil || s.rv > last.rv {
+			last = &r.states[key][i]
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	return last.render
 }
 
 // syncPending says whether a /sync request is pending in rel: sync-requested-at is

@@ -45,6 +45,8 @@ func (r *result) report(w io.Writer) {
 	p("| relists of the harness's watches (states in between unseen) | %d |", r.relists)
 	p("| wave checks not judged: no lower wave seen, or a relist hid when it became healthy | %d |", r.unverified)
 	p("| manual-mode applies not judged: a relist may have hidden the state before | %d |", r.manualUnverified)
+	p("| manual-mode applies judged against the render their /sync approved (bound to a render) | %d (%d) |", r.approvals, r.approvalsBound)
+	p("| … not judged: an approved render's inputs unknown, or a relist may have hidden a state | %d |", r.approvalsUnverified)
 	p("| applies of cluster wave 1 or 2 judged against the lower waves | %d |", r.clusterWaveApplies)
 	p("| … of which raced a lower wave's change (not violations) | %d |", r.clusterWaveConcurrent)
 	p("| … not judged against a lower Release: a relist may have hidden its state | %d |", r.clusterWaveUnverified)

@@ -66,6 +66,10 @@ type result struct {
 	// rollouts counts what the check of the lower waves' rollouts judged
 	// (checkLowerWaveRollouts).
 	rollouts rolloutCounts
+	// approvals counts the manual-mode applies that the approval check judged
+	// (checkApproval), approvalsBound those of them with a bound /sync pending, and
+	// approvalsUnverified those whose approved render's inputs were unknown.
+	approvals, approvalsBound, approvalsUnverified int
 	// clusterWaveUnverified and manualUnverified count what those checks could not
 	// judge: a relist may have hidden the states they compare; relists counts those.
 	clusterWaveUnverified, manualUnverified, relists int
@@ -231,6 +235,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	res.stageRevisions, res.stagesUnverified = judgedStages, stagesUnverified
 	manualViolations, manualUnverified := checkManual(h)
 	res.violations = append(res.violations, manualViolations...)
+	approvals, judgedApprovals, boundApprovals, approvalsUnverified := checkApproval(h)
+	res.violations = append(res.violations, approvals...)
+	res.approvals, res.approvalsBound, res.approvalsUnverified = judgedApprovals, boundApprovals, approvalsUnverified
 	res.unverified, res.clusterWaveUnverified, res.manualUnverified = unverified, clusterUnverified, manualUnverified
 	for _, gs := range h.gaps {
 		res.relists += len(gs)
