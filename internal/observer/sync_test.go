@@ -144,12 +144,12 @@ func newFailingSyncer(t *testing.T) *failingSyncer {
 	return f
 }
 
-func (f *failingSyncer) Sync(ctx context.Context, namespace, name string) error {
+func (f *failingSyncer) Sync(ctx context.Context, namespace, name, render string) error {
 	f.calls.Add(1)
 	if f.fail.Load() {
 		return errors.New("the API server is away")
 	}
-	return f.next.Sync(ctx, namespace, name)
+	return f.next.Sync(ctx, namespace, name, render)
 }
 
 // In manual mode the /sync goes before the status write (health/doc.go): while it
