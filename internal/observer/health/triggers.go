@@ -137,7 +137,7 @@ func Occurrences(st v1.ReleaseInventoryStatus, rel ReleaseView) []Trigger {
 		// Assess names a render in status only once every object of the inventory has
 		// a result, and the inventory holds the whole render once its last wave is in.
 		out = append(out, Trigger{
-			Kind:    TriggerNewRender,
+			Kind:      TriggerNewRender,
 			Key:       "render/" + st.RenderRef,
 			Message:   fmt.Sprintf("Health assessment covers every object of render %s.", st.RenderRef),
 			RenderRef: st.RenderRef,
@@ -188,7 +188,7 @@ func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, boo
 		}
 	}
 	return Trigger{
-		Kind:    TriggerSyncWave,
+		Kind:      TriggerSyncWave,
 		Key:       fmt.Sprintf("wave/%s/%d", st.RenderRef, last),
 		Message:   fmt.Sprintf("Sync waves up to %d of render %s are Healthy.", last, st.RenderRef),
 		RenderRef: st.RenderRef,
@@ -242,7 +242,7 @@ func hookOccurrences(hooks []v1.HookStatus) []Trigger {
 		}
 		slices.Sort(ids)
 		out = append(out, Trigger{
-			Kind:    TriggerHookBatch,
+			Kind:      TriggerHookBatch,
 			Key:       fmt.Sprintf("hooks/%d/%s/%s", b, strings.Join(ids, ","), outcome),
 			Message:   fmt.Sprintf("Hook batch %d completed: %s.", b, outcome),
 			RenderRef: render,

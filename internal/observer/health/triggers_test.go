@@ -392,8 +392,8 @@ func TestOccurrencesNameTheirRender(t *testing.T) {
 			want: map[string]string{"render/" + r1: r1},
 		},
 		"a sync wave and the render": {
-			st:  assessed(r1, wave(0, H), wave(1, P)),
-			rel: waiting(1, 2),
+			st:   assessed(r1, wave(0, H), wave(1, P)),
+			rel:  waiting(1, 2),
 			want: map[string]string{"wave/" + r1 + "/0": r1},
 		},
 		"a hook batch of the render assessed": {
