@@ -415,7 +415,7 @@ func (d *driver) patch(ctx context.Context, r *release, sub string, body []byte)
 func (d *driver) sync(ctx context.Context, r *release, force bool) error {
 	d.syncSent.Add(1)
 	r.syncsSent++
-	out, err := d.e.cli.Sync(ctx, r.ns, r.name, force)
+	out, err := d.e.cli.Sync(ctx, r.ns, r.name, v1alpha1.SyncOptions{Force: force})
 	if err != nil {
 		return err
 	}
