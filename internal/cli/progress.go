@@ -124,11 +124,11 @@ func (w SyncWait) current(r *v1.Release) bool {
 // renderChanged says that the render changed before the request was applied, and what
 // to do.
 func (w SyncWait) renderChanged(r *v1.Release) string {
-	current := "another render"
+	current := "another one"
 	if r.Status.Render != nil {
-		current = "render " + ShortRef(r.Status.Render.Ref)
+		current = ShortRef(r.Status.Render.Ref)
 	}
-	return fmt.Sprintf("sync %s not applied: it approved render %s, but the current render is now %s; "+
+	return fmt.Sprintf("sync %s not applied: it approved render %s, but the current render is %s; "+
 		"review it with `kubectl convoy release diff %s` and sync again",
 		v1.FormatSyncTime(w.At), ShortRef(w.Render), current, r.Name)
 }

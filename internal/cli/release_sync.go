@@ -134,6 +134,10 @@ func syncWhat(force bool, render string) string {
 // and a /sync approves by default.
 func currentRender(ctx context.Context, c *Client, ns, name string) (string, error) {
 	rel, err := c.GetRelease(ctx, ns, name)
+	if apierrors.IsForbidden(err) {
+		return "", fmt.Errorf("%w; release sync reads the Release to approve its current render: "+
+			"--render REF approves a render you name without reading it, --any-render approves any", err)
+	}
 	if err != nil {
 		return "", err
 	}
