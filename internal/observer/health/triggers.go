@@ -88,7 +88,8 @@ func (v ReleaseView) Waiting() bool {
 // Signals is what Triggers decided.
 type Signals struct {
 	// Send are the occurrences not signalled yet. One /sync (no force) covers all of
-	// them; none is to be sent when it is empty.
+	// them that concern one render (RenderRef), bound to it; none is to be sent when
+	// it is empty.
 	Send []Trigger
 	// Memory is the keys of the occurrences that hold now. Store it in Memory once the
 	// /sync went out (or at once when Send is empty).
