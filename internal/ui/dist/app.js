@@ -18,7 +18,7 @@ var Ke=Object.defineProperty;var Pt=(i,t,e)=>()=>{if(e)throw e[0];try{return i&&
         cluster ${e.spec.cluster||"(host)"}, cluster wave ${e.spec.clusterWave||0}</p>
       <div class="actions" role="toolbar" aria-label="Actions" data-access=${this.access?"loaded":"loading"}>
         ${h.sync?l`
-          <button data-testid="sync" data-render=${this.shownRender(e)} title=${this.shownRender(e)?`Approve render ${b(this.shownRender(e))}, the one the diff below shows`:"Approve the current render"}
+          <button data-testid="sync" data-approves=${this.shownRender(e)} title=${this.shownRender(e)?`Approve render ${b(this.shownRender(e))}, the one the diff below shows`:"Approve the current render"}
             ?disabled=${this.busy} @click=${()=>this.sync(!1)}>Sync</button>
           <button data-testid="force" class="danger" ?disabled=${this.busy} @click=${()=>this.confirmForce()}>Force sync…</button>`:p}
         ${h.pin&&e.pin?l`<button data-testid="unpin" ?disabled=${this.busy} @click=${()=>this.unpin()}>Unpin</button>`:p}

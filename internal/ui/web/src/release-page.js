@@ -193,7 +193,7 @@ class ReleasePage extends Live {
         cluster ${rel.spec.cluster || '(host)'}, cluster wave ${rel.spec.clusterWave || 0}</p>
       <div class="actions" role="toolbar" aria-label="Actions" data-access=${this.access ? 'loaded' : 'loading'}>
         ${a.sync ? html`
-          <button data-testid="sync" data-render=${this.shownRender(rel)} title=${this.shownRender(rel) ? `Approve render ${shortRef(this.shownRender(rel))}, the one the diff below shows` : 'Approve the current render'}
+          <button data-testid="sync" data-approves=${this.shownRender(rel)} title=${this.shownRender(rel) ? `Approve render ${shortRef(this.shownRender(rel))}, the one the diff below shows` : 'Approve the current render'}
             ?disabled=${this.busy} @click=${() => this.sync(false)}>Sync</button>
           <button data-testid="force" class="danger" ?disabled=${this.busy} @click=${() => this.confirmForce()}>Force sync…</button>` : nothing}
         ${a.pin && rel.pin ? html`<button data-testid="unpin" ?disabled=${this.busy} @click=${() => this.unpin()}>Unpin</button>` : nothing}
