@@ -211,7 +211,7 @@ func (d *designFloor) afterApply(ctx context.Context, i int) error {
 	if err := d.observer.Status().Patch(ctx, assessed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("write the health of ReleaseInventory %s: %w", rel.Name, err)
 	}
-	return d.syncer.Sync(ctx, rel.Namespace, rel.Name)
+	return d.syncer.Sync(ctx, rel.Namespace, rel.Name, dr.ref)
 }
 
 // afterSecondDryRuns writes the status of the reconcile that the /sync started: Ready.

@@ -174,11 +174,16 @@ func byNamespaceAndName[T any, PT interface {
 	return strings.Compare(pa.GetName(), pb.GetName())
 }
 
-// Sync POSTs releases/<name>/sync[?force=true] and returns the Release it wrote.
-func (c *Client) Sync(ctx context.Context, ns, name string, force bool) (*v1.Release, error) {
+// Sync POSTs releases/<name>/sync (?force=true with opts.Force, ?render=REF with opts.Render:
+// the request approves that render only, 409 Conflict when it is no longer current) and
+// returns the Release it wrote.
+func (c *Client) Sync(ctx context.Context, ns, name string, opts v1.SyncOptions) (*v1.Release, error) {
 	req := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleases).Name(name).SubResource(v1.SubresourceSync)
-	if force {
+	if opts.Force {
 		req = req.Param("force", "true")
+	}
+	if opts.Render != "" {
+		req = req.Param("render", opts.Render)
 	}
 	out := &v1.Release{}
 	err := req.Do(ctx).Into(out)

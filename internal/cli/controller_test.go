@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,8 +65,12 @@ func TestSyncWaitWithController(t *testing.T) {
 	}
 	got := getRelease(t, ns, "hello")
 	requested := got.Annotations[v1.AnnotationSyncRequestedAt]
-	if !strings.Contains(res.stdout, "sync requested at "+requested) || !strings.Contains(res.stdout, "sync "+requested+" handled") {
-		t.Errorf("stdout %q, want the request time %s and that it was handled", res.stdout, requested)
+	line := fmt.Sprintf("release.convoy.kumodo.io/hello sync of render %s requested at %s", ShortRef(got.Status.Render.Ref), requested)
+	if !strings.Contains(res.stdout, line) || !strings.Contains(res.stdout, "sync "+requested+" handled") {
+		t.Errorf("stdout %q, want %q and that it was handled", res.stdout, line)
+	}
+	if bound := got.Annotations[v1.AnnotationSyncRequestedRender]; bound != got.Status.Render.Ref {
+		t.Errorf("%s = %q, want the render the plugin approved, status.render.ref %s", v1.AnnotationSyncRequestedRender, bound, got.Status.Render.Ref)
 	}
 	applied := apimeta.FindStatusCondition(got.Status.Conditions, v1.ConditionApplied)
 	if applied == nil || applied.Status != metav1.ConditionTrue || applied.Reason != v1.ReasonApplied {

@@ -120,6 +120,15 @@ func getRelease(t *testing.T, ns, name string) *v1.Release {
 	return r
 }
 
+// createRenderedRelease creates a Release as the controller leaves it once rendered:
+// status.render is refB, the render that `release sync` approves by default.
+func createRenderedRelease(t *testing.T, ns, name string) *v1.Release {
+	t.Helper()
+	createRelease(t, ns, name)
+	writeStatus(t, ns, name, func(r *v1.Release) { r.Status.Render = &v1.RenderStatus{Ref: refB} })
+	return getRelease(t, ns, name)
+}
+
 // writeStatus sets the Release's status through /status, as the controller would.
 func writeStatus(t *testing.T, ns, name string, change func(*v1.Release)) {
 	t.Helper()
@@ -136,7 +145,7 @@ func writeStatus(t *testing.T, ns, name string, change func(*v1.Release)) {
 func TestSP17_ReleaseSyncWritesAnnotationAndPrintsTime(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	res := plugin(t, nil, "release", "sync", "podinfo", "-n", ns)
 	if res.code != 0 {
 		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
@@ -146,7 +155,7 @@ func TestSP17_ReleaseSyncWritesAnnotationAndPrintsTime(t *testing.T) {
 	if _, err := time.Parse(v1.SyncTimeLayout, value); err != nil {
 		t.Fatalf("sync-requested-at = %q: %v", value, err)
 	}
-	if want := "release.convoy.kumodo.io/podinfo sync requested at " + value + "\n"; res.stdout != want {
+	if want := "release.convoy.kumodo.io/podinfo sync of render 9a2b0c1d2e requested at " + value + "\n"; res.stdout != want {
 		t.Errorf("stdout = %q, want %q", res.stdout, want)
 	}
 	if _, ok := stored[v1.AnnotationSyncForceRequestedAt]; ok {
@@ -159,7 +168,7 @@ func TestSP17_ReleaseSyncWritesAnnotationAndPrintsTime(t *testing.T) {
 func TestSP23_ReleaseSyncForceWritesBothAnnotations(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	res := plugin(t, nil, "release", "sync", "podinfo", "--force", "-n", ns)
 	if res.code != 0 {
 		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
@@ -169,7 +178,7 @@ func TestSP23_ReleaseSyncForceWritesBothAnnotations(t *testing.T) {
 	if req == "" || req != force {
 		t.Fatalf("sync-requested-at %q, sync-force-requested-at %q: want the same time", req, force)
 	}
-	if !strings.Contains(res.stdout, "forced sync requested at "+req) {
+	if !strings.Contains(res.stdout, "forced sync of render 9a2b0c1d2e requested at "+req) {
 		t.Errorf("stdout = %q", res.stdout)
 	}
 }
@@ -177,7 +186,7 @@ func TestSP23_ReleaseSyncForceWritesBothAnnotations(t *testing.T) {
 func TestOutputJSONParses(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	for _, args := range [][]string{
 		{"release", "list", "-n", ns, "-o", "json"},
 		{"release", "list", "-A", "-o", "json"},
@@ -239,7 +248,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 func TestSyncWithoutPermissionNamesTheRBACRule(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	kube := kubernetes.NewForConfigOrDie(env.admin)
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "release-reader"},
@@ -399,7 +408,7 @@ func appliedCondition(status metav1.ConditionStatus, reason, msg string) metav1.
 func TestSyncWaitEndsWhenHandled(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	out, err := os.CreateTemp(t.TempDir(), "stdout")
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +441,7 @@ func TestSyncWaitEndsWhenHandled(t *testing.T) {
 func TestSyncWaitFailsOnUnappliable(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	out, err := os.CreateTemp(t.TempDir(), "stdout")
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +462,7 @@ func TestSyncWaitFailsOnUnappliable(t *testing.T) {
 func TestSyncWaitTimesOut(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	res := plugin(t, nil, "release", "sync", "podinfo", "--wait", "--timeout", "1s", "-n", ns)
 	if res.code != ExitFailure || !strings.Contains(res.stdout, "timed out after 1s") {
 		t.Errorf("exit %d stdout %q stderr %q, want 1 and a timeout", res.code, res.stdout, res.stderr)

@@ -35,6 +35,9 @@ type SyncWait struct {
 	At time.Time
 	// Force: the request was a forced sync.
 	Force bool
+	// Render is the render the request approves (full ref or its short form); empty:
+	// a plain request, which approves any render.
+	Render string
 	// Baseline is statusFingerprint of the Release /sync returned: a different status
 	// was written by a reconcile after the request.
 	Baseline string
@@ -72,10 +75,19 @@ func (w SyncWait) Judge(r *v1.Release, now time.Time) (Outcome, string) {
 		render = "render " + ShortRef(ls.RenderRef)
 	}
 	if applied.Status == metav1.ConditionTrue && (handledSync || automatic) {
-		return Handled, fmt.Sprintf("sync %s handled: %s applied", v1.FormatSyncTime(w.At), render)
+		switch {
+		case w.applied(r):
+			return Handled, fmt.Sprintf("sync %s handled: %s applied", v1.FormatSyncTime(w.At), render)
+		case !w.current(r):
+			return Failed, w.renderChanged(r)
+		}
+		return Waiting, "waiting for the controller"
 	}
 	if applied.Status == metav1.ConditionTrue {
 		return Waiting, "waiting for the controller"
+	}
+	if w.Render != "" && !handledSync && applied.Reason == v1.ReasonWaitingForSync && !w.current(r) {
+		return Failed, w.renderChanged(r)
 	}
 	switch applied.Reason {
 	case v1.ReasonUnsupported, v1.ReasonUnappliable, v1.ReasonHookFailed, v1.ReasonServiceAccountNotFound, v1.ReasonForbidden:
@@ -84,6 +96,41 @@ func (w SyncWait) Judge(r *v1.Release, now time.Time) (Outcome, string) {
 		return Failed, fmt.Sprintf("sync held: %s: %s", applied.Reason, applied.Message)
 	}
 	return Waiting, applied.Reason
+}
+
+// applied says whether the render applied last is the one the request approves (any,
+// for a plain request), or the pinned render, which is what a pinned Release applies.
+func (w SyncWait) applied(r *v1.Release) bool {
+	if w.Render == "" {
+		return true
+	}
+	ls := r.Status.LastSuccessful
+	if ls == nil {
+		return false
+	}
+	return v1.RenderRef(w.Render).Names(ls.RenderRef) || (r.Pin != nil && r.Pin.RenderRef != "" && ls.RenderRef == r.Pin.RenderRef)
+}
+
+// current says whether the render the request approves is still the Release's
+// current render or its pinned render: while it is, the request can be applied.
+func (w SyncWait) current(r *v1.Release) bool {
+	if w.Render == "" {
+		return true
+	}
+	ref := v1.RenderRef(w.Render)
+	return (r.Status.Render != nil && ref.Names(r.Status.Render.Ref)) || (r.Pin != nil && ref.Names(r.Pin.RenderRef))
+}
+
+// renderChanged says that the render changed before the request was applied, and what
+// to do.
+func (w SyncWait) renderChanged(r *v1.Release) string {
+	current := "another one"
+	if r.Status.Render != nil {
+		current = ShortRef(r.Status.Render.Ref)
+	}
+	return fmt.Sprintf("sync %s not applied: it approved render %s, but the current render is %s; "+
+		"review it with `kubectl convoy release diff %s` and sync again",
+		v1.FormatSyncTime(w.At), ShortRef(w.Render), current, r.Name)
 }
 
 func atOrAfter(t *metav1.Time, at time.Time) bool {

@@ -154,7 +154,7 @@ func TestSyncWaitUnderPTY(t *testing.T) {
 	}{{"color", nil}, {"NO_COLOR", map[string]string{"NO_COLOR": "1"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := namespace(t)
-			createRelease(t, ns, "podinfo")
+			createRenderedRelease(t, ns, "podinfo")
 			term := openTerminal(t)
 			done, errOut := syncAndWait(t, ns, term.tty, tc.environ)
 			at := requestedAt(t, ns, "")
@@ -172,6 +172,7 @@ func TestSyncWaitUnderPTY(t *testing.T) {
 				r.Status.Conditions = []metav1.Condition{appliedCondition(metav1.ConditionTrue, v1.ReasonApplied, "Applied.")}
 				r.Status.SyncWave = nil
 				r.Status.LastHandledSyncAt = &handled
+				r.Status.LastSuccessful = &v1.LastSuccessful{RenderRef: refB}
 			})
 			if code := <-done; code != 0 {
 				t.Fatalf("exit %d, stderr %s", code, errOut)

@@ -28,7 +28,7 @@ import (
 func TestConvoySyncRoleWithThePlugin(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
-	createRelease(t, ns, "podinfo")
+	createRenderedRelease(t, ns, "podinfo")
 	kubeconfig := bindToClusterRole(t, ns, "oncall-"+testenv.RandomSuffix(), deployClusterRole(t, "convoy-sync.yaml"))
 	as := func(args ...string) result {
 		return plugin(t, nil, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...)

@@ -287,7 +287,7 @@ func TestReleaseSetPromoteNeedsItsOwnVerb(t *testing.T) {
 	if res = as("releaseset", "list"); res.code != ExitOK || !strings.Contains(res.stdout, "podinfo") {
 		t.Errorf("list with convoy-promote: exit %d, stderr %s", res.code, res.stderr)
 	}
-	if res = as("release", "sync", "podinfo-dev-1"); res.code != ExitFailure || !strings.Contains(res.stderr, "resources: [releases/sync]") {
+	if res = as("release", "sync", "podinfo-dev-1", "--any-render"); res.code != ExitFailure || !strings.Contains(res.stderr, "resources: [releases/sync]") {
 		t.Errorf("sync with convoy-promote: exit %d, stderr %q", res.code, res.stderr)
 	}
 }

@@ -116,8 +116,8 @@ type uiBackend struct {
 	c *Client
 }
 
-func (b *uiBackend) Sync(ctx context.Context, ns, name string, force bool) (*v1.Release, error) {
-	return b.c.Sync(ctx, ns, name, force)
+func (b *uiBackend) Sync(ctx context.Context, ns, name string, opts v1.SyncOptions) (*v1.Release, error) {
+	return b.c.Sync(ctx, ns, name, opts)
 }
 
 func (b *uiBackend) Promote(ctx context.Context, ns, name string) (*v1.ReleaseSet, error) {

@@ -288,6 +288,11 @@ func TestUIBrowserManualReleaseSyncToHealthy(t *testing.T) {
 	if rel.Status.LastHandledSyncAt == nil || rel.Annotations[v1.AnnotationSyncRequestedAt] == "" {
 		t.Errorf("the Sync button did not request a sync handled by the controller: %v", rel.Annotations)
 	}
+	// It approved the render whose diff the page showed, and says which.
+	if got := rel.Annotations[v1.AnnotationSyncRequestedRender]; got != rel.Status.Render.Ref {
+		t.Errorf("the Sync button approved render %q, want the render of the diff shown, %s", got, rel.Status.Render.Ref)
+	}
+	run(t, ctx, "the progress names the render", textIs(`[data-testid=sync-render]`, ShortRef(rel.Status.Render.Ref)))
 	screenshot(t, ctx, "release-applied-healthy")
 	// The list of every namespace, filtered to this one: the rows are virtualised,
 	// and the other tests' namespaces may hold enough Releases to push this one out
@@ -297,6 +302,42 @@ func TestUIBrowserManualReleaseSyncToHealthy(t *testing.T) {
 		return err
 	})
 	run(t, ctx, "open the list", filter, chromedp.Navigate(base+"#/"), textIs(row(ns, "web")+` [data-testid=healthy]`, v1.ReasonHealthy))
+}
+
+// The page's diff is of a render the Release no longer has when Sync is pressed (the
+// page drew it just before the Release rendered anew): the server refuses the
+// request (409), nothing is requested, and the page draws the current render's diff
+// and asks for a new approval. The test makes the page's diff the older render's.
+func TestUIBrowserSyncOfARenderNoLongerCurrent(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	createRenderedRelease(t, ns, "podinfo")
+	base := startUI(t)
+	ctx := browser(t)
+	run(t, ctx, "open the Release", chromedp.Navigate(base+"#/releases/"+ns+"/podinfo"),
+		textIs(`[data-testid=diff-render]`, "9a2b0c1d2e"),
+		visible(`[data-testid=sync]`),
+		// No Render object here: the diff ends in an error, which is fine; what
+		// counts is that its request is over before the test replaces it.
+		waitText(`section[aria-labelledby=h-diff]`, "the diff's answer", func(s string) bool {
+			return s != "" && !strings.Contains(s, "Computing")
+		}))
+	older := chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+			`(document.querySelector('release-page').clusterDiff = {to: '`+refA+`', objects: [], unchanged: 0}, true)`))
+		return err
+	})
+	run(t, ctx, "the page shows the older render's diff", older,
+		textIs(`[data-testid=diff-render]`, "4f1c2d3e4f"),
+		textHas(`[data-testid=cluster-diff]`, "No differences"))
+	run(t, ctx, "press Sync", chromedp.Click(chromedp.CSS(`[data-testid=sync]`)),
+		textHas(`[data-testid=action-error]`, "The render changed"),
+		textHas(`[data-testid=render-changed]`, "Review it and press Sync again"),
+		textIs(`[data-testid=diff-render]`, "9a2b0c1d2e"))
+	screenshot(t, ctx, "release-render-changed")
+	if a := getRelease(t, ns, "podinfo").Annotations; a[v1.AnnotationSyncRequestedAt] != "" {
+		t.Errorf("a refused Sync wrote %v", a)
+	}
 }
 
 // A user without releases/sync sees no Sync, Force sync or Pin button, and

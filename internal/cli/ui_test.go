@@ -422,3 +422,31 @@ func TestUIWatchesEveryNamespaceTheUserMayList(t *testing.T) {
 		t.Errorf("Releases in the UI of a user of %s and %s: %v, want %v", nsA, nsB, got, want)
 	}
 }
+
+// The UI's Sync approves the render whose diff the page shows: POST
+// /api/releases/NS/NAME/sync?render=REF reaches releases/NAME/sync?render=REF (the
+// server writes sync-requested-render and the UI answers with it); a render that is
+// no longer the Release's is refused with 409 and renderChanged, and nothing is
+// written.
+func TestUISyncApprovesTheRenderShown(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	createRenderedRelease(t, ns, "podinfo")
+	base := startUI(t, "-n", ns)
+	code, body := call(t, http.MethodPost, base+"api/releases/"+ns+"/podinfo/sync?render="+refB, write, "")
+	if code != http.StatusOK || body["render"] != refB {
+		t.Fatalf("sync of the current render: %d %v, want 200 and render %s", code, body, refB)
+	}
+	a := getRelease(t, ns, "podinfo").Annotations
+	if a[v1.AnnotationSyncRequestedRender] != refB || a[v1.AnnotationSyncRequestedAt] != body["requestedAt"] {
+		t.Errorf("annotations %v, want %s=%s and the time the UI answered %v", a, v1.AnnotationSyncRequestedRender, refB, body["requestedAt"])
+	}
+
+	code, body = call(t, http.MethodPost, base+"api/releases/"+ns+"/podinfo/sync?render="+refA, write, "")
+	if code != http.StatusConflict || body["renderChanged"] != true || !strings.Contains(fmt.Sprint(body["error"]), "The render changed") {
+		t.Errorf("sync of a render no longer current: %d %v, want 409 with renderChanged", code, body)
+	}
+	if b := getRelease(t, ns, "podinfo").Annotations; b[v1.AnnotationSyncRequestedAt] != a[v1.AnnotationSyncRequestedAt] || b[v1.AnnotationSyncRequestedRender] != refB {
+		t.Errorf("a refused sync wrote: annotations %v, before %v", b, a)
+	}
+}

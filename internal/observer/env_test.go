@@ -198,6 +198,19 @@ func (e *env) releaseIn(ns, name string) *v1.Release {
 	return rel
 }
 
+// rendered writes ref to the Release name's status.render, as the controller does
+// when it renders: the observer binds its /syncs to the render they concern, and the
+// API server accepts one only while that render is the Release's current (or pinned)
+// one.
+func (e *env) rendered(name, ref string) {
+	e.t.Helper()
+	rel := e.release(name)
+	rel.Status.Render = &v1.RenderStatus{Ref: ref}
+	if err := e.client.Status().Update(e.ctx, rel); err != nil {
+		e.t.Fatalf("write the render of Release %s: %v", name, err)
+	}
+}
+
 // newNamespace creates another namespace for the test, beside its own.
 func (e *env) newNamespace() string {
 	e.t.Helper()

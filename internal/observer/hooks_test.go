@@ -65,6 +65,7 @@ func TestSP16_HookBatchCompletionSendsOneSync(t *testing.T) {
 		{Name: "notify", Phase: v1.HookPostApply, Batch: 1, Job: hookJob, Timeout: &metav1.Duration{Duration: 2 * time.Second}},
 	}}
 	e.create(rel)
+	e.rendered("app", ref)
 	e.create(testConfigMap(e.ns, "app", "config"))
 	e.create(testInventory(e.ns, "app", ref, entry("ConfigMap", e.ns, "config", 0)))
 	// No resync: only events and the timeout's own requeue make the observer look.
@@ -268,6 +269,7 @@ func TestHookJobOfAnotherRunUnderTheSameNameIsNotThisRuns(t *testing.T) {
 	e := newEnv(t)
 	install, upgrade := renderRef("8"), renderRef("9")
 	e.create(testRelease(e.ns, "app"))
+	e.rendered("app", upgrade)
 	e.create(testConfigMap(e.ns, "app", "config"))
 	e.create(testInventory(e.ns, "app", upgrade, entry("ConfigMap", e.ns, "config", 0)))
 	runJob := func(ref string, run v1.HookRun) *batchv1.Job {

@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,7 +173,7 @@ func (o *Observer) report(ctx context.Context, key types.NamespacedName, rel *v1
 	mem, known := o.memory.Get(key)
 	sig := health.Triggers(inv.Status, obs.assessment.Status, obs.view, mem, known)
 	if !ptr.Deref(rel.Spec.SyncPolicy.Automatic, false) { // unset is manual mode
-		if err := o.sendSync(ctx, rel, sig); err != nil {
+		if err := o.sendSync(ctx, key, rel, sig); err != nil {
 			return false, err
 		}
 		o.memory.Set(key, sig.Memory)
@@ -185,24 +186,79 @@ func (o *Observer) report(ctx context.Context, key types.NamespacedName, rel *v1
 	if done, err := o.writeStatus(ctx, inv, obs.assessment); done || err != nil {
 		return done, err
 	}
-	if err := o.sendSync(ctx, rel, sig); err != nil {
+	if err := o.sendSync(ctx, key, rel, sig); err != nil {
 		return false, err
 	}
 	o.memory.Set(key, sig.Memory)
 	return false, nil
 }
 
-// sendSync posts one /sync for the occurrences of sig.Send, if any.
-func (o *Observer) sendSync(ctx context.Context, rel *v1.Release, sig health.Signals) error {
-	if len(sig.Send) == 0 {
-		return nil
+// sendSync posts the /syncs for the occurrences of sig.Send: one per render they
+// concern, bound to it (…/sync?render=<ref>), so that the observer's /sync approves
+// the render it assessed (or whose hook batch ran) and no other; occurrences that
+// name no render share one plain /sync. A 409 Conflict says that render is no longer
+// the Release's: the signal is dropped (counted, logged), not sent again; the next
+// render has occurrences of its own. When a /sync fails otherwise, the occurrences
+// already signalled or dropped are remembered, so that only the rest is sent again.
+func (o *Observer) sendSync(ctx context.Context, key types.NamespacedName, rel *v1.Release, sig health.Signals) error {
+	log := logr.FromContextOrDiscard(ctx)
+	var handled []string
+	for _, b := range byRender(sig.Send) {
+		log.Info("Requesting a sync", "triggers", describe(b.triggers), "approves", renderOrAny(b.render))
+		err := o.syncer.Sync(ctx, rel.Namespace, rel.Name, b.render)
+		switch {
+		case apierrors.IsConflict(err):
+			log.V(1).Info("The API server refused the sync: the render is no longer the Release's; dropping the signal",
+				"approves", b.render, "reason", err.Error())
+			o.metrics.syncRefusedFor(b.triggers)
+		case err != nil:
+			if len(handled) > 0 {
+				o.memory.Set(key, append(slices.Clone(sig.Signalled), handled...))
+			}
+			return fmt.Errorf("POST releases/%s/sync in %s: %w", rel.Name, rel.Namespace, err)
+		default:
+			o.metrics.syncSent(b.triggers)
+		}
+		handled = append(handled, keysOf(b.triggers)...)
 	}
-	logr.FromContextOrDiscard(ctx).Info("Requesting a sync", "triggers", describe(sig.Send))
-	if err := o.syncer.Sync(ctx, rel.Namespace, rel.Name); err != nil {
-		return fmt.Errorf("POST releases/%s/sync in %s: %w", rel.Name, rel.Namespace, err)
-	}
-	o.metrics.syncSent(sig.Send)
 	return nil
+}
+
+// syncBatch is the occurrences one /sync signals: those of one render.
+type syncBatch struct {
+	render   string
+	triggers []health.Trigger
+}
+
+// byRender groups occurrences by the render they concern, in the order of the first
+// occurrence of each.
+func byRender(ts []health.Trigger) []syncBatch {
+	var out []syncBatch
+	for _, t := range ts {
+		i := slices.IndexFunc(out, func(b syncBatch) bool { return b.render == t.RenderRef })
+		if i < 0 {
+			out = append(out, syncBatch{render: t.RenderRef})
+			i = len(out) - 1
+		}
+		out[i].triggers = append(out[i].triggers, t)
+	}
+	return out
+}
+
+// renderOrAny is what a /sync bound to render approves, for the log.
+func renderOrAny(render string) string {
+	if render == "" {
+		return "any render"
+	}
+	return render
+}
+
+func keysOf(ts []health.Trigger) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Key
+	}
+	return out
 }
 
 // writeStatus writes the assessed status when it changed. done says the assessment

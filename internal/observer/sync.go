@@ -12,7 +12,11 @@ import (
 
 // Syncer sends POST …/releases/<name>/sync (no force) for a Release.
 type Syncer interface {
-	Sync(ctx context.Context, namespace, name string) error
+	// Sync approves render, a full render ref (…/sync?render=<render>): the API
+	// server answers 409 Conflict (apierrors.IsConflict) when it is no longer the
+	// Release's current (or pinned) render. An empty render sends the plain /sync,
+	// which approves any render.
+	Sync(ctx context.Context, namespace, name, render string) error
 }
 
 // restSyncer posts /sync through the host's API server, under the observer's identity
@@ -42,7 +46,11 @@ func NewSyncer(cfg *rest.Config) (Syncer, error) {
 }
 
 // Sync implements Syncer.
-func (s *restSyncer) Sync(ctx context.Context, namespace, name string) error {
-	return s.rest.Post().Namespace(namespace).Resource(v1.ResourceReleases).Name(name).
-		SubResource(v1.SubresourceSync).Do(ctx).Error()
+func (s *restSyncer) Sync(ctx context.Context, namespace, name, render string) error {
+	req := s.rest.Post().Namespace(namespace).Resource(v1.ResourceReleases).Name(name).
+		SubResource(v1.SubresourceSync)
+	if render != "" {
+		req = req.Param("render", render)
+	}
+	return req.Do(ctx).Error()
 }

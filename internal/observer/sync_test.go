@@ -23,6 +23,7 @@ func TestSP15_NewRenderAnnouncedByExactlyOneSync(t *testing.T) {
 	syncs := e.watchSyncs()
 	first, second := renderRef("d"), renderRef("e")
 	e.create(testRelease(e.ns, "web"))
+	e.rendered("web", first)
 	e.create(testConfigMap(e.ns, "web", "config"))
 	e.create(testInventory(e.ns, "web", first, entry("ConfigMap", e.ns, "config", 0)))
 	obs := e.startObserver(observerOptions{resync: time.Second})
@@ -36,7 +37,8 @@ func TestSP15_NewRenderAnnouncedByExactlyOneSync(t *testing.T) {
 		return syncs.count("web") == 1 && obs.syncs() == 1, fmt.Sprintf("%d /sync seen, %d sent", syncs.count("web"), obs.syncs())
 	})
 
-	// The controller would move the inventory to a new render.
+	// The controller would render anew and move the inventory to the new render.
+	e.rendered("web", second)
 	inv := e.inventory("web")
 	moved := inv.DeepCopy()
 	moved.RenderRef = second
@@ -69,6 +71,7 @@ func TestSteadyStateCausesNoWrites(t *testing.T) {
 	for i := range n {
 		name := fmt.Sprintf("web-%03d", i)
 		e.create(testRelease(e.ns, name))
+		e.rendered(name, ref)
 		e.create(testConfigMap(e.ns, name, name))
 		e.create(testDeployment(e.ns, name, name))
 		e.create(testInventory(e.ns, name, ref, entry("ConfigMap", e.ns, name, 0), entry("Deployment", e.ns, name, 1)))
@@ -144,12 +147,12 @@ func newFailingSyncer(t *testing.T) *failingSyncer {
 	return f
 }
 
-func (f *failingSyncer) Sync(ctx context.Context, namespace, name string) error {
+func (f *failingSyncer) Sync(ctx context.Context, namespace, name, render string) error {
 	f.calls.Add(1)
 	if f.fail.Load() {
 		return errors.New("the API server is away")
 	}
-	return f.next.Sync(ctx, namespace, name)
+	return f.next.Sync(ctx, namespace, name, render)
 }
 
 // In manual mode the /sync goes before the status write (health/doc.go): while it
@@ -160,6 +163,7 @@ func TestStatusWaitsForTheSync(t *testing.T) {
 	syncs := e.watchSyncs()
 	ref := renderRef("7")
 	e.create(testRelease(e.ns, "web"))
+	e.rendered("web", ref)
 	e.create(testConfigMap(e.ns, "web", "config"))
 	e.create(testInventory(e.ns, "web", ref, entry("ConfigMap", e.ns, "config", 0)))
 	syncer := newFailingSyncer(t)
@@ -196,6 +200,7 @@ func TestSP15_AutomaticModeWritesTheStatusThenSendsTheSync(t *testing.T) {
 		rel := testRelease(e.ns, name)
 		rel.Spec.SyncPolicy.Automatic = new(true)
 		e.create(rel)
+		e.rendered(name, ref)
 		e.create(testConfigMap(e.ns, name, "config-"+name))
 		e.create(testInventory(e.ns, name, ref, entry("ConfigMap", e.ns, "config-"+name, 0)))
 	}

@@ -29,8 +29,8 @@ import (
 // Backend is what the UI asks of kubectl-convoy's client: the same requests and
 // the same diff as the CLI's commands.
 type Backend interface {
-	// Sync POSTs releases/NAME/sync (force: ?force=true).
-	Sync(ctx context.Context, ns, name string, force bool) (*v1.Release, error)
+	// Sync POSTs releases/NAME/sync (?force=true, ?render=REF).
+	Sync(ctx context.Context, ns, name string, opts v1.SyncOptions) (*v1.Release, error)
 	// MergePatch sends a JSON merge patch to releases/NAME/SUBRESOURCE.
 	MergePatch(ctx context.Context, ns, name, subresource string, patch []byte) (*v1.Release, error)
 	// ClusterDiff is `kubectl convoy release diff NAME [--ref REF]`: the render's
@@ -498,7 +498,25 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	if !s.permitted(w, r, ns, v1.SubresourceSync, "create") {
 		return
 	}
-	rel, err := s.opts.Backend.Sync(r.Context(), ns, name, r.URL.Query().Get("force") == "true")
+	q := r.URL.Query()
+	opts := v1.SyncOptions{Force: q.Get("force") == "true", Render: q.Get("render")}
+	if p := v1.RenderRef(opts.Render).ShortProblem(); opts.Render != "" && p != "" {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("sync: render must be a render ref, sha256: and 64 hex digits or its first 10, got %q: %s", opts.Render, p))
+		return
+	}
+	rel, err := s.opts.Backend.Sync(r.Context(), ns, name, opts)
+	if apierrors.IsConflict(err) && opts.Render != "" {
+		// The render the page showed is no longer the Release's: nothing was
+		// requested; the page draws the new diff and asks again.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"error": fmt.Sprintf("The render changed since this diff was drawn: the Sync approved render %s, which is no longer the Release's; "+
+				"nothing was requested. Review the new diff and approve again. (%s)", v1.RenderRef(opts.Render).Short(), apiMessage(err)),
+			"renderChanged": true,
+		})
+		return
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -506,7 +524,17 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{
 		"requestedAt":      rel.Annotations[v1.AnnotationSyncRequestedAt],
 		"forceRequestedAt": rel.Annotations[v1.AnnotationSyncForceRequestedAt],
+		"render":           rel.Annotations[v1.AnnotationSyncRequestedRender],
 	})
+}
+
+// apiMessage is the message of an API error (its Status), else the error's text.
+func apiMessage(err error) string {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) && s.Status().Message != "" {
+		return s.Status().Message
+	}
+	return err.Error()
 }
 
 func (s *Server) pin(w http.ResponseWriter, r *http.Request) {

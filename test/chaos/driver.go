@@ -479,7 +479,7 @@ func (d *driver) sync(ctx context.Context, r *release, force bool, render string
 	var out *v1alpha1.Release
 	var err error
 	if render == "" {
-		out, err = d.e.cli.Sync(ctx, r.ns, r.name, force)
+		out, err = d.e.cli.Sync(ctx, r.ns, r.name, v1alpha1.SyncOptions{Force: force})
 	} else {
 		out = &v1alpha1.Release{}
 		req := d.e.convoy.Post().Namespace(r.ns).Resource(v1alpha1.ResourceReleases).Name(r.name).SubResource(v1alpha1.SubresourceSync).Param("render", render)

@@ -39,7 +39,7 @@
 //	sig := health.Triggers(inv.Status, a.Status, view, mem, known)
 //	if the Release is in manual mode {
 //		if len(sig.Send) > 0 {
-//			post /sync (no force), once for all of sig.Send; on error requeue and stop here
+//			post /sync (no force), one per render of sig.Send (Trigger.RenderRef, ?render=); a 409 drops it; on another error requeue and stop here
 //		}
 //		memory.Set(key, sig.Memory)
 //		if a.Write {
@@ -51,7 +51,7 @@
 //			write a.Status to releaseinventories/status
 //		}
 //		if len(sig.Send) > 0 {
-//			post /sync (no force), once for all of sig.Send; on error requeue and stop here
+//			post /sync (no force), one per render of sig.Send (Trigger.RenderRef, ?render=); a 409 drops it; on another error requeue and stop here
 //		}
 //		memory.Set(key, sig.Memory)
 //	}

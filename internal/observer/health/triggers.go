@@ -35,6 +35,10 @@ type Trigger struct {
 	Key string
 	// Message says what happened, for the log.
 	Message string
+	// RenderRef is the render the occurrence concerns: the render assessed (a new
+	// render, a sync wave) or the render whose hook batch ran. The /sync that signals
+	// it approves that render only; empty: any render.
+	RenderRef string
 }
 
 // ReleaseView is what the triggers need of the Release.
@@ -84,7 +88,8 @@ func (v ReleaseView) Waiting() bool {
 // Signals is what Triggers decided.
 type Signals struct {
 	// Send are the occurrences not signalled yet. One /sync (no force) covers all of
-	// them; none is to be sent when it is empty.
+	// them that concern one render (RenderRef), bound to it; none is to be sent when
+	// it is empty.
 	Send []Trigger
 	// Memory is the keys of the occurrences that hold now. Store it in Memory once the
 	// /sync went out (or at once when Send is empty).
@@ -133,9 +138,10 @@ func Occurrences(st v1.ReleaseInventoryStatus, rel ReleaseView) []Trigger {
 		// Assess names a render in status only once every object of the inventory has
 		// a result, and the inventory holds the whole render once its last wave is in.
 		out = append(out, Trigger{
-			Kind:    TriggerNewRender,
-			Key:     "render/" + st.RenderRef,
-			Message: fmt.Sprintf("Health assessment covers every object of render %s.", st.RenderRef),
+			Kind:      TriggerNewRender,
+			Key:       "render/" + st.RenderRef,
+			Message:   fmt.Sprintf("Health assessment covers every object of render %s.", st.RenderRef),
+			RenderRef: st.RenderRef,
 		})
 	}
 	if t, ok := waveOccurrence(st, rel); ok {
@@ -183,9 +189,10 @@ func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, boo
 		}
 	}
 	return Trigger{
-		Kind:    TriggerSyncWave,
-		Key:     fmt.Sprintf("wave/%s/%d", st.RenderRef, last),
-		Message: fmt.Sprintf("Sync waves up to %d of render %s are Healthy.", last, st.RenderRef),
+		Kind:      TriggerSyncWave,
+		Key:       fmt.Sprintf("wave/%s/%d", st.RenderRef, last),
+		Message:   fmt.Sprintf("Sync waves up to %d of render %s are Healthy.", last, st.RenderRef),
+		RenderRef: st.RenderRef,
 	}, true
 }
 
@@ -209,7 +216,11 @@ func hookOccurrences(hooks []v1.HookStatus) []Trigger {
 		outcome := v1.HookJobSucceeded
 		done := true
 		var ids []string
+		render := ""
 		for _, h := range hs {
+			if render == "" {
+				render = h.RenderRef
+			}
 			id := h.Name + "=" + h.Job
 			if h.JobUID != "" {
 				// A Job created anew under the same name is another run (issue 13, case 9).
@@ -232,9 +243,10 @@ func hookOccurrences(hooks []v1.HookStatus) []Trigger {
 		}
 		slices.Sort(ids)
 		out = append(out, Trigger{
-			Kind:    TriggerHookBatch,
-			Key:     fmt.Sprintf("hooks/%d/%s/%s", b, strings.Join(ids, ","), outcome),
-			Message: fmt.Sprintf("Hook batch %d completed: %s.", b, outcome),
+			Kind:      TriggerHookBatch,
+			Key:       fmt.Sprintf("hooks/%d/%s/%s", b, strings.Join(ids, ","), outcome),
+			Message:   fmt.Sprintf("Hook batch %d completed: %s.", b, outcome),
+			RenderRef: render,
 		})
 	}
 	return out

@@ -370,3 +370,54 @@ func TestReleaseViewOf(t *testing.T) {
 		t.Errorf("ReleaseViewOf(empty) (-want +got):\n%s", diff)
 	}
 }
+
+// What a person approves is what convoy applies: each occurrence names the render it
+// concerns, and the observer's /sync for it approves that render only. A new render
+// and a sync wave concern the render assessed; a hook batch the render whose hooks
+// ran (status.hooks[].renderRef), which may be another (a new render's PreApply batch
+// while the inventory still holds the previous one); none named: any render.
+func TestOccurrencesNameTheirRender(t *testing.T) {
+	r1, r2 := "sha256:r1", "sha256:r2"
+	forRender := func(h v1.HookStatus, ref string) v1.HookStatus {
+		h.RenderRef = ref
+		return h
+	}
+	cases := map[string]struct {
+		st   v1.ReleaseInventoryStatus
+		rel  ReleaseView
+		want map[string]string // render by key
+	}{
+		"a new render": {
+			st:   assessed(r1, wave(0, H)),
+			want: map[string]string{"render/" + r1: r1},
+		},
+		"a sync wave and the render": {
+			st:   assessed(r1, wave(0, H), wave(1, P)),
+			rel:  waiting(1, 2),
+			want: map[string]string{"wave/" + r1 + "/0": r1},
+		},
+		"a hook batch of the render assessed": {
+			st:   withHooks(assessed(r1, wave(0, H)), forRender(hook("migrate", 0, v1.HookJobSucceeded), r1)),
+			want: map[string]string{"render/" + r1: r1, "hooks/0/migrate=podinfo-migrate-0123456789/Succeeded": r1},
+		},
+		"a hook batch of another render": {
+			st:   withHooks(assessed(r1, wave(0, H)), forRender(hook("migrate", 0, v1.HookJobFailed), r2)),
+			want: map[string]string{"render/" + r1: r1, "hooks/0/migrate=podinfo-migrate-0123456789/Failed": r2},
+		},
+		"a hook batch naming no render": {
+			st:   withHooks(assessed(r1, wave(0, H)), hook("migrate", 0, v1.HookJobSucceeded)),
+			want: map[string]string{"render/" + r1: r1, "hooks/0/migrate=podinfo-migrate-0123456789/Succeeded": ""},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, o := range Occurrences(tc.st, tc.rel) {
+				got[o.Key] = o.RenderRef
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("render by occurrence (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,9 +1,16 @@
 // Requests to the UI's server. Writes carry X-Convoy-UI, which the server
 // requires (no other site's page can send it).
 
+// answer is the JSON body of res; a failure throws an Error with the server's
+// message, its HTTP status (status) and its body (body).
 async function answer(res) {
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const e = new Error(body.error || `${res.status} ${res.statusText}`);
+    e.status = res.status;
+    e.body = body;
+    throw e;
+  }
   return body;
 }
 

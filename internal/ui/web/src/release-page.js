@@ -31,6 +31,7 @@ class ReleasePage extends Live {
     namespace: {}, name: {},
     access: { state: true }, clusterDiff: { state: true }, renderDiff: { state: true },
     selected: { state: true }, started: { state: true }, error: { state: true }, busy: { state: true },
+    renderChanged: { state: true },
   };
 
   constructor() {
@@ -42,6 +43,7 @@ class ReleasePage extends Live {
     this.started = null;
     this.error = '';
     this.busy = false;
+    this.renderChanged = false;
     this.diffFor = '';
   }
 
@@ -53,6 +55,7 @@ class ReleasePage extends Live {
       this.selected = [];
       this.started = null;
       this.error = '';
+      this.renderChanged = false;
       this.diffFor = '';
     }
     if (changed.has('namespace')) {
@@ -95,10 +98,37 @@ class ReleasePage extends Live {
     }
   }
 
+  // shownRender is the render whose diff the page shows: the one a Sync approves.
+  // Without a diff (not loaded yet, or no right to read Renders) it is the render the
+  // diff's heading names, the Release's current one.
+  shownRender(rel) {
+    return (this.clusterDiff && !this.clusterDiff.error && this.clusterDiff.to) || rel?.status?.render?.ref || '';
+  }
+
+  // sync approves the render whose diff the page shows (?render=REF): convoy applies
+  // that render and no other. When it is no longer the Release's (409), nothing was
+  // requested: the page draws the new diff and asks for a new approval.
   sync(force) {
+    const rel = store.get('Release', `${this.namespace}/${this.name}`);
+    const render = this.shownRender(rel);
     return this.act(force ? 'Force sync' : 'Sync', async () => {
-      const r = await post(`${releasePath(this.namespace, this.name, 'sync')}${force ? '?force=true' : ''}`);
-      this.started = { what: force ? 'Force sync' : 'Sync', at: force ? r.forceRequestedAt : r.requestedAt, force };
+      const q = new URLSearchParams();
+      if (force) q.set('force', 'true');
+      if (render) q.set('render', render);
+      const query = q.toString();
+      let r;
+      try {
+        r = await post(`${releasePath(this.namespace, this.name, 'sync')}${query ? `?${query}` : ''}`);
+      } catch (e) {
+        if (e.status === 409 && e.body?.renderChanged) {
+          this.started = null;
+          await this.loadClusterDiff();
+          this.renderChanged = true;
+        }
+        throw e;
+      }
+      this.renderChanged = false;
+      this.started = { what: force ? 'Force sync' : 'Sync', at: force ? r.forceRequestedAt : r.requestedAt, force, render: r.render };
     });
   }
 
@@ -139,7 +169,7 @@ class ReleasePage extends Live {
     const wave = rel.status?.syncWave;
     return html`<section class="progress" aria-live="polite" data-testid="sync-progress">
       <h2>Your ${this.started.what.toLowerCase()}</h2>
-      <p>Requested at ${this.started.at}. ${handled
+      <p>Requested at ${this.started.at}${this.started.render ? html` for render <span class="mono" data-testid="sync-render">${shortRef(this.started.render)}</span>` : nothing}. ${handled
         ? html`Handled at ${handledAt}: Applied <b>${applied?.reason}</b>, Healthy <b>${healthy?.reason || '—'}</b>${wave ? html`, sync wave ${wave.current + 1} of ${wave.total}` : nothing}.`
         : html`Waiting for the controller to handle it…`}</p>
     </section>`;
@@ -163,7 +193,8 @@ class ReleasePage extends Live {
         cluster ${rel.spec.cluster || '(host)'}, cluster wave ${rel.spec.clusterWave || 0}</p>
       <div class="actions" role="toolbar" aria-label="Actions" data-access=${this.access ? 'loaded' : 'loading'}>
         ${a.sync ? html`
-          <button data-testid="sync" ?disabled=${this.busy} @click=${() => this.sync(false)}>Sync</button>
+          <button data-testid="sync" data-approves=${this.shownRender(rel)} title=${this.shownRender(rel) ? `Approve render ${shortRef(this.shownRender(rel))}, the one the diff below shows` : 'Approve the current render'}
+            ?disabled=${this.busy} @click=${() => this.sync(false)}>Sync</button>
           <button data-testid="force" class="danger" ?disabled=${this.busy} @click=${() => this.confirmForce()}>Force sync…</button>` : nothing}
         ${a.pin && rel.pin ? html`<button data-testid="unpin" ?disabled=${this.busy} @click=${() => this.unpin()}>Unpin</button>` : nothing}
         ${a.pin && !rel.pin && st.lastSuccessful ? html`<button data-testid="pin-last" ?disabled=${this.busy} @click=${() => this.pin('')}>Pin to last successful</button>` : nothing}
@@ -178,7 +209,9 @@ class ReleasePage extends Live {
             <button value="force" class="danger" data-testid="force-confirm" @click=${() => this.sync(true)}>Force sync</button></menu>
         </form>
       </dialog>` : nothing}
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.error ? html`<p class="error" role="alert" data-testid="action-error">${this.error}</p>` : nothing}
+      ${this.renderChanged ? html`<p class="notice" role="status" data-testid="render-changed">The render changed before your Sync:
+        the diff below is the new render ${shortRef(this.shownRender(rel))}. Review it and press Sync again to approve it.</p>` : nothing}
       ${this.progress(rel)}
 
       <section aria-labelledby="h-conditions"><h2 id="h-conditions">Conditions</h2>
@@ -206,7 +239,7 @@ class ReleasePage extends Live {
           : html`<p>${inv?.status?.drift ? 'No drift.' : 'Not checked (spec.syncPolicy.interval unset, or not checked yet).'}</p>`}
       </section>
 
-      <section aria-labelledby="h-diff"><h2 id="h-diff">Diff: cluster → current render ${shortRef(st.render?.ref)}</h2>
+      <section aria-labelledby="h-diff"><h2 id="h-diff">Diff: cluster → current render <span class="mono" data-testid="diff-render">${shortRef(this.shownRender(rel))}</span></h2>
         ${!a.diff ? html`<p>You may not read this Release's Renders.</p>` : this.clusterDiff ? diffView(this.clusterDiff, 'cluster-diff') : html`<p role="status">Computing…</p>`}
       </section>
 
