@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +74,39 @@ func TestSyncOptionsFromQuery(t *testing.T) {
 			err := convertURLValuesToSyncOptions(&values, &opts)
 			if (err != nil) != tc.wantErr || opts.Force != tc.want {
 				t.Errorf("force = %v, err = %v; want %v, error %v", opts.Force, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSyncOptionsRenderFromQuery(t *testing.T) {
+	full := "sha256:" + strings.Repeat("9a", 32)
+	cases := map[string]struct {
+		query   map[string][]string
+		want    SyncOptions
+		wantErr bool
+	}{
+		"no render: a plain /sync":     {query: map[string][]string{}},
+		"a full ref":                   {query: map[string][]string{"render": {full}}, want: SyncOptions{Render: full}},
+		"the short form":               {query: map[string][]string{"render": {"9a9a9a9a9a"}}, want: SyncOptions{Render: "9a9a9a9a9a"}},
+		"with force":                   {query: map[string][]string{"render": {full}, "force": {"true"}}, want: SyncOptions{Force: true, Render: full}},
+		"the last of two":              {query: map[string][]string{"render": {"0000000000", full}}, want: SyncOptions{Render: full}},
+		"upper case":                   {query: map[string][]string{"render": {"9A9A9A9A9A"}}, wantErr: true},
+		"a prefix of another length":   {query: map[string][]string{"render": {"9a9a9a"}}, wantErr: true},
+		"sha256: with too few digits":  {query: map[string][]string{"render": {"sha256:9a9a9a9a9a"}}, wantErr: true},
+		"empty: not a ref":             {query: map[string][]string{"render": {""}}, wantErr: true},
+		"a malformed one with a force": {query: map[string][]string{"render": {"latest"}, "force": {"true"}}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var opts SyncOptions
+			values := url.Values(tc.query)
+			err := convertURLValuesToSyncOptions(&values, &opts)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil && opts != tc.want {
+				t.Errorf("options = %+v, want %+v", opts, tc.want)
 			}
 		})
 	}
