@@ -459,7 +459,7 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
 		rv: rv, at: now, pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
-		ready:    currentTrue(rel, v1alpha1.ConditionApplied) && currentTrue(rel, v1alpha1.ConditionHealthy),
+		ready:    currentTrue(rel, v1alpha1.ConditionApplied) && healthyForWaves(rel),
 		inputs:   inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
 		written:  !fromWatch,
 		status:   statusSummary(rel),
@@ -562,6 +562,18 @@ func changedIn(states map[string][]relState, from, to time.Time) []string {
 // currentTrue says whether the condition t of rel is True for rel's generation: one
 // observed at an older generation is of the spec before an edit (kstatus' rule, and
 // the controller's for cluster waves).
+// healthyForWaves says whether the Healthy condition of rel, for its generation, lets
+// the higher cluster waves go on: True, or Unknown/Reassessing (the render it last
+// reported Healthy, applied again after a drift was put back, waits for the observer's
+// next look; waves.md).
+func healthyForWaves(rel *v1alpha1.Release) bool {
+	c := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionHealthy)
+	if c == nil || c.ObservedGeneration != rel.Generation {
+		return false
+	}
+	return c.Status == metav1.ConditionTrue || c.Status == metav1.ConditionUnknown && c.Reason == v1alpha1.ReasonReassessing
+}
+
 func currentTrue(rel *v1alpha1.Release, t string) bool {
 	c := apimeta.FindStatusCondition(rel.Status.Conditions, t)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == rel.Generation
