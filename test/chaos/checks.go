@@ -111,16 +111,7 @@ func checkWaves(h history) (out []violation, unverified int) {
 // unverified counts the applies it cannot judge: a relist of a watch may have hidden
 // an earlier apply of the same inputs or a state of the Release before it (hidden).
 func checkManual(h history) (out []violation, unverified int) {
-	done := map[string]bool{}
-	for _, ev := range h.events {
-		if !h.manual[ev.release] {
-			continue
-		}
-		id := ev.release + " " + ev.object + " " + ev.inputs
-		if done[id] {
-			continue
-		}
-		done[id] = true
+	for _, ev := range manualApplies(h) {
 		if hidden(h.states[ev.release], ev, h.gaps) {
 			unverified++
 			continue
@@ -134,6 +125,22 @@ func checkManual(h history) (out []violation, unverified int) {
 		}
 	}
 	return out, unverified
+}
+
+// manualApplies are the events in which an object of a manual Release first carries
+// some inputs, in the order seen: the applies checkManual and checkApproval judge.
+func manualApplies(h history) []objEvent {
+	done := map[string]bool{}
+	var out []objEvent
+	for _, ev := range h.events {
+		id := ev.release + " " + ev.object + " " + ev.inputs
+		if !h.manual[ev.release] || done[id] {
+			continue
+		}
+		done[id] = true
+		out = append(out, ev)
+	}
+	return out
 }
 
 // checkApproval finds applies in manual mode of a render that no /sync approved: when
@@ -161,16 +168,7 @@ func checkManual(h history) (out []violation, unverified int) {
 // for the inputs seen, or a relist of Releases that may have hidden one.
 func checkApproval(h history) (out []violation, judged, bound, unverified int) {
 	renders := renderInputs(h.states)
-	done := map[string]bool{}
-	for _, ev := range h.events {
-		if !h.manual[ev.release] {
-			continue
-		}
-		id := ev.release + " " + ev.object + " " + ev.inputs
-		if done[id] {
-			continue
-		}
-		done[id] = true
+	for _, ev := range manualApplies(h) {
 		states := h.states[ev.release]
 		if hidden(states, ev, h.gaps) {
 			continue // checkManual counts it
