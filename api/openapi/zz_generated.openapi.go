@@ -426,6 +426,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ReleaseStatus{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_ReleaseStatus(ref),
 		v1alpha1.ReleaseTemplate{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplate(ref),
 		v1alpha1.ReleaseTemplateMetadata{}.OpenAPIModelName():                        schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplateMetadata(ref),
+		v1alpha1.RemovalAcknowledgement{}.OpenAPIModelName():                         schema_kumodoio_convoy_api_v1alpha1_RemovalAcknowledgement(ref),
 		v1alpha1.Render{}.OpenAPIModelName():                                         schema_kumodoio_convoy_api_v1alpha1_Render(ref),
 		v1alpha1.RenderChart{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_RenderChart(ref),
 		v1alpha1.RenderList{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_RenderList(ref),
@@ -21613,6 +21614,12 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSet(ref common.ReferenceCallback
 							},
 						},
 					},
+					"removalAcknowledgement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "removalAcknowledgement records the POST to /promote that let a mass removal go on: the Releases it acknowledged, which the set may then delete however many they are. Written only through the /promote subresource; writes through the main resource keep the stored value. It applies to those Releases only: a later loss of other Clusters counts against spec.strategy.maxRemovals again.",
+							Ref:         ref(v1alpha1.RemovalAcknowledgement{}.OpenAPIModelName()),
+						},
+					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status is written by the controller through the /status subresource.",
@@ -21625,7 +21632,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSet(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.ReleaseSetSpec{}.OpenAPIModelName(), v1alpha1.ReleaseSetStatus{}.OpenAPIModelName(), v1alpha1.StageApproval{}.OpenAPIModelName()},
+			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.ReleaseSetSpec{}.OpenAPIModelName(), v1alpha1.ReleaseSetStatus{}.OpenAPIModelName(), v1alpha1.RemovalAcknowledgement{}.OpenAPIModelName(), v1alpha1.StageApproval{}.OpenAPIModelName()},
 	}
 }
 
@@ -21703,6 +21710,13 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCall
 							Description: "strategy orders the rollout of a revision into stages.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"paused": {
+						SchemaProps: spec.SchemaProps{
+							Description: "paused: the set writes no Release (no create, update or delete) until it is false again; its status is still observed and written (Progressing=False, reason Paused). A template changed while paused rolls out through the stages on resume.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -21792,6 +21806,25 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCa
 							},
 						},
 					},
+					"heldRemovals": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "heldRemovals are the Releases whose Cluster is no longer selected (or gone) that the set does not delete: more than spec.strategy.maxRemovals of them at once (Halted=True, reason MassRemoval). POST releasesets/<name>/promote acknowledges them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
@@ -21828,11 +21861,17 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStrategy(ref common.Reference
 							},
 						},
 					},
+					"maxRemovals": {
+						SchemaProps: spec.SchemaProps{
+							Description: "maxRemovals is how many of the set's Releases may be deleted at once because their Cluster is no longer selected (or gone): a number, or a percentage of the set's Releases (rounded up). More than that and the set deletes nothing and halts (reason MassRemoval) until POST releasesets/<name>/promote acknowledges the removal. Unset: 25%.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.Stage{}.OpenAPIModelName()},
+			intstr.IntOrString{}.OpenAPIModelName(), v1alpha1.Stage{}.OpenAPIModelName()},
 	}
 }
 
@@ -22109,6 +22148,54 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseTemplateMetadata(ref common.Refe
 				},
 			},
 		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_RemovalAcknowledgement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RemovalAcknowledgement records one POST to /promote that acknowledged a mass removal.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"releases": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "releases are the names of the Releases whose deletion was acknowledged: the status.heldRemovals the POST saw.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"acknowledgedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "acknowledgedAt is when the acknowledgement was recorded.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"acknowledgedBy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "acknowledgedBy is the user who acknowledged, as the API server authenticated them.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"releases"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

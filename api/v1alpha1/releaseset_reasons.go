@@ -11,4 +11,8 @@ const (
 	ReasonNotHalted = "NotHalted"
 	// ReasonInvalidSpec: a selector of the ReleaseSet does not parse; nothing is written until it is fixed.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonMassRemoval: more Releases would be deleted at once than spec.strategy.maxRemovals; nothing is deleted until /promote acknowledges it (Halted=True).
+	ReasonMassRemoval = "MassRemoval"
+	// ReasonPaused: spec.paused is true; the set writes no Release until it is resumed (Progressing=False).
+	ReasonPaused = "Paused"
 )

@@ -28,6 +28,14 @@ type ReleaseSet struct {
 	// +listType=atomic
 	Approvals []StageApproval `json:"approvals,omitempty"`
 
+	// removalAcknowledgement records the POST to /promote that let a mass removal go on:
+	// the Releases it acknowledged, which the set may then delete however many they are.
+	// Written only through the /promote subresource; writes through the main resource
+	// keep the stored value. It applies to those Releases only: a later loss of other
+	// Clusters counts against spec.strategy.maxRemovals again.
+	// +optional
+	RemovalAcknowledgement *RemovalAcknowledgement `json:"removalAcknowledgement,omitempty"`
+
 	// status is written by the controller through the /status subresource.
 	// +optional
 	Status ReleaseSetStatus `json:"status,omitempty"`
@@ -49,6 +57,12 @@ type ReleaseSetSpec struct {
 	// strategy orders the rollout of a revision into stages.
 	// +optional
 	Strategy ReleaseSetStrategy `json:"strategy,omitempty"`
+
+	// paused: the set writes no Release (no create, update or delete) until it is
+	// false again; its status is still observed and written (Progressing=False, reason
+	// Paused). A template changed while paused rolls out through the stages on resume.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
 }
 
 // ReleaseTemplate is a Release without its Cluster.
@@ -80,6 +94,31 @@ type ReleaseSetStrategy struct {
 	// +listType=map
 	// +listMapKey=name
 	Stages []Stage `json:"stages,omitempty"`
+
+	// maxRemovals is how many of the set's Releases may be deleted at once because their
+	// Cluster is no longer selected (or gone): a number, or a percentage of the set's
+	// Releases (rounded up). More than that and the set deletes nothing and halts
+	// (reason MassRemoval) until POST releasesets/<name>/promote acknowledges the
+	// removal. Unset: 25%.
+	// +optional
+	MaxRemovals *intstr.IntOrString `json:"maxRemovals,omitempty"`
+}
+
+// DefaultMaxRemovals is spec.strategy.maxRemovals when unset.
+const DefaultMaxRemovals = "25%"
+
+// RemovalAcknowledgement records one POST to /promote that acknowledged a mass removal.
+type RemovalAcknowledgement struct {
+	// releases are the names of the Releases whose deletion was acknowledged: the
+	// status.heldRemovals the POST saw.
+	// +listType=set
+	Releases []string `json:"releases"`
+	// acknowledgedAt is when the acknowledgement was recorded.
+	// +optional
+	AcknowledgedAt *metav1.Time `json:"acknowledgedAt,omitempty"`
+	// acknowledgedBy is the user who acknowledged, as the API server authenticated them.
+	// +optional
+	AcknowledgedBy string `json:"acknowledgedBy,omitempty"`
 }
 
 // ApprovalMode says whether a stage starts by itself.
@@ -167,6 +206,13 @@ type ReleaseSetStatus struct {
 	// +optional
 	// +listType=atomic
 	Skipped []SkippedCluster `json:"skipped,omitempty"`
+	// heldRemovals are the Releases whose Cluster is no longer selected (or gone) that
+	// the set does not delete: more than spec.strategy.maxRemovals of them at once
+	// (Halted=True, reason MassRemoval). POST releasesets/<name>/promote acknowledges
+	// them.
+	// +optional
+	// +listType=set
+	HeldRemovals []string `json:"heldRemovals,omitempty"`
 }
 
 // StageStatus says where one stage's rollout of the revision stands.

@@ -196,6 +196,11 @@ func (in ReleaseTemplateMetadata) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RemovalAcknowledgement) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.RemovalAcknowledgement"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Render) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Render"
 }

@@ -49,6 +49,19 @@ func approvals(a ...v1.StageApproval) setOption {
 	return func(s *v1.ReleaseSet) { s.Approvals = a }
 }
 
+func maxRemovals(v intstr.IntOrString) setOption {
+	return func(s *v1.ReleaseSet) { s.Spec.Strategy.MaxRemovals = &v }
+}
+
+func paused() setOption { return func(s *v1.ReleaseSet) { s.Spec.Paused = true } }
+
+// acknowledging records a /promote that acknowledged the removal of releases at time at.
+func acknowledging(at metav1.Time, releases ...string) setOption {
+	return func(s *v1.ReleaseSet) {
+		s.RemovalAcknowledgement = &v1.RemovalAcknowledgement{Releases: releases, AcknowledgedAt: &at}
+	}
+}
+
 // canary is the stage "canary" of the Clusters labelled ring=canary, maxParallel 1.
 func canary() v1.Stage {
 	return v1.Stage{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "canary"}},
@@ -141,6 +154,9 @@ func unobserved() relOption {
 		r.Generation++
 	}
 }
+
+// created sets the Release's creationTimestamp.
+func created(at metav1.Time) relOption { return func(r *v1.Release) { r.CreationTimestamp = at } }
 
 func notOwned() relOption { return func(r *v1.Release) { r.OwnerReferences[0].UID = "someone-else" } }
 

@@ -83,7 +83,10 @@ func observe(rel *v1.Release, rev string) observed {
 //     is at), or waits for its stage when it has no sibling;
 //   - a Release that failed at the revision halts the set: no Release gets the revision
 //     until a new one;
-//   - the Release of a Cluster no longer selected (or gone) is deleted.
+//   - the Release of a Cluster no longer selected (or gone) is deleted, unless more
+//     than maxRemovals go at once and no /promote acknowledged them: then the set
+//     writes nothing and halts (MassRemoval);
+//   - a paused set writes nothing; its status is computed as usual.
 func Decide(in Input) Plan {
 	set := in.Set
 	rev := Revision(set.Spec.Template)
@@ -193,12 +196,29 @@ func Decide(in Input) Plan {
 		st.Stages = append(st.Stages, ss)
 	}
 
+	var removals []*v1.Release
+	count := 0
 	for _, name := range slices.Sorted(maps.Keys(owned)) {
-		if r := owned[name]; !wanted[name] && r.DeletionTimestamp == nil {
-			plan.Delete = append(plan.Delete, r)
+		r := owned[name]
+		if r.DeletionTimestamp != nil {
+			continue
+		}
+		count++
+		if !wanted[name] {
+			removals = append(removals, r)
 		}
 	}
-	setConditions(&st, in, failed)
+	plan.Delete = removals
+	mass := holdRemovals(set, removals, count)
+	if mass != nil {
+		// A mass removal (a selector typo?) holds every write until it is fixed or acknowledged.
+		st.HeldRemovals = mass.names()
+		plan.Create, plan.Update, plan.Delete = nil, nil, nil
+	}
+	if set.Spec.Paused {
+		plan.Create, plan.Update, plan.Delete = nil, nil, nil
+	}
+	setConditions(&st, in, failed, mass)
 	plan.Status = st
 	return plan
 }

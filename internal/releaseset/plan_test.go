@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -29,6 +30,7 @@ type summary struct {
 	Create, Update, Delete []string
 	Stages, Conditions     []string
 	Skipped                []string
+	Held                   []string
 }
 
 func summarize(p Plan) summary {
@@ -52,6 +54,7 @@ func summarize(p Plan) summary {
 	for _, sk := range p.Status.Skipped {
 		s.Skipped = append(s.Skipped, sk.Name+" "+sk.Reason)
 	}
+	s.Held = p.Status.HeldRemovals
 	return s
 }
 
@@ -191,7 +194,7 @@ func TestDecide(t *testing.T) {
 			want:     summary{Stages: []string{"canary Progressing 2/1/0", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"the Release of a Cluster that no longer matches, or is gone, is deleted": {
-			set: s1(approvedR1), clusters: []v1.Cluster{cluster("c1", ring("canary")), cluster("c2", ring("canary")), cluster("c3", env("dev"))},
+			set: s1(approvedR1, maxRemovals(intstr.FromString("50%"))), clusters: []v1.Cluster{cluster("c1", ring("canary")), cluster("c2", ring("canary")), cluster("c3", env("dev"))},
 			releases: func(s *v1.ReleaseSet) []v1.Release {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready()), rel(s, "c4", ready())}
 			},

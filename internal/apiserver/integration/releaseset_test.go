@@ -219,6 +219,11 @@ func TestInvalidReleaseSetsAreRejected(t *testing.T) {
 		"maxParallel 150%":  {mutate: stages(convoyv1alpha1.Stage{Name: "a", MaxParallel: percent("150%")}), field: "spec.strategy.stages[0].maxParallel"},
 		"maxParallel words": {mutate: stages(convoyv1alpha1.Stage{Name: "a", MaxParallel: percent("half")}), field: "spec.strategy.stages[0].maxParallel"},
 		"unknown approval":  {mutate: stages(convoyv1alpha1.Stage{Name: "a", Approval: "Sometimes"}), field: "spec.strategy.stages[0].approval"},
+		"negative maxRemovals": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Strategy.MaxRemovals = func() *intstr.IntOrString { v := intstr.FromInt32(-1); return &v }()
+		}, field: "spec.strategy.maxRemovals"},
+		"maxRemovals words": {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Strategy.MaxRemovals = percent("a few") },
+			field: "spec.strategy.maxRemovals"},
 		"a name that leaves no room for its Releases": {name: strings.Repeat("a", 52), mutate: func(*convoyv1alpha1.ReleaseSet) {},
 			field: "metadata.name"},
 	}

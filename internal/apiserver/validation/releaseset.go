@@ -58,11 +58,12 @@ func ReleaseSetStatusUpdate(s, old *convoyv1alpha1.ReleaseSet) field.ErrorList {
 }
 
 // ReleaseSetSpec validates a ReleaseSet's spec: the selectors, the template (a
-// Release's metadata and spec, without spec.cluster) and the stages.
+// Release's metadata and spec, without spec.cluster), the stages and maxRemovals.
 func ReleaseSetSpec(spec *convoyv1alpha1.ReleaseSetSpec, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	errs := labelSelector(spec.ClusterSelector, path.Child("clusterSelector"))
 	errs = append(errs, releaseTemplate(&spec.Template, path.Child("template"), opts)...)
 	errs = append(errs, stages(spec.Strategy.Stages, path.Child("strategy", "stages"))...)
+	errs = append(errs, maxRemovals(spec.Strategy.MaxRemovals, path.Child("strategy", "maxRemovals"))...)
 	return errs
 }
 
@@ -147,13 +148,33 @@ func maxParallel(v *intstr.IntOrString, path *field.Path) field.ErrorList {
 		}
 		return nil
 	}
-	digits, ok := strings.CutSuffix(v.StrVal, "%")
+	return percent(v.StrVal, 1, path)
+}
+
+// maxRemovals is a number of at least 0, or a percentage from 0% to 100% (0: every
+// removal waits for /promote).
+func maxRemovals(v *intstr.IntOrString, path *field.Path) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return field.ErrorList{field.Invalid(path, v.IntVal, "must be at least 0 (unset: 25% of the set's Releases)")}
+		}
+		return nil
+	}
+	return percent(v.StrVal, 0, path)
+}
+
+// percent is a percentage from least% to 100%, such as "25%".
+func percent(s string, least int, path *field.Path) field.ErrorList {
+	digits, ok := strings.CutSuffix(s, "%")
 	n, err := strconv.Atoi(digits)
 	if !ok || err != nil || digits != strconv.Itoa(n) {
-		return field.ErrorList{field.Invalid(path, v.StrVal, "must be a number, or a percentage such as 25%")}
+		return field.ErrorList{field.Invalid(path, s, "must be a number, or a percentage such as 25%")}
 	}
-	if n < 1 || n > 100 {
-		return field.ErrorList{field.Invalid(path, v.StrVal, fmt.Sprintf("a percentage must be from 1%% to 100%%, got %d%%", n))}
+	if n < least || n > 100 {
+		return field.ErrorList{field.Invalid(path, s, fmt.Sprintf("a percentage must be from %d%% to 100%%, got %d%%", least, n))}
 	}
 	return nil
 }

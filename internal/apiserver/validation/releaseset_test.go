@@ -38,6 +38,10 @@ func withStages(stages ...convoyv1alpha1.Stage) func(*convoyv1alpha1.ReleaseSet)
 	return func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Strategy.Stages = stages }
 }
 
+func withMaxRemovals(v intstr.IntOrString) func(*convoyv1alpha1.ReleaseSet) {
+	return func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Strategy.MaxRemovals = &v }
+}
+
 func TestReleaseSet(t *testing.T) {
 	canary := convoyv1alpha1.Stage{Name: "canary", ClusterSelector: selector("ring", "canary")}
 	cases := map[string]struct {
@@ -48,9 +52,14 @@ func TestReleaseSet(t *testing.T) {
 		"no selector, no stages": {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Spec.ClusterSelector, s.Spec.Strategy.Stages = nil, nil }},
 		"last stage with a selector named otherwise": {mutate: withStages(canary,
 			convoyv1alpha1.Stage{Name: "eu", ClusterSelector: selector("region", "eu")})},
-		"percent":      {mutate: withStages(convoyv1alpha1.Stage{Name: "all", MaxParallel: ptrTo(intstr.FromString("25%"))})},
-		"100 percent":  {mutate: withStages(convoyv1alpha1.Stage{Name: "all", MaxParallel: ptrTo(intstr.FromString("100%"))})},
-		"longest name": {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Name = strings.Repeat("a", MaxReleaseSetNameLength) }},
+		"percent":         {mutate: withStages(convoyv1alpha1.Stage{Name: "all", MaxParallel: ptrTo(intstr.FromString("25%"))})},
+		"maxRemovals 0":   {mutate: withMaxRemovals(intstr.FromInt32(0))},
+		"maxRemovals 0%":  {mutate: withMaxRemovals(intstr.FromString("0%"))},
+		"maxRemovals 3":   {mutate: withMaxRemovals(intstr.FromInt32(3))},
+		"maxRemovals 40%": {mutate: withMaxRemovals(intstr.FromString("40%"))},
+		"paused":          {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Paused = true }},
+		"100 percent":     {mutate: withStages(convoyv1alpha1.Stage{Name: "all", MaxParallel: ptrTo(intstr.FromString("100%"))})},
+		"longest name":    {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Name = strings.Repeat("a", MaxReleaseSetNameLength) }},
 		"name too long for its Releases": {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Name = strings.Repeat("a", MaxReleaseSetNameLength+1) },
 			fields: []string{"metadata.name"}},
 		"template with a cluster": {mutate: func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Template.Spec.Cluster = "prod-eu" },
@@ -101,6 +110,12 @@ func TestReleaseSet(t *testing.T) {
 			fields: []string{"spec.strategy.stages[0].maxParallel"}},
 		"maxParallel +5%": {mutate: withStages(convoyv1alpha1.Stage{Name: "a", MaxParallel: ptrTo(intstr.FromString("+5%"))}),
 			fields: []string{"spec.strategy.stages[0].maxParallel"}},
+		"maxRemovals -1":                          {mutate: withMaxRemovals(intstr.FromInt32(-1)), fields: []string{"spec.strategy.maxRemovals"}},
+		"maxRemovals -5%":                         {mutate: withMaxRemovals(intstr.FromString("-5%")), fields: []string{"spec.strategy.maxRemovals"}},
+		"maxRemovals 101%":                        {mutate: withMaxRemovals(intstr.FromString("101%")), fields: []string{"spec.strategy.maxRemovals"}},
+		"maxRemovals a word":                      {mutate: withMaxRemovals(intstr.FromString("few")), fields: []string{"spec.strategy.maxRemovals"}},
+		"maxRemovals a number in a string":        {mutate: withMaxRemovals(intstr.FromString("3")), fields: []string{"spec.strategy.maxRemovals"}},
+		"maxRemovals 25 percent without the sign": {mutate: withMaxRemovals(intstr.FromString("25 %")), fields: []string{"spec.strategy.maxRemovals"}},
 		"unknown approval": {mutate: withStages(convoyv1alpha1.Stage{Name: "a", Approval: "Sometimes"}),
 			fields: []string{"spec.strategy.stages[0].approval"}},
 	}

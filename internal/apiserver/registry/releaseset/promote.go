@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,8 +19,8 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// PromoteREST serves POST releasesets/<name>/promote: it approves the Manual stage
-// that waits for approval. RBAC sees it as create on releasesets/promote. It takes
+// PromoteREST serves POST releasesets/<name>/promote: it acknowledges a mass removal
+// the set holds back, or else approves the Manual stage that waits for approval. RBAC sees it as create on releasesets/promote. It takes
 // no parameters and no body; it answers with the ReleaseSet as stored, or 409
 // Conflict when there is nothing to approve (Promote).
 type PromoteREST struct {
@@ -77,17 +78,32 @@ func (r *PromoteREST) Promote(ctx context.Context, name string) (*convoyv1alpha1
 	return obj.(*convoyv1alpha1.ReleaseSet), nil
 }
 
-// Promote approves, on s, the stage whose status phase is WaitingForApproval: it
-// records {stage, status.revision, now, user} in approvals, replacing an earlier
-// approval of the same stage and revision, and drops the approvals of other
-// revisions. It changes nothing and says why when there is nothing to approve: the
-// status does not describe the current spec yet, the set is halted (a halt is not
-// overridden by a promote: a new revision starts over), or no stage waits.
+// Promote acknowledges, on s, the mass removal the set holds back, or else approves
+// the stage whose status phase is WaitingForApproval.
+//
+// When status.heldRemovals lists Releases (Halted, reason MassRemoval), it records
+// them with now and user as the removal acknowledgement, replacing an earlier one:
+// the set may then delete those Releases, and only those. Nothing else is approved
+// by the same request.
+//
+// Otherwise it records {stage, status.revision, now, user} in approvals, replacing
+// an earlier approval of the same stage and revision, and drops the approvals of
+// other revisions. It changes nothing and says why when there is nothing to approve:
+// the status does not describe the current spec yet, the set is halted (a failed
+// Release is not overridden by a promote: a new revision starts over), or no stage
+// waits.
 func Promote(s *convoyv1alpha1.ReleaseSet, user string, now metav1.Time) error {
 	st := &s.Status
 	if st.ObservedGeneration != s.Generation || st.Revision == "" {
 		return fmt.Errorf("the controller has not observed generation %d of the ReleaseSet yet (status is of generation %d): "+
 			"try again when it has", s.Generation, st.ObservedGeneration)
+	}
+	if len(st.HeldRemovals) > 0 {
+		// A mass removal held back: acknowledge exactly the Releases the status lists.
+		s.RemovalAcknowledgement = &convoyv1alpha1.RemovalAcknowledgement{
+			Releases: slices.Clone(st.HeldRemovals), AcknowledgedAt: &now, AcknowledgedBy: user,
+		}
+		return nil
 	}
 	if c := meta.FindStatusCondition(st.Conditions, convoyv1alpha1.ConditionHalted); c != nil && c.Status == metav1.ConditionTrue {
 		return fmt.Errorf("the rollout of revision %s is halted (%s): promote does not override a halt; "+

@@ -24,13 +24,32 @@ func TestPromote(t *testing.T) {
 	before := metav1.NewTime(now.Add(-time.Hour))
 	halted := metav1.Condition{Type: convoyv1alpha1.ConditionHalted, Status: metav1.ConditionTrue,
 		Reason: convoyv1alpha1.ReasonReleaseFailed, Message: "Release podinfo-dev-1 RolledBack"}
+	massRemoval := metav1.Condition{Type: convoyv1alpha1.ConditionHalted, Status: metav1.ConditionTrue,
+		Reason: convoyv1alpha1.ReasonMassRemoval, Message: "2 of the 3 Releases would be deleted at once"}
 	cases := map[string]struct {
 		generation int64
 		status     convoyv1alpha1.ReleaseSetStatus
 		approvals  []convoyv1alpha1.StageApproval
+		ack        *convoyv1alpha1.RemovalAcknowledgement
 		want       []convoyv1alpha1.StageApproval
+		wantAck    *convoyv1alpha1.RemovalAcknowledgement
 		err        string // a part of the error; "" when promoted
 	}{
+		"acknowledges the held removals, and approves nothing else": {
+			status: convoyv1alpha1.ReleaseSetStatus{Conditions: []metav1.Condition{massRemoval}, HeldRemovals: []string{"podinfo-dev-2", "podinfo-dev-3"},
+				Stages: []convoyv1alpha1.StageStatus{stage("rest", convoyv1alpha1.StageWaitingForApproval)}},
+			wantAck: &convoyv1alpha1.RemovalAcknowledgement{Releases: []string{"podinfo-dev-2", "podinfo-dev-3"}, AcknowledgedAt: &now, AcknowledgedBy: "alice"},
+		},
+		"a new acknowledgement replaces the earlier one": {
+			status:  convoyv1alpha1.ReleaseSetStatus{Conditions: []metav1.Condition{massRemoval}, HeldRemovals: []string{"podinfo-dev-3"}},
+			ack:     &convoyv1alpha1.RemovalAcknowledgement{Releases: []string{"podinfo-dev-1"}, AcknowledgedAt: &before, AcknowledgedBy: "bob"},
+			wantAck: &convoyv1alpha1.RemovalAcknowledgement{Releases: []string{"podinfo-dev-3"}, AcknowledgedAt: &now, AcknowledgedBy: "alice"},
+		},
+		"held removals of a status of an older generation are not acknowledged": {
+			generation: 4,
+			status:     convoyv1alpha1.ReleaseSetStatus{Conditions: []metav1.Condition{massRemoval}, HeldRemovals: []string{"podinfo-dev-3"}},
+			err:        "the controller has not observed generation 4",
+		},
 		"approves the waiting stage": {
 			status: convoyv1alpha1.ReleaseSetStatus{Stages: []convoyv1alpha1.StageStatus{
 				stage("canary", convoyv1alpha1.StageComplete), stage("rest", convoyv1alpha1.StageWaitingForApproval)}},
@@ -67,7 +86,8 @@ func TestPromote(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := &convoyv1alpha1.ReleaseSet{ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Generation: 3}, Approvals: tc.approvals, Status: tc.status}
+			s := &convoyv1alpha1.ReleaseSet{ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Generation: 3}, Approvals: tc.approvals,
+				RemovalAcknowledgement: tc.ack, Status: tc.status}
 			if tc.generation != 0 {
 				s.Generation = tc.generation
 			}
@@ -82,10 +102,20 @@ func TestPromote(t *testing.T) {
 				if diff := cmp.Diff(tc.approvals, s.Approvals); diff != "" {
 					t.Errorf("a refused promote changed approvals (-before +after):\n%s", diff)
 				}
+				if diff := cmp.Diff(tc.ack, s.RemovalAcknowledgement); diff != "" {
+					t.Errorf("a refused promote changed the removal acknowledgement (-before +after):\n%s", diff)
+				}
 				return
 			}
 			if diff := cmp.Diff(tc.want, s.Approvals); diff != "" {
 				t.Errorf("approvals (-want +got):\n%s", diff)
+			}
+			wantAck := tc.wantAck
+			if wantAck == nil {
+				wantAck = tc.ack
+			}
+			if diff := cmp.Diff(wantAck, s.RemovalAcknowledgement); diff != "" {
+				t.Errorf("removal acknowledgement (-want +got):\n%s", diff)
 			}
 		})
 	}

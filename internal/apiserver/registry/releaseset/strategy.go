@@ -13,7 +13,8 @@ import (
 	"kumodo.io/convoy/internal/apiserver/validation"
 )
 
-// strategy is the main resource's: writes keep status and approvals from storage, and
+// strategy is the main resource's: writes keep status, approvals and the removal
+// acknowledgement from storage, and
 // only a spec change bumps the generation. Labels and annotations change freely.
 type strategy struct {
 	registry.Strategy
@@ -28,13 +29,14 @@ func (strategy) NamespaceScoped() bool { return true }
 
 // GetResetFields names the fields a main-resource write never sets, for server-side apply.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return registry.ResetFields("status", "approvals")
+	return registry.ResetFields("status", "approvals", "removalAcknowledgement")
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	s := obj.(*convoyv1alpha1.ReleaseSet)
 	s.Status = convoyv1alpha1.ReleaseSetStatus{}
 	s.Approvals = nil // written only through /promote
+	s.RemovalAcknowledgement = nil
 	s.Generation = 1
 }
 
@@ -42,6 +44,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	s, oldS := obj.(*convoyv1alpha1.ReleaseSet), old.(*convoyv1alpha1.ReleaseSet)
 	s.Status = oldS.Status
 	s.Approvals = oldS.Approvals
+	s.RemovalAcknowledgement = oldS.RemovalAcknowledgement
 	// BeforeUpdate has set the generation to the stored one.
 	if !registry.Semantic.DeepEqual(s.Spec, oldS.Spec) {
 		s.Generation = oldS.Generation + 1
@@ -57,13 +60,13 @@ func (s strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fie
 }
 
 // statusStrategy is the /status subresource's: a write changes only status, never the
-// generation, spec, approvals, labels or annotations.
+// generation, spec, approvals, the removal acknowledgement, labels or annotations.
 type statusStrategy struct {
 	strategy
 }
 
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return registry.ResetFields("spec", "approvals", "metadata.labels", "metadata.annotations")
+	return registry.ResetFields("spec", "approvals", "removalAcknowledgement", "metadata.labels", "metadata.annotations")
 }
 
 func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

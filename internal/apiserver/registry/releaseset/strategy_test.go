@@ -26,8 +26,9 @@ func stored() *convoyv1alpha1.ReleaseSet {
 			}},
 			Strategy: convoyv1alpha1.ReleaseSetStrategy{Stages: []convoyv1alpha1.Stage{{Name: "rest", Approval: convoyv1alpha1.ApprovalManual}}},
 		},
-		Approvals: []convoyv1alpha1.StageApproval{{Stage: "rest", Revision: revision, ApprovedBy: "alice"}},
-		Status:    convoyv1alpha1.ReleaseSetStatus{ObservedGeneration: 3, Revision: revision},
+		Approvals:              []convoyv1alpha1.StageApproval{{Stage: "rest", Revision: revision, ApprovedBy: "alice"}},
+		RemovalAcknowledgement: &convoyv1alpha1.RemovalAcknowledgement{Releases: []string{"web-c2"}, AcknowledgedBy: "alice"},
+		Status:                 convoyv1alpha1.ReleaseSetStatus{ObservedGeneration: 3, Revision: revision},
 	}
 }
 
@@ -65,9 +66,15 @@ func TestMainStrategyUpdate(t *testing.T) {
 			wantGeneration: 3,
 			want:           func(s *convoyv1alpha1.ReleaseSet) { s.Labels, s.Annotations = nil, map[string]string{"b": "2"} },
 		},
-		"approvals and status are kept": {
+		"a pause bumps the generation": {
+			change:         func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Paused = true },
+			wantGeneration: 4,
+			want:           func(s *convoyv1alpha1.ReleaseSet) { s.Spec.Paused = true },
+		},
+		"approvals, the removal acknowledgement and status are kept": {
 			change: func(s *convoyv1alpha1.ReleaseSet) {
 				s.Approvals = append(s.Approvals, convoyv1alpha1.StageApproval{Stage: "rest", Revision: "sha256:ff"})
+				s.RemovalAcknowledgement = &convoyv1alpha1.RemovalAcknowledgement{Releases: []string{"web-c1", "web-c3"}}
 				s.Status = convoyv1alpha1.ReleaseSetStatus{Revision: "sha256:ff"}
 			},
 			wantGeneration: 3,
@@ -93,7 +100,7 @@ func TestMainStrategyUpdate(t *testing.T) {
 func TestMainStrategyCreateDropsStatusAndApprovals(t *testing.T) {
 	in := stored()
 	newStrategy(nil, validation.ReleaseOptions{}).PrepareForCreate(context.Background(), in)
-	if in.Generation != 1 || in.Approvals != nil || !cmp.Equal(in.Status, convoyv1alpha1.ReleaseSetStatus{}) {
+	if in.Generation != 1 || in.Approvals != nil || in.RemovalAcknowledgement != nil || !cmp.Equal(in.Status, convoyv1alpha1.ReleaseSetStatus{}) {
 		t.Errorf("after create: generation %d, approvals %v, status %+v; want 1 and neither", in.Generation, in.Approvals, in.Status)
 	}
 }
@@ -104,6 +111,7 @@ func TestStatusStrategyWritesOnlyStatus(t *testing.T) {
 	in.Spec.Template.Spec.Chart.Version = "9"
 	in.Labels = map[string]string{"x": "y"}
 	in.Approvals = nil
+	in.RemovalAcknowledgement = nil
 	in.Generation = 7
 	in.Status = convoyv1alpha1.ReleaseSetStatus{ObservedGeneration: 3, Revision: revision,
 		Stages: []convoyv1alpha1.StageStatus{{Name: "rest", Phase: convoyv1alpha1.StageWaitingForApproval, Clusters: 2}}}

@@ -1,0 +1,92 @@
+package releaseset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// MaxRemovals is how many of a set's n Releases may be deleted at once because their
+// Cluster is no longer selected (or gone): maxRemovals as a number, or a percentage of
+// n rounded up; unset: 25%.
+func MaxRemovals(maxRemovals *intstr.IntOrString, n int) int {
+	v := intstr.FromString(v1.DefaultMaxRemovals)
+	if maxRemovals != nil {
+		v = *maxRemovals
+	}
+	limit, err := intstr.GetScaledValueFromIntOrPercent(&v, n, true)
+	if err != nil || limit < 0 {
+		// Validation rejects what does not scale; hold every removal rather than guess.
+		return 0
+	}
+	return limit
+}
+
+// massRemoval is a removal the set holds back: more Releases to delete than maxRemovals.
+type massRemoval struct {
+	// releases are the Releases held, sorted by name.
+	releases []*v1.Release
+	// limit is maxRemovals scaled to the set's Releases (of).
+	limit, of int
+}
+
+// holdRemovals decides whether the removals of set (Releases whose Cluster is no longer
+// selected or gone, sorted by name) go on: nil when they do, else what is held. Of
+// count Releases of the set, at most maxRemovals may go at once; those the set's
+// removal acknowledgement names, and that existed when it was recorded, do not count.
+func holdRemovals(set *v1.ReleaseSet, removals []*v1.Release, count int) *massRemoval {
+	limit := MaxRemovals(set.Spec.Strategy.MaxRemovals, count)
+	unacknowledged := 0
+	for _, r := range removals {
+		if !acknowledged(set.RemovalAcknowledgement, r) {
+			unacknowledged++
+		}
+	}
+	if unacknowledged <= limit {
+		return nil
+	}
+	return &massRemoval{releases: removals, limit: limit, of: count}
+}
+
+// acknowledged says whether ack covers the removal of rel: it names rel, and rel is
+// not younger than ack (a Release of the same name created since is another removal).
+func acknowledged(ack *v1.RemovalAcknowledgement, rel *v1.Release) bool {
+	if ack == nil || !slices.Contains(ack.Releases, rel.Name) {
+		return false
+	}
+	return ack.AcknowledgedAt == nil || !ack.AcknowledgedAt.Before(&rel.CreationTimestamp)
+}
+
+// names are the names of m's Releases, for status.heldRemovals.
+func (m *massRemoval) names() []string {
+	out := make([]string, len(m.releases))
+	for i, r := range m.releases {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// message says how many Releases would go, the limit, and what to do.
+func (m *massRemoval) message(set *v1.ReleaseSet) string {
+	const shown = 3
+	var clusters []string
+	for _, r := range m.releases[:min(shown, len(m.releases))] {
+		clusters = append(clusters, r.Spec.Cluster)
+	}
+	list := strings.Join(clusters, ", ")
+	if len(m.releases) > shown {
+		list += fmt.Sprintf(" and %d more", len(m.releases)-shown)
+	}
+	maxRemovals := v1.DefaultMaxRemovals + " (default)"
+	if v := set.Spec.Strategy.MaxRemovals; v != nil {
+		maxRemovals = v.String()
+	}
+	return fmt.Sprintf("%d of the %d Releases would be deleted at once (Clusters no longer selected or gone: %s), more than "+
+		"spec.strategy.maxRemovals %s allows (%d): nothing is deleted, created or updated. If the clusterSelector or the "+
+		"Clusters' labels are wrong, fix them; if the removal is meant, acknowledge it: kubectl convoy releaseset promote %s -n %s.",
+		len(m.releases), m.of, list, maxRemovals, m.limit, set.Name, set.Namespace)
+}
