@@ -412,6 +412,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ObjectHealth{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_ObjectHealth(ref),
 		v1alpha1.ObjectReference{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ObjectReference(ref),
 		v1alpha1.Pin{}.OpenAPIModelName():                                            schema_kumodoio_convoy_api_v1alpha1_Pin(ref),
+		v1alpha1.RecentRemoval{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_RecentRemoval(ref),
 		v1alpha1.Release{}.OpenAPIModelName():                                        schema_kumodoio_convoy_api_v1alpha1_Release(ref),
 		v1alpha1.ReleaseInventory{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_ReleaseInventory(ref),
 		v1alpha1.ReleaseInventoryList{}.OpenAPIModelName():                           schema_kumodoio_convoy_api_v1alpha1_ReleaseInventoryList(ref),
@@ -21200,6 +21201,36 @@ func schema_kumodoio_convoy_api_v1alpha1_Pin(ref common.ReferenceCallback) commo
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_RecentRemoval(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RecentRemoval is a Release the set deleted because its Cluster was no longer selected (or gone).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"release": {
+						SchemaProps: spec.SchemaProps{
+							Description: "release is the name of the Release.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"removedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "removedAt is when the set deleted it.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"release", "removedAt"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_Release(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21825,11 +21856,29 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCa
 							},
 						},
 					},
+					"recentRemovals": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "recentRemovals are the Releases the set deleted in the last 10 minutes without an acknowledgement: they count against spec.strategy.maxRemovals with those it would delete now, so that Clusters lost one after the other are lost at once too.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.RecentRemoval{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName(), v1alpha1.SkippedCluster{}.OpenAPIModelName(), v1alpha1.StageStatus{}.OpenAPIModelName()},
+			metav1.Condition{}.OpenAPIModelName(), v1alpha1.RecentRemoval{}.OpenAPIModelName(), v1alpha1.SkippedCluster{}.OpenAPIModelName(), v1alpha1.StageStatus{}.OpenAPIModelName()},
 	}
 }
 

@@ -213,6 +213,21 @@ type ReleaseSetStatus struct {
 	// +optional
 	// +listType=set
 	HeldRemovals []string `json:"heldRemovals,omitempty"`
+	// recentRemovals are the Releases the set deleted in the last 10 minutes without an
+	// acknowledgement: they count against spec.strategy.maxRemovals with those it would
+	// delete now, so that Clusters lost one after the other are lost at once too.
+	// +optional
+	// +listType=atomic
+	RecentRemovals []RecentRemoval `json:"recentRemovals,omitempty"`
+}
+
+// RecentRemoval is a Release the set deleted because its Cluster was no longer
+// selected (or gone).
+type RecentRemoval struct {
+	// release is the name of the Release.
+	Release string `json:"release"`
+	// removedAt is when the set deleted it.
+	RemovedAt metav1.Time `json:"removedAt"`
 }
 
 // StageStatus says where one stage's rollout of the revision stands.

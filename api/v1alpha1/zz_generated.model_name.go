@@ -126,6 +126,11 @@ func (in Pin) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RecentRemoval) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.RecentRemoval"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Release) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Release"
 }

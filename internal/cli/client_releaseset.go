@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -49,11 +50,19 @@ func (c *Client) ListSetReleases(ctx context.Context, ns, set string) ([]v1.Rele
 	return items, nil
 }
 
-// Promote POSTs releasesets/<name>/promote, which approves the Manual stage that
-// waits for approval, and returns the ReleaseSet the server wrote.
+// Promote POSTs releasesets/<name>/promote, which acknowledges a held mass removal or
+// approves the Manual stage that waits for approval, and returns the ReleaseSet the server wrote.
 func (c *Client) Promote(ctx context.Context, ns, name string) (*v1.ReleaseSet, error) {
 	out := &v1.ReleaseSet{}
 	err := c.rest.Post().Namespace(ns).Resource(v1.ResourceReleaseSets).Name(name).SubResource(v1.SubresourcePromote).
 		Do(ctx).Into(out)
 	return out, c.fail(ctx, request{verb: "create", resource: v1.ResourceReleaseSets, subresource: v1.SubresourcePromote, namespace: ns, name: name}, err)
+}
+
+// PatchReleaseSet merge-patches the ReleaseSet name (spec.paused for pause and
+// resume) and returns the ReleaseSet the server wrote.
+func (c *Client) PatchReleaseSet(ctx context.Context, ns, name string, patch []byte) (*v1.ReleaseSet, error) {
+	out := &v1.ReleaseSet{}
+	err := c.rest.Patch(types.MergePatchType).Namespace(ns).Resource(v1.ResourceReleaseSets).Name(name).Body(patch).Do(ctx).Into(out)
+	return out, c.fail(ctx, request{verb: "patch", resource: v1.ResourceReleaseSets, namespace: ns, name: name}, err)
 }

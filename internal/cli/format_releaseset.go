@@ -140,6 +140,15 @@ func FormatReleaseSetStatus(s *v1.ReleaseSet, releases []v1.Release, releasesErr
 		chart += " " + ch.Version
 	}
 	field("Chart", "%s from %s", chart, ch.Repository)
+	if s.Spec.Paused {
+		field("Paused", "yes: no Release is created, updated or deleted until kubectl convoy releaseset resume %s -n %s", s.Name, s.Namespace)
+	}
+	if c := meta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted); c != nil && c.Status == metav1.ConditionTrue {
+		field("Halted", "%s", haltedWhy(c.Reason))
+	}
+	if len(s.Status.HeldRemovals) > 0 {
+		field("Held removals", "%s", strings.Join(s.Status.HeldRemovals, ", "))
+	}
 	if s.Status.ObservedGeneration != s.Generation {
 		field("Generation", "%d, status describes %d (the controller has not seen the latest spec yet)", s.Generation, s.Status.ObservedGeneration)
 	}
@@ -233,8 +242,27 @@ func releaseMessage(r *v1.Release) string {
 	return "-"
 }
 
+// haltedWhy says in a few words why a set is halted, by the Halted reason.
+func haltedWhy(reason string) string {
+	switch reason {
+	case v1.ReasonMassRemoval:
+		return "MassRemoval: more Releases would be deleted at once than spec.strategy.maxRemovals allows; nothing is written"
+	case v1.ReasonReleaseFailed:
+		return "ReleaseFailed: a Release failed at the revision; no other Release gets it"
+	default:
+		return reason
+	}
+}
+
 // nextStep says what a person can do when the rollout waits for one.
 func nextStep(s *v1.ReleaseSet) string {
+	if len(s.Status.HeldRemovals) > 0 {
+		return fmt.Sprintf("%d Releases are held back: if the clusterSelector or the Clusters' labels are wrong, fix them; "+
+			"if the removal is meant, acknowledge it: kubectl convoy releaseset promote %s -n %s", len(s.Status.HeldRemovals), s.Name, s.Namespace)
+	}
+	if s.Spec.Paused {
+		return fmt.Sprintf("the ReleaseSet is paused: kubectl convoy releaseset resume %s -n %s", s.Name, s.Namespace)
+	}
 	if c := meta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted); c != nil && c.Status == metav1.ConditionTrue {
 		return "the rollout is halted and promote does not resume it: fix what failed, then change spec.template (a new revision starts over)"
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,8 @@ func newReleaseSetCommand(o *Options) *cobra.Command {
 		Args:    cobra.ArbitraryArgs,
 		RunE:    helpOrUnknown,
 	}
-	cmd.AddCommand(newReleaseSetListCommand(o), newReleaseSetStatusCommand(o), newReleaseSetPromoteCommand(o))
+	cmd.AddCommand(newReleaseSetListCommand(o), newReleaseSetStatusCommand(o), newReleaseSetPromoteCommand(o),
+		newReleaseSetPauseCommand(o, true), newReleaseSetPauseCommand(o, false))
 	return cmd
 }
 
@@ -67,12 +69,15 @@ func newReleaseSetPromoteCommand(o *Options) *cobra.Command {
 	var output string
 	return o.named(&cobra.Command{
 		Use:   "promote NAME",
-		Short: "Approve the Manual stage that waits (POST releasesets/NAME/promote) and print which stage was approved",
+		Short: "Approve the Manual stage that waits, or acknowledge a held mass removal (POST releasesets/NAME/promote)",
 		Long: "Approve the stage of a ReleaseSet whose phase is WaitingForApproval: POST releasesets/NAME/promote records " +
 			"the approval for the current revision, and the controller starts the stage. It needs its own permission, " +
 			"create on releasesets/promote.\n\n" +
-			"The server refuses (409) when no stage waits for approval, or when the rollout is Halted: promote does not " +
-			"override a halt; a new revision (a change to spec.template) starts over.",
+			"When the set is Halted with reason MassRemoval (more Releases would be deleted at once than " +
+			"spec.strategy.maxRemovals allows), promote acknowledges the removal of exactly the Releases that " +
+			"status.heldRemovals lists, and the controller deletes them; it approves nothing else in the same request.\n\n" +
+			"The server refuses (409) when no stage waits for approval, or when the rollout is Halted because a Release " +
+			"failed: promote does not override that halt; a new revision (a change to spec.template) starts over.",
 		Example: "  kubectl convoy releaseset promote podinfo -n team-a",
 	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
 		set, err := c.Promote(ctx, ns, name)
@@ -83,10 +88,51 @@ func newReleaseSetPromoteCommand(o *Options) *cobra.Command {
 	})
 }
 
-// PromotedLine says what /promote approved: the approval it appended for the
-// current revision (the last such entry of approvals).
+func newReleaseSetPauseCommand(o *Options, pause bool) *cobra.Command {
+	var output string
+	verb, done := "resume", "resumed"
+	short := "Resume a paused ReleaseSet (spec.paused: false): the rollout goes on through the stages"
+	long := "Set spec.paused of a ReleaseSet to false (a merge patch of the ReleaseSet). The controller goes back to " +
+		"creating, updating and deleting its Releases: a template changed while the set was paused rolls out as a new " +
+		"revision, stage by stage from the first, as usual."
+	if pause {
+		verb, done = "pause", "paused"
+		short = "Pause a ReleaseSet (spec.paused: true): it creates, updates and deletes no Release until resumed"
+		long = "Set spec.paused of a ReleaseSet to true (a merge patch of the ReleaseSet), to freeze a fleet in an " +
+			"incident without touching its template. The controller still observes the Releases and writes the " +
+			"status (Progressing=False, reason Paused) but creates, updates and deletes no Release, whatever changes: " +
+			"the template, the selectors or the Clusters. kubectl convoy releaseset resume NAME undoes it."
+	}
+	return o.named(&cobra.Command{
+		Use:     verb + " NAME",
+		Short:   short,
+		Long:    long + "\n\nIt needs patch on releasesets.",
+		Example: "  kubectl convoy releaseset " + verb + " podinfo -n team-a",
+	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
+		patch := []byte(fmt.Sprintf(`{"spec":{"paused":%t}}`, pause))
+		set, err := c.PatchReleaseSet(ctx, ns, name, patch)
+		if err != nil {
+			return err
+		}
+		return o.show(output, set, func() (string, error) {
+			return fmt.Sprintf("releaseset.%s/%s %s\n", v1.GroupName, set.Name, done), nil
+		})
+	})
+}
+
+// PromotedLine says what /promote did: the removal it acknowledged (the set holds
+// removals back), or else the approval it appended for the current revision (the
+// last such entry of approvals).
 func PromotedLine(s *v1.ReleaseSet) string {
 	prefix := fmt.Sprintf("releaseset.%s/%s", v1.GroupName, s.Name)
+	if ack := s.RemovalAcknowledgement; ack != nil && len(s.Status.HeldRemovals) > 0 {
+		by := ""
+		if ack.AcknowledgedBy != "" {
+			by = " by " + ack.AcknowledgedBy
+		}
+		return fmt.Sprintf("%s promoted: removal of %d Releases acknowledged%s (%s)", prefix, len(ack.Releases), by,
+			strings.Join(ack.Releases, ", "))
+	}
 	for i := len(s.Approvals) - 1; i >= 0; i-- {
 		a := s.Approvals[i]
 		if a.Revision != s.Status.Revision {

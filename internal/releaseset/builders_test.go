@@ -2,6 +2,7 @@ package releaseset
 
 import (
 	"maps"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,6 +60,13 @@ func paused() setOption { return func(s *v1.ReleaseSet) { s.Spec.Paused = true }
 func acknowledging(at metav1.Time, releases ...string) setOption {
 	return func(s *v1.ReleaseSet) {
 		s.RemovalAcknowledgement = &v1.RemovalAcknowledgement{Releases: releases, AcknowledgedAt: &at}
+	}
+}
+
+// removedAt records in the status that the set deleted release at time at.
+func removedAt(release string, at time.Time) setOption {
+	return func(s *v1.ReleaseSet) {
+		s.Status.RecentRemovals = append(s.Status.RecentRemovals, v1.RecentRemoval{Release: release, RemovedAt: metav1.NewTime(at)})
 	}
 }
 

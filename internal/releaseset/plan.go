@@ -84,8 +84,9 @@ func observe(rel *v1.Release, rev string) observed {
 //   - a Release that failed at the revision halts the set: no Release gets the revision
 //     until a new one;
 //   - the Release of a Cluster no longer selected (or gone) is deleted, unless more
-//     than maxRemovals go at once and no /promote acknowledged them: then the set
-//     writes nothing and halts (MassRemoval);
+//     than maxRemovals go at once (within RemovalWindow, counting those deleted in it)
+//     and no /promote acknowledged them: then the set writes nothing and halts
+//     (MassRemoval);
 //   - a paused set writes nothing; its status is computed as usual.
 func Decide(in Input) Plan {
 	set := in.Set
@@ -208,15 +209,19 @@ func Decide(in Input) Plan {
 			removals = append(removals, r)
 		}
 	}
-	plan.Delete = removals
-	mass := holdRemovals(set, removals, count)
-	if mass != nil {
+	recent := recentRemovals(set.Status, in.Now)
+	st.RecentRemovals = recent
+	mass := holdRemovals(set, removals, count, recent)
+	switch {
+	case mass != nil:
 		// A mass removal (a selector typo?) holds every write until it is fixed or acknowledged.
 		st.HeldRemovals = mass.names()
-		plan.Create, plan.Update, plan.Delete = nil, nil, nil
-	}
-	if set.Spec.Paused {
-		plan.Create, plan.Update, plan.Delete = nil, nil, nil
+		plan.Create, plan.Update = nil, nil
+	case set.Spec.Paused:
+		plan.Create, plan.Update = nil, nil
+	default:
+		plan.Delete = removals
+		st.RecentRemovals = removed(set, recent, removals, in.Now)
 	}
 	setConditions(&st, in, failed, mass)
 	plan.Status = st

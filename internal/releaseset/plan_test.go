@@ -31,6 +31,8 @@ type summary struct {
 	Stages, Conditions     []string
 	Skipped                []string
 	Held                   []string
+	// Recent are the names of status.recentRemovals.
+	Recent []string
 }
 
 func summarize(p Plan) summary {
@@ -55,6 +57,9 @@ func summarize(p Plan) summary {
 		s.Skipped = append(s.Skipped, sk.Name+" "+sk.Reason)
 	}
 	s.Held = p.Status.HeldRemovals
+	for _, r := range p.Status.RecentRemovals {
+		s.Recent = append(s.Recent, r.Release)
+	}
 	return s
 }
 
@@ -198,7 +203,7 @@ func TestDecide(t *testing.T) {
 			releases: func(s *v1.ReleaseSet) []v1.Release {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready()), rel(s, "c4", ready())}
 			},
-			want: summary{Delete: []string{"web-c3", "web-c4"},
+			want: summary{Delete: []string{"web-c3", "web-c4"}, Recent: []string{"web-c3", "web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
 		},
 		"a Cluster that does not admit the namespace is skipped, with a reason, and loses its Release": {
@@ -207,7 +212,7 @@ func TestDecide(t *testing.T) {
 			releases: func(s *v1.ReleaseSet) []v1.Release {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c3", ready()), rel(s, "c4", ready())}
 			},
-			want: summary{Delete: []string{"web-c3"}, Skipped: []string{"c3 NamespaceNotAdmitted"},
+			want: summary{Delete: []string{"web-c3"}, Recent: []string{"web-c3"}, Skipped: []string{"c3 NamespaceNotAdmitted"},
 				Stages: []string{"canary Complete 1/1/1", "rest Complete 1/1/1"}, Conditions: complete},
 		},
 		"a Release labelled with the set's name but controlled by another is left alone": {

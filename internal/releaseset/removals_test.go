@@ -18,6 +18,7 @@ var massRemovalHalt = []string{"Ready=False/MassRemoval", "Progressing=False/Mas
 
 func TestDecideRemovals(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(earlier.Add(24 * time.Hour))
 	later := metav1.NewTime(earlier.Add(time.Hour))
 	// Every Release of fleet Ready at r1, the rest stage approved.
 	allReady := func(opts ...relOption) func(*v1.ReleaseSet) []v1.Release {
@@ -43,7 +44,7 @@ func TestDecideRemovals(t *testing.T) {
 	}{
 		"one of four lost is within the default 25%: deleted": {
 			set: s(), clusters: fleet[:3], releases: allReady(),
-			want: summary{Delete: []string{"web-c4"},
+			want: summary{Delete: []string{"web-c4"}, Recent: []string{"web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 1/1/1"}, Conditions: complete},
 		},
 		"two of four lost is over the default 25% (1): nothing deleted, the set halts with the Releases held": {
@@ -60,7 +61,7 @@ func TestDecideRemovals(t *testing.T) {
 		},
 		"at the limit as a number: deleted": {
 			set: s(maxRemovals(intstr.FromInt32(2))), clusters: lost2, releases: allReady(),
-			want: summary{Delete: []string{"web-c3", "web-c4"},
+			want: summary{Delete: []string{"web-c3", "web-c4"}, Recent: []string{"web-c3", "web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
 		},
 		"over the limit as a number: held": {
@@ -75,7 +76,7 @@ func TestDecideRemovals(t *testing.T) {
 		},
 		"a percentage rounds up: 26% of 4 is 2, so two go": {
 			set: s(maxRemovals(intstr.FromString("26%"))), clusters: lost2, releases: allReady(),
-			want: summary{Delete: []string{"web-c3", "web-c4"},
+			want: summary{Delete: []string{"web-c3", "web-c4"}, Recent: []string{"web-c3", "web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
 		},
 		"an acknowledgement of the held Releases lets them go": {
@@ -85,14 +86,38 @@ func TestDecideRemovals(t *testing.T) {
 		},
 		"an acknowledgement of other Releases does not": {
 			set: s(acknowledging(later, "web-c2", "web-c3")), clusters: lost2, releases: allReady(created(earlier)),
-			// web-c4 alone is unacknowledged and within the limit: both go.
-			want: summary{Delete: []string{"web-c3", "web-c4"},
+			// web-c4 alone is unacknowledged and within the limit: both go; it alone counts later.
+			want: summary{Delete: []string{"web-c3", "web-c4"}, Recent: []string{"web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
 		},
 		"an acknowledgement covers no Release created after it": {
 			set: s(acknowledging(earlier, "web-c3", "web-c4")), clusters: lost2, releases: allReady(created(later)),
 			want: summary{Held: []string{"web-c3", "web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: massRemovalHalt},
+		},
+		"a Cluster lost after another within the window counts with it: held": {
+			set: s(removedAt("web-c4", now.Add(-RemovalWindow+time.Second))), clusters: fleet[:2],
+			releases: func(s *v1.ReleaseSet) []v1.Release {
+				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready())}
+			},
+			want: summary{Held: []string{"web-c3"}, Recent: []string{"web-c4"},
+				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: massRemovalHalt},
+		},
+		"a removal older than the window counts no more: deleted, and forgotten": {
+			set: s(removedAt("web-c4", now.Add(-RemovalWindow))), clusters: fleet[:2],
+			releases: func(s *v1.ReleaseSet) []v1.Release {
+				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready())}
+			},
+			want: summary{Delete: []string{"web-c3"}, Recent: []string{"web-c3"},
+				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
+		},
+		"a paused set keeps its recent removals, and shows the mass removal it would hold": {
+			set: s(removedAt("web-c4", now.Add(-time.Minute)), paused()), clusters: fleet[:2],
+			releases: func(s *v1.ReleaseSet) []v1.Release {
+				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready())}
+			},
+			want: summary{Held: []string{"web-c3"}, Recent: []string{"web-c4"}, Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"},
+				Conditions: []string{"Ready=False/MassRemoval", "Progressing=False/Paused", "Halted=True/MassRemoval"}},
 		},
 		"a Release being deleted counts neither as a removal nor in the set's Releases": {
 			set: s(), clusters: fleet[:2],
@@ -105,7 +130,7 @@ func TestDecideRemovals(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := summarize(Decide(Input{Set: tc.set, Clusters: tc.clusters, Releases: tc.releases(tc.set)}))
+			got := summarize(Decide(Input{Set: tc.set, Clusters: tc.clusters, Releases: tc.releases(tc.set), Now: now}))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}

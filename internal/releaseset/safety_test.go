@@ -18,54 +18,59 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// A relabel that drops two of three Clusters (more than the default maxRemovals, 25%)
-// halts the set with reason MassRemoval and deletes nothing; /promote acknowledges the
-// removal and the two Releases go, the third stays.
+// A selector typo that drops two of three Clusters (more than the default
+// maxRemovals, 25%) halts the set with reason MassRemoval and deletes nothing; fixing
+// the selector lifts the halt. Clusters relabelled one after the other count together
+// (within the removal window): the set halts again and keeps the Release it holds
+// until /promote acknowledges the removal, after which the Releases go and the third
+// stays.
 func TestAMassRemovalHaltsUntilPromoted(t *testing.T) {
 	f := newFleet(t, threeClusters)
 	f.create(f.stagedSet("web", `{"value":"one"}`))
 	f.waitPhases("web", "", "rest Complete")
-	kept, lost := f.release("web", "canary"), []string{f.release("web", "three"), f.release("web", "two")}
-	slices.Sort(lost)
+	kept, two, three := f.release("web", "canary"), f.release("web", "two"), f.release("web", "three")
+	all := []string{kept, two, three}
 
-	for _, name := range []string{"two", "three"} {
-		f.relabel(name, "fleet", "elsewhere")
+	// The typo: the selector now also wants ring=canary.
+	f.setSelector("web", map[string]string{"fleet": f.id, "ring": "canary"})
+	s := f.waitHalted("web", three)
+	if want := []string{three, two}; !slices.Equal(s.Status.HeldRemovals, sorted(want)) {
+		t.Errorf("held removals %v, want %v", s.Status.HeldRemovals, sorted(want))
 	}
-	var s *v1.ReleaseSet
-	testenv.Eventually(t, f.ctx, "Halted=True/MassRemoval holding two Releases", time.Minute, func() (bool, string) {
-		s = f.set("web")
-		h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
-		return h != nil && h.Status == metav1.ConditionTrue && h.Reason == v1.ReasonMassRemoval && slices.Equal(s.Status.HeldRemovals, lost),
-			fmt.Sprintf("held %v; conditions %s", s.Status.HeldRemovals, conditions(s.Status.Conditions))
-	})
 	h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
 	for _, want := range []string{"2 of the 3 Releases", "allows (1)", "kubectl convoy releaseset promote web"} {
 		if !strings.Contains(h.Message, want) {
 			t.Errorf("Halted message %q lacks %q", h.Message, want)
 		}
 	}
-	testenv.Consistently(t, f.ctx, "no Release deleted while the removal is held", 2*resync, func() (bool, string) {
-		rels := f.releases("web")
-		for _, n := range append([]string{kept}, lost...) {
-			if r, ok := rels[n]; !ok || r.DeletionTimestamp != nil {
-				return false, fmt.Sprintf("Release %s gone or being deleted", n)
-			}
-		}
-		return true, ""
-	})
-	if f.writes("deleted") != 0 {
-		t.Errorf("convoy_releaseset_release_writes_total{action=deleted} %v while held, want 0", f.writes("deleted"))
+	f.wantKept("web", 2*resync, all...)
+	if got := f.writes("deleted"); got != 0 {
+		t.Errorf("convoy_releaseset_release_writes_total{action=deleted} %v while held, want 0", got)
 	}
 	if !f.warning("web", "Halted", "would be deleted at once") {
 		t.Error("no Warning event Halted about the mass removal")
 	}
 
+	// Fixed: no halt, nothing deleted.
+	f.setSelector("web", map[string]string{"fleet": f.id})
+	s = f.waitPhases("web", "", "rest Complete")
+	if h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted); h.Status != metav1.ConditionFalse || len(s.Status.HeldRemovals) > 0 {
+		t.Errorf("after the selector was fixed: Halted %+v, held %v", h, s.Status.HeldRemovals)
+	}
+	f.wantKept("web", 0, all...)
+
+	// Two Clusters relabelled one after the other: the second loss at the latest halts.
+	f.relabel("two", "fleet", "elsewhere")
+	f.relabel("three", "fleet", "elsewhere")
+	s = f.waitHalted("web", three)
+	f.wantKept("web", 2*resync, kept, three)
+
 	f.mustPromote("web")
-	if got := f.set("web").RemovalAcknowledgement; got == nil || !slices.Equal(got.Releases, lost) || got.AcknowledgedBy == "" {
-		t.Errorf("removal acknowledgement %+v, want Releases %v and a user", got, lost)
+	if got := f.set("web").RemovalAcknowledgement; got == nil || !slices.Equal(got.Releases, s.Status.HeldRemovals) || got.AcknowledgedBy == "" {
+		t.Errorf("removal acknowledgement %+v, want Releases %v and a user", got, s.Status.HeldRemovals)
 	}
 	testenv.Eventually(t, f.ctx, "the acknowledged Releases deleted", time.Minute, func() (bool, string) {
-		for _, n := range lost {
+		for _, n := range []string{two, three} {
 			if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: n}, &v1.Release{}); !apierrors.IsNotFound(err) {
 				return false, fmt.Sprintf("Release %s: %v", n, err)
 			}
@@ -73,17 +78,67 @@ func TestAMassRemovalHaltsUntilPromoted(t *testing.T) {
 		return true, ""
 	})
 	s = f.waitPhases("web", "", "rest Complete")
-	if h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted); h == nil || h.Status != metav1.ConditionFalse || len(s.Status.HeldRemovals) > 0 {
+	if h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted); h.Status != metav1.ConditionFalse || len(s.Status.HeldRemovals) > 0 {
 		t.Errorf("after the acknowledged removal: Halted %+v, held %v; want False and none", h, s.Status.HeldRemovals)
 	}
-	if _, ok := f.releases("web")[kept]; !ok {
-		t.Errorf("Release %s of a Cluster that still matches is gone", kept)
-	}
+	f.wantKept("web", 0, kept)
 	// The acknowledgement was of that removal only: nothing is left to acknowledge.
 	if code, body := f.promote("web"); code != http.StatusConflict {
 		t.Errorf("a second promote: %d %s, want 409", code, body)
 	}
 }
+
+// waitHalted waits until set name is Halted=True/MassRemoval holding the Release held
+// (among others), and returns the set.
+func (f *fleet) waitHalted(name, held string) *v1.ReleaseSet {
+	f.t.Helper()
+	var s *v1.ReleaseSet
+	testenv.Eventually(f.t, f.ctx, "Halted=True/MassRemoval holding "+held, time.Minute, func() (bool, string) {
+		s = f.set(name)
+		h := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
+		return s.Status.ObservedGeneration == s.Generation && h != nil && h.Status == metav1.ConditionTrue &&
+				h.Reason == v1.ReasonMassRemoval && slices.Contains(s.Status.HeldRemovals, held),
+			fmt.Sprintf("held %v; conditions %s", s.Status.HeldRemovals, conditions(s.Status.Conditions))
+	})
+	return s
+}
+
+// wantKept checks that the Releases names of set exist and are not being deleted,
+// for the period given (at once when 0).
+func (f *fleet) wantKept(set string, period time.Duration, names ...string) {
+	f.t.Helper()
+	check := func() (bool, string) {
+		rels := f.releases(set)
+		for _, n := range names {
+			if r, ok := rels[n]; !ok || r.DeletionTimestamp != nil {
+				return false, fmt.Sprintf("Release %s gone or being deleted", n)
+			}
+		}
+		return true, ""
+	}
+	if period == 0 {
+		if ok, msg := check(); !ok {
+			f.t.Error(msg)
+		}
+		return
+	}
+	testenv.Consistently(f.t, f.ctx, "no Release deleted while the removal is held", period, check)
+}
+
+// setSelector sets the clusterSelector of set name to matchLabels.
+func (f *fleet) setSelector(name string, matchLabels map[string]string) {
+	f.t.Helper()
+	testenv.Eventually(f.t, f.ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
+		s := f.set(name)
+		s.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: matchLabels}
+		if err := f.c.Update(f.ctx, s); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 // A paused set whose template changes writes no Release: Progressing=False/Paused, the
 // Releases untouched over several resyncs. Resumed, it rolls the new revision out
