@@ -193,6 +193,19 @@ func TestFormatReleaseSetStatus(t *testing.T) {
 			r.Status.Render = &v1.RenderStatus{Ref: refB}
 			r.Status.Rollout = &v1.RolloutStatus{Phase: v1.RolloutRolledBack, RenderRef: refB, Message: "Not healthy in 5m; rolled back."}
 		})}
+	massRemoval, _ := statusSet()
+	msg := "2 of the 3 Releases would be deleted at once (Clusters no longer selected or gone: dev-2, dev-3), more than " +
+		"spec.strategy.maxRemovals 25% (default) allows (1): nothing is deleted, created or updated."
+	massRemoval.Status.HeldRemovals = []string{"podinfo-dev-2", "podinfo-dev-3"}
+	for i, typ := range []string{v1.ConditionReady, v1.ConditionProgressing, v1.ConditionHalted} {
+		massRemoval.Status.Conditions[i] = metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: v1.ReasonMassRemoval,
+			Message: msg, LastTransitionTime: *at(time.Minute)}
+	}
+	massRemoval.Status.Conditions[2].Status = metav1.ConditionTrue
+	pausedSet, _ := statusSet()
+	pausedSet.Spec.Paused = true
+	pausedSet.Status.Conditions[1] = metav1.Condition{Type: v1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: v1.ReasonPaused,
+		Message: "The ReleaseSet is paused (spec.paused).", LastTransitionTime: *at(time.Minute)}
 	waiting, releases := statusSet()
 	approvedSet, _ := statusSet()
 	approved(approvedSet)
@@ -207,6 +220,8 @@ func TestFormatReleaseSetStatus(t *testing.T) {
 		"releaseset_status":                    {s: waiting, releases: releases},
 		"releaseset_status_approved":           {s: approvedSet, releases: releases},
 		"releaseset_status_halted":             {s: halted, releases: haltedReleases},
+		"releaseset_status_mass_removal":       {s: massRemoval, releases: releases},
+		"releaseset_status_paused":             {s: pausedSet, releases: releases},
 		"releaseset_status_new": {s: testSet("team-a", "new", func(s *v1.ReleaseSet) {
 			s.Status = v1.ReleaseSetStatus{}
 			s.Spec.ClusterSelector = nil
@@ -225,8 +240,21 @@ func TestFormatReleaseSetStatus(t *testing.T) {
 func TestPromotedLine(t *testing.T) {
 	tests := map[string]struct {
 		approvals []v1.StageApproval
+		ack       *v1.RemovalAcknowledgement
+		held      []string
 		want      string
 	}{
+		"the acknowledgement of a held removal": {
+			approvals: []v1.StageApproval{{Stage: "us", Revision: revNew, ApprovedBy: "alice"}},
+			ack:       &v1.RemovalAcknowledgement{Releases: []string{"podinfo-dev-2", "podinfo-dev-3"}, AcknowledgedBy: "bob"},
+			held:      []string{"podinfo-dev-2", "podinfo-dev-3"},
+			want:      "releaseset.convoy.kumodo.io/podinfo promoted: removal of 2 Releases acknowledged by bob (podinfo-dev-2, podinfo-dev-3)",
+		},
+		"an earlier acknowledgement, nothing held: the approval": {
+			approvals: []v1.StageApproval{{Stage: "us", Revision: revNew, ApprovedBy: "alice"}},
+			ack:       &v1.RemovalAcknowledgement{Releases: []string{"podinfo-dev-2"}, AcknowledgedBy: "bob"},
+			want:      "releaseset.convoy.kumodo.io/podinfo promoted: stage us approved at revision 0123456789 by alice",
+		},
 		"the approval of the revision": {
 			approvals: []v1.StageApproval{{Stage: "eu", Revision: revNew, ApprovedBy: "bob"}, {Stage: "us", Revision: revNew, ApprovedBy: "alice"}},
 			want:      "releaseset.convoy.kumodo.io/podinfo promoted: stage us approved at revision 0123456789 by alice",
@@ -238,7 +266,9 @@ func TestPromotedLine(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := testSet("team-a", "podinfo", func(s *v1.ReleaseSet) { s.Approvals = tc.approvals })
+			s := testSet("team-a", "podinfo", func(s *v1.ReleaseSet) {
+				s.Approvals, s.RemovalAcknowledgement, s.Status.HeldRemovals = tc.approvals, tc.ack, tc.held
+			})
 			if diff := cmp.Diff(tc.want, PromotedLine(s)); diff != "" {
 				t.Errorf("PromotedLine (-want +got):\n%s", diff)
 			}

@@ -228,6 +228,51 @@ func TestReleaseSetPromote(t *testing.T) {
 	}
 }
 
+// pause and resume merge-patch spec.paused and say so as kubectl does; status shows a
+// paused set; -o yaml prints the ReleaseSet; a name typed wrong gets a suggestion.
+func TestReleaseSetPauseAndResume(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	created := createReleaseSet(t, ns, "podinfo")
+
+	res := plugin(t, nil, "releaseset", "pause", "podinfo", "-n", ns)
+	if want := "releaseset.convoy.kumodo.io/podinfo paused\n"; res.code != ExitOK || res.stdout != want {
+		t.Errorf("pause: exit %d, stdout %q (want %q), stderr %s", res.code, res.stdout, want, res.stderr)
+	}
+	s, err := admin(t).GetReleaseSet(testCtx(t), ns, "podinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Spec.Paused || s.Generation != created.Generation+1 {
+		t.Errorf("after pause: paused %t, generation %d (was %d)", s.Spec.Paused, s.Generation, created.Generation)
+	}
+	// Pausing a paused set changes nothing and says the same.
+	if res = plugin(t, nil, "releaseset", "pause", "podinfo", "-n", ns); res.code != ExitOK || !strings.HasSuffix(res.stdout, " paused\n") {
+		t.Errorf("pause again: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
+	}
+	if res = plugin(t, nil, "releaseset", "status", "podinfo", "-n", ns); res.code != ExitOK ||
+		!strings.Contains(res.stdout, "Paused:           yes") || !strings.Contains(res.stdout, "kubectl convoy releaseset resume podinfo -n "+ns) {
+		t.Errorf("status of a paused set: exit %d, stderr %s\n%s", res.code, res.stderr, res.stdout)
+	}
+
+	res = plugin(t, nil, "releaseset", "resume", "podinfo", "-n", ns, "-o", "yaml")
+	var got v1.ReleaseSet
+	if err := yaml.Unmarshal([]byte(res.stdout), &got); res.code != ExitOK || err != nil || got.Spec.Paused || got.Name != "podinfo" {
+		t.Errorf("resume -o yaml: exit %d, %v, paused %t\n%s%s", res.code, err, got.Spec.Paused, res.stdout, res.stderr)
+	}
+	if s, _ := admin(t).GetReleaseSet(testCtx(t), ns, "podinfo"); s.Spec.Paused {
+		t.Error("spec.paused still true after resume")
+	}
+	if res = plugin(t, nil, "releaseset", "resume", "podinfo", "-n", ns); res.stdout != "releaseset.convoy.kumodo.io/podinfo resumed\n" {
+		t.Errorf("resume: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
+	}
+
+	res = plugin(t, nil, "releaseset", "pause", "podinf", "-n", ns)
+	if res.code != ExitFailure || !strings.Contains(res.stderr, `ReleaseSet "podinf" not found`) || !strings.Contains(res.stderr, `did you mean "podinfo"?`) {
+		t.Errorf("pause of a name typed wrong: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
 // A user bound to the convoy-promote ClusterRole of deploy/rbac alone reads
 // ReleaseSets (status says the Releases are not shown) and promotes, and may not
 // sync a Release; without it, promote names the missing RBAC rule and the role, and
