@@ -176,6 +176,12 @@ func (s *SSHServer) exec(ch ssh.Channel, command string) uint32 {
 	if err := req.Decode(ch); err != nil {
 		return 0 // a listing: the client sent a flush and went
 	}
+	// The wants end with a flush; the client then sends its haves and "done" before it
+	// reads the answer. Answering (and closing the channel) before reading them made the
+	// client's write of "done" fail with EOF now and then.
+	if !readDone(ch) {
+		return 1
+	}
 	var buf bytes.Buffer
 	if _, err := repo.uploadPack(req, &buf); err != nil {
 		_ = pktline.NewEncoder(ch).Encodef("ERR %s\n", err)
@@ -183,4 +189,16 @@ func (s *SSHServer) exec(ch ssh.Channel, command string) uint32 {
 	}
 	_, _ = io.Copy(ch, &buf)
 	return 0
+}
+
+// readDone reads the client's haves up to its "done" line; false when the client went
+// before it.
+func readDone(r io.Reader) bool {
+	sc := pktline.NewScanner(r)
+	for sc.Scan() {
+		if bytes.Equal(bytes.TrimSpace(sc.Bytes()), []byte("done")) {
+			return true
+		}
+	}
+	return false
 }
