@@ -71,8 +71,13 @@ func TestApprovalAppliesOnlyTheApprovedRender(t *testing.T) {
 						exists, value, rel.Status.LastSuccessful, rel.Status.LastHandledSyncAt)
 			})
 
-			// Approving B applies B.
+			// Approving B applies B. (The observer's own /sync after B's assessment may
+			// follow, so the request is read right after it is made.)
 			testenv.PostBoundSync(t, ctx, host.RestConfig(), ns, "web", renderB, false)
+			requested, err := v1.ParseSyncTime(a.release("web").Annotations[v1.AnnotationSyncRequestedAt])
+			if err != nil {
+				t.Fatal(err)
+			}
 			a.waitApplied("web", metav1.ConditionTrue, v1.ReasonApplied)
 			rel = a.release("web")
 			if got := rel.Status.LastSuccessful.RenderRef; got != renderB {
@@ -81,9 +86,8 @@ func TestApprovalAppliesOnlyTheApprovedRender(t *testing.T) {
 			if value, _ := a.configMapValue("web"); value != "b" {
 				t.Errorf("ConfigMap web has value %q, want b", value)
 			}
-			requested, err := v1.ParseSyncTime(rel.Annotations[v1.AnnotationSyncRequestedAt])
-			if err != nil || rel.Status.LastHandledSyncAt == nil || !rel.Status.LastHandledSyncAt.Time.Equal(requested) {
-				t.Errorf("lastHandledSyncAt = %v, want the approval of render B at %v (%v)", rel.Status.LastHandledSyncAt, requested, err)
+			if rel.Status.LastHandledSyncAt == nil || rel.Status.LastHandledSyncAt.Time.Before(requested) {
+				t.Errorf("lastHandledSyncAt = %v, want the approval of render B at %v handled", rel.Status.LastHandledSyncAt, requested)
 			}
 		})
 	}
