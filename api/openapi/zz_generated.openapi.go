@@ -391,6 +391,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ChartSource{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref),
 		v1alpha1.Cluster{}.OpenAPIModelName():                                        schema_kumodoio_convoy_api_v1alpha1_Cluster(ref),
 		v1alpha1.ClusterList{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ClusterList(ref),
+		v1alpha1.ClusterOverride{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ClusterOverride(ref),
 		v1alpha1.ClusterSpec{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ClusterSpec(ref),
 		v1alpha1.ClusterStatus{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_ClusterStatus(ref),
 		v1alpha1.DriftStatus{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_DriftStatus(ref),
@@ -420,6 +421,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ReleaseList{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ReleaseList(ref),
 		v1alpha1.ReleaseSet{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_ReleaseSet(ref),
 		v1alpha1.ReleaseSetList{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_ReleaseSetList(ref),
+		v1alpha1.ReleaseSetSource{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSource(ref),
 		v1alpha1.ReleaseSetSpec{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref),
 		v1alpha1.ReleaseSetStatus{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref),
 		v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName():                             schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStrategy(ref),
@@ -20251,6 +20253,34 @@ func schema_kumodoio_convoy_api_v1alpha1_ClusterList(ref common.ReferenceCallbac
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_ClusterOverride(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterOverride is values for the Clusters its selector selects.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clusterSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterSelector selects, among the set's Clusters, those that get the values; required: {} selects every Cluster of the set.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"values": {
+						SchemaProps: spec.SchemaProps{
+							Description: "values are merged over the template's values (and earlier overrides') for the selected Clusters. Free-form; $(cluster.name) and $(cluster.labels['<key>']) in string values are replaced per Cluster.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"clusterSelector"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName(), runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_ClusterSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21716,6 +21746,48 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetList(ref common.ReferenceCall
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReleaseSetSource is what a ReleaseSet resolved from its template.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"chartVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "chartVersion is the exact version picked from template.spec.chart.version (a range included); each Release gets it as its spec.chart.version. Empty with git.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"commit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "commit is the commit that template.spec.chart.git.ref names; each Release gets it as its spec.chart.git.ref.commit. Empty without git.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"valuesDigest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "valuesDigest is the digest of the data of the template's valuesFrom objects; each Release reads a copy of them made at this digest. Empty without valuesFrom.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resolvedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resolvedAt is when the set last resolved its template (one resolution per set per template.spec.syncPolicy.interval).",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21734,6 +21806,24 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCall
 							Description: "template is the Release written for each selected Cluster; its spec.cluster must be empty (the ReleaseSet sets it).",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.ReleaseTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"clusterOverrides": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterOverrides are values for some Clusters: each override's values are merged, in order, over template.spec.values for the Clusters its clusterSelector selects, as Helm merges several values files (maps merge, anything else is replaced, null removes). In the string values of an override, $(cluster.name) and $(cluster.labels['<key>']) are replaced by the Cluster's name and the value of its label <key> (empty when it has none). Overrides are part of status.revision: a change rolls out through the stages.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ClusterOverride{}.OpenAPIModelName()),
+									},
+								},
+							},
 						},
 					},
 					"strategy": {
@@ -21755,7 +21845,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCall
 			},
 		},
 		Dependencies: []string{
-			metav1.LabelSelector{}.OpenAPIModelName(), v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName(), v1alpha1.ReleaseTemplate{}.OpenAPIModelName()},
+			metav1.LabelSelector{}.OpenAPIModelName(), v1alpha1.ClusterOverride{}.OpenAPIModelName(), v1alpha1.ReleaseSetStrategy{}.OpenAPIModelName(), v1alpha1.ReleaseTemplate{}.OpenAPIModelName()},
 	}
 }
 
@@ -21775,9 +21865,15 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCa
 					},
 					"revision": {
 						SchemaProps: spec.SchemaProps{
-							Description: "revision is the digest of spec.template that the rollout delivers.",
+							Description: "revision is the digest of what the rollout delivers: spec.template, spec.clusterOverrides and status.source.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "source is what the set resolved from its template at the revision: a chart range, a Git ref and the valuesFrom objects, each Release gets exactly this.",
+							Ref:         ref(v1alpha1.ReleaseSetSource{}.OpenAPIModelName()),
 						},
 					},
 					"conditions": {
@@ -21878,7 +21974,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCa
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName(), v1alpha1.RecentRemoval{}.OpenAPIModelName(), v1alpha1.SkippedCluster{}.OpenAPIModelName(), v1alpha1.StageStatus{}.OpenAPIModelName()},
+			metav1.Condition{}.OpenAPIModelName(), v1alpha1.RecentRemoval{}.OpenAPIModelName(), v1alpha1.ReleaseSetSource{}.OpenAPIModelName(), v1alpha1.SkippedCluster{}.OpenAPIModelName(), v1alpha1.StageStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -22685,12 +22781,30 @@ func schema_kumodoio_convoy_api_v1alpha1_Stage(ref common.ReferenceCallback) com
 							Enum:        []interface{}{"Automatic", "Manual"},
 						},
 					},
+					"maxUnavailable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "maxUnavailable is how many of the stage's Releases may be unavailable and still let the stage complete: a number, or a percentage of the stage's Clusters (rounded down). A Release is unavailable when its Cluster is not Ready, or when it is not Ready at the revision and its Cluster is not Ready; it takes no maxParallel slot and gets the revision when its Cluster is back. Unset: 0.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
+					"bakeTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "bakeTime: the stage completes only after each of its Releases has been Ready at the revision this long. Unset: at once.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"progressDeadline": {
+						SchemaProps: spec.SchemaProps{
+							Description: "progressDeadline: a stage that started and is not complete within this long halts the set (Halted=True, reason StageDeadlineExceeded). Unset: no deadline.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			metav1.LabelSelector{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
+			metav1.Duration{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
 	}
 }
 
@@ -22787,10 +22901,38 @@ func schema_kumodoio_convoy_api_v1alpha1_StageStatus(ref common.ReferenceCallbac
 							Format:      "int32",
 						},
 					},
+					"unavailable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "unavailable is the number of the stage's Releases counted against maxUnavailable: their Cluster is not Ready.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"baking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "baking is the number of the stage's Releases Ready at the revision for less than the stage's bakeTime.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"startedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "startedAt is when the stage started rolling out the revision (progressDeadline counts from it).",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"completedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "completedAt is when the stage completed the revision: the stages after it start from then.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name", "phase", "clusters", "updated", "ready"},
 			},
 		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

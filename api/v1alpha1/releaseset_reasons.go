@@ -13,6 +13,8 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonMassRemoval: more Releases would be deleted at once than spec.strategy.maxRemovals; nothing is deleted until /promote acknowledges it (Halted=True).
 	ReasonMassRemoval = "MassRemoval"
+	// ReasonStageDeadlineExceeded: a stage started and did not complete within its progressDeadline (Halted=True).
+	ReasonStageDeadlineExceeded = "StageDeadlineExceeded"
 	// ReasonPaused: spec.paused is true; the set writes no Release until it is resumed (Progressing=False).
 	ReasonPaused = "Paused"
 )

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -54,6 +55,17 @@ type ReleaseSetSpec struct {
 	// empty (the ReleaseSet sets it).
 	Template ReleaseTemplate `json:"template"`
 
+	// clusterOverrides are values for some Clusters: each override's values are merged,
+	// in order, over template.spec.values for the Clusters its clusterSelector selects,
+	// as Helm merges several values files (maps merge, anything else is replaced, null
+	// removes). In the string values of an override, $(cluster.name) and
+	// $(cluster.labels['<key>']) are replaced by the Cluster's name and the value of its
+	// label <key> (empty when it has none). Overrides are part of status.revision: a
+	// change rolls out through the stages.
+	// +optional
+	// +listType=atomic
+	ClusterOverrides []ClusterOverride `json:"clusterOverrides,omitempty"`
+
 	// strategy orders the rollout of a revision into stages.
 	// +optional
 	Strategy ReleaseSetStrategy `json:"strategy,omitempty"`
@@ -63,6 +75,18 @@ type ReleaseSetSpec struct {
 	// Paused). A template changed while paused rolls out through the stages on resume.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+}
+
+// ClusterOverride is values for the Clusters its selector selects.
+type ClusterOverride struct {
+	// clusterSelector selects, among the set's Clusters, those that get the values;
+	// required: {} selects every Cluster of the set.
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector"`
+	// values are merged over the template's values (and earlier overrides') for the
+	// selected Clusters. Free-form; $(cluster.name) and $(cluster.labels['<key>']) in
+	// string values are replaced per Cluster.
+	// +optional
+	Values *runtime.RawExtension `json:"values,omitempty"`
 }
 
 // ReleaseTemplate is a Release without its Cluster.
@@ -151,6 +175,21 @@ type Stage struct {
 	// +optional
 	// +default="Automatic"
 	Approval ApprovalMode `json:"approval,omitempty"`
+	// maxUnavailable is how many of the stage's Releases may be unavailable and still let
+	// the stage complete: a number, or a percentage of the stage's Clusters (rounded
+	// down). A Release is unavailable when its Cluster is not Ready, or when it is not
+	// Ready at the revision and its Cluster is not Ready; it takes no maxParallel slot
+	// and gets the revision when its Cluster is back. Unset: 0.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	// bakeTime: the stage completes only after each of its Releases has been Ready at
+	// the revision this long. Unset: at once.
+	// +optional
+	BakeTime *metav1.Duration `json:"bakeTime,omitempty"`
+	// progressDeadline: a stage that started and is not complete within this long halts
+	// the set (Halted=True, reason StageDeadlineExceeded). Unset: no deadline.
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
 
 // StageApproval records one POST to /promote.
@@ -190,9 +229,14 @@ type ReleaseSetStatus struct {
 	// observedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// revision is the digest of spec.template that the rollout delivers.
+	// revision is the digest of what the rollout delivers: spec.template,
+	// spec.clusterOverrides and status.source.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// source is what the set resolved from its template at the revision: a chart range,
+	// a Git ref and the valuesFrom objects, each Release gets exactly this.
+	// +optional
+	Source *ReleaseSetSource `json:"source,omitempty"`
 	// conditions hold Ready (every Release Ready at the revision), Progressing and Halted.
 	// +optional
 	// +listType=map
@@ -242,6 +286,42 @@ type StageStatus struct {
 	Updated int32 `json:"updated"`
 	// ready is the number of the stage's Releases that are Ready at the revision.
 	Ready int32 `json:"ready"`
+	// unavailable is the number of the stage's Releases counted against maxUnavailable:
+	// their Cluster is not Ready.
+	// +optional
+	Unavailable int32 `json:"unavailable,omitempty"`
+	// baking is the number of the stage's Releases Ready at the revision for less than
+	// the stage's bakeTime.
+	// +optional
+	Baking int32 `json:"baking,omitempty"`
+	// startedAt is when the stage started rolling out the revision (progressDeadline
+	// counts from it).
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// completedAt is when the stage completed the revision: the stages after it start
+	// from then.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+}
+
+// ReleaseSetSource is what a ReleaseSet resolved from its template.
+type ReleaseSetSource struct {
+	// chartVersion is the exact version picked from template.spec.chart.version (a
+	// range included); each Release gets it as its spec.chart.version. Empty with git.
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+	// commit is the commit that template.spec.chart.git.ref names; each Release gets it
+	// as its spec.chart.git.ref.commit. Empty without git.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// valuesDigest is the digest of the data of the template's valuesFrom objects;
+	// each Release reads a copy of them made at this digest. Empty without valuesFrom.
+	// +optional
+	ValuesDigest string `json:"valuesDigest,omitempty"`
+	// resolvedAt is when the set last resolved its template (one resolution per set per
+	// template.spec.syncPolicy.interval).
+	// +optional
+	ResolvedAt *metav1.Time `json:"resolvedAt,omitempty"`
 }
 
 // SkippedCluster is a selected Cluster that gets no Release.

@@ -21,6 +21,11 @@ func (in ClusterList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterOverride) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ClusterOverride"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ClusterSpec) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ClusterSpec"
 }
@@ -163,6 +168,11 @@ func (in ReleaseSet) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ReleaseSetList) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReleaseSetSource) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReleaseSetSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
