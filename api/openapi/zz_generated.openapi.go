@@ -21774,17 +21774,9 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSource(ref common.ReferenceCa
 							Format:      "",
 						},
 					},
-					"resolvedAt": {
-						SchemaProps: spec.SchemaProps{
-							Description: "resolvedAt is when the set last resolved its template (one resolution per set per template.spec.syncPolicy.interval).",
-							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
-						},
-					},
 				},
 			},
 		},
-		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -21872,7 +21864,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStatus(ref common.ReferenceCa
 					},
 					"source": {
 						SchemaProps: spec.SchemaProps{
-							Description: "source is what the set resolved from its template at the revision: a chart range, a Git ref and the valuesFrom objects, each Release gets exactly this.",
+							Description: "source is what the set resolved from its template for the revision: the chart version a range picks, the commit a Git ref names, the digest of the valuesFrom objects. Each Release gets exactly this. The set resolves its template once per template.spec.syncPolicy.interval (not once per Release).",
 							Ref:         ref(v1alpha1.ReleaseSetSource{}.OpenAPIModelName()),
 						},
 					},

@@ -233,8 +233,10 @@ type ReleaseSetStatus struct {
 	// spec.clusterOverrides and status.source.
 	// +optional
 	Revision string `json:"revision,omitempty"`
-	// source is what the set resolved from its template at the revision: a chart range,
-	// a Git ref and the valuesFrom objects, each Release gets exactly this.
+	// source is what the set resolved from its template for the revision: the chart
+	// version a range picks, the commit a Git ref names, the digest of the valuesFrom
+	// objects. Each Release gets exactly this. The set resolves its template once per
+	// template.spec.syncPolicy.interval (not once per Release).
 	// +optional
 	Source *ReleaseSetSource `json:"source,omitempty"`
 	// conditions hold Ready (every Release Ready at the revision), Progressing and Halted.
@@ -318,10 +320,6 @@ type ReleaseSetSource struct {
 	// each Release reads a copy of them made at this digest. Empty without valuesFrom.
 	// +optional
 	ValuesDigest string `json:"valuesDigest,omitempty"`
-	// resolvedAt is when the set last resolved its template (one resolution per set per
-	// template.spec.syncPolicy.interval).
-	// +optional
-	ResolvedAt *metav1.Time `json:"resolvedAt,omitempty"`
 }
 
 // SkippedCluster is a selected Cluster that gets no Release.
