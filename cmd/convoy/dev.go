@@ -27,7 +27,9 @@ func newDevCommand() *cobra.Command {
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with
 simulated nodes, then convoy's own processes (convoy apiserver, convoy
 controller and convoy observer). It serves <examples-dir>/charts/ as a Helm
-chart repository on --charts-addr and, once everything answers, applies the
+chart repository on --charts-addr, following changes to the folder (a copy of
+a chart folder with a new version publishes that version; a chart that does
+not load is a 500 saying why), and, once everything answers, applies the
 example Release <examples-dir>/release-manual.yaml into namespace demo unless
 it is there. It writes <state-dir>/kubeconfig, creates <state-dir>/ready once
 everything is ready, and stops everything on Ctrl-C or SIGTERM.

@@ -221,7 +221,7 @@ func serveCharts(dir, addr string) (*chartrepo.Server, error) {
 	if addr == "" {
 		addr = chartrepo.DefaultAddr
 	}
-	repo, err := chartrepo.Build(dir)
+	repo, err := chartrepo.NewFolder(dir)
 	if err != nil {
 		return nil, err
 	}

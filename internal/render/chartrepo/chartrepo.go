@@ -130,9 +130,10 @@ type Server struct {
 	done chan error
 }
 
-// Serve serves r on addr (host:port; port 0 picks a free one) until Close. When
-// another process holds the address the error wraps ErrAddrInUse.
-func Serve(addr string, r *Repository) (*Server, error) {
+// Serve serves r (a Repository, or a Folder) on addr (host:port; port 0 picks a free
+// one) until Close. When another process holds the address the error wraps
+// ErrAddrInUse.
+func Serve(addr string, r http.Handler) (*Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
