@@ -22000,7 +22000,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetStrategy(ref common.Reference
 					},
 					"maxRemovals": {
 						SchemaProps: spec.SchemaProps{
-							Description: "maxRemovals is how many of the set's Releases may be deleted at once because their Cluster is no longer selected (or gone): a number, or a percentage of the set's Releases (rounded up). More than that and the set deletes nothing and halts (reason MassRemoval) until POST releasesets/<name>/promote acknowledges the removal. Unset: 25%.",
+							Description: "maxRemovals is how many of the set's Releases may be deleted at once because their Cluster is no longer selected (or gone): a number, or a percentage of the set's Releases (rounded down: never more than the percentage, so 25% of 3 is 0). More than that and the set deletes nothing and halts (reason MassRemoval) until POST releasesets/<name>/promote acknowledges the removal. Unset: 25%.",
 							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
 						},
 					},

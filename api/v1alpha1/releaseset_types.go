@@ -121,9 +121,9 @@ type ReleaseSetStrategy struct {
 
 	// maxRemovals is how many of the set's Releases may be deleted at once because their
 	// Cluster is no longer selected (or gone): a number, or a percentage of the set's
-	// Releases (rounded up). More than that and the set deletes nothing and halts
-	// (reason MassRemoval) until POST releasesets/<name>/promote acknowledges the
-	// removal. Unset: 25%.
+	// Releases (rounded down: never more than the percentage, so 25% of 3 is 0). More
+	// than that and the set deletes nothing and halts (reason MassRemoval) until POST
+	// releasesets/<name>/promote acknowledges the removal. Unset: 25%.
 	// +optional
 	MaxRemovals *intstr.IntOrString `json:"maxRemovals,omitempty"`
 }

@@ -207,7 +207,7 @@ func TestDecide(t *testing.T) {
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
 		},
 		"a Cluster that does not admit the namespace is skipped, with a reason, and loses its Release": {
-			set: s1(approvedR1), nsLabels: map[string]string{"team": "a"},
+			set: s1(approvedR1, maxRemovals(intstr.FromInt32(1))), nsLabels: map[string]string{"team": "a"},
 			clusters: []v1.Cluster{cluster("c1", ring("canary")), cluster("c3", admitting(map[string]string{"team": "b"})), cluster("c4", admitting(map[string]string{"team": "a"}))},
 			releases: func(s *v1.ReleaseSet) []v1.Release {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c3", ready()), rel(s, "c4", ready())}

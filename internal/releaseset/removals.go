@@ -14,13 +14,13 @@ import (
 
 // MaxRemovals is how many of a set's n Releases may be deleted at once because their
 // Cluster is no longer selected (or gone): maxRemovals as a number, or a percentage of
-// n rounded up; unset: 25%.
+// n rounded down (never more than the percentage: 25% of 3 is 0); unset: 25%.
 func MaxRemovals(maxRemovals *intstr.IntOrString, n int) int {
 	v := intstr.FromString(v1.DefaultMaxRemovals)
 	if maxRemovals != nil {
 		v = *maxRemovals
 	}
-	limit, err := intstr.GetScaledValueFromIntOrPercent(&v, n, true)
+	limit, err := intstr.GetScaledValueFromIntOrPercent(&v, n, false)
 	if err != nil || limit < 0 {
 		// Validation rejects what does not scale; hold every removal rather than guess.
 		return 0

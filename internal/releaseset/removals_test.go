@@ -74,10 +74,15 @@ func TestDecideRemovals(t *testing.T) {
 			want: summary{Held: []string{"web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 1/1/1"}, Conditions: massRemovalHalt},
 		},
-		"a percentage rounds up: 26% of 4 is 2, so two go": {
-			set: s(maxRemovals(intstr.FromString("26%"))), clusters: lost2, releases: allReady(),
+		"a percentage rounds down: 50% of 4 is 2, so two go": {
+			set: s(maxRemovals(intstr.FromString("50%"))), clusters: lost2, releases: allReady(),
 			want: summary{Delete: []string{"web-c3", "web-c4"}, Recent: []string{"web-c3", "web-c4"},
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: complete},
+		},
+		"a percentage rounds down: 49% of 4 is 1, so two are held": {
+			set: s(maxRemovals(intstr.FromString("49%"))), clusters: lost2, releases: allReady(),
+			want: summary{Held: []string{"web-c3", "web-c4"},
+				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: massRemovalHalt},
 		},
 		"an acknowledgement of the held Releases lets them go": {
 			set: s(acknowledging(later, "web-c3", "web-c4")), clusters: lost2, releases: allReady(created(earlier)),
@@ -104,7 +109,7 @@ func TestDecideRemovals(t *testing.T) {
 				Stages: []string{"canary Complete 2/2/2", "rest Complete 0/0/0"}, Conditions: massRemovalHalt},
 		},
 		"a removal older than the window counts no more: deleted, and forgotten": {
-			set: s(removedAt("web-c4", now.Add(-RemovalWindow))), clusters: fleet[:2],
+			set: s(removedAt("web-c4", now.Add(-RemovalWindow)), maxRemovals(intstr.FromInt32(1))), clusters: fleet[:2],
 			releases: func(s *v1.ReleaseSet) []v1.Release {
 				return []v1.Release{rel(s, "c1", ready()), rel(s, "c2", ready()), rel(s, "c3", ready())}
 			},
@@ -157,15 +162,15 @@ func TestMaxRemovals(t *testing.T) {
 		maxRemovals *intstr.IntOrString
 		n, want     int
 	}{
-		"unset: 25% of 4":           {n: 4, want: 1},
-		"unset: 25% of 3 rounds up": {n: 3, want: 1},
-		"unset: 25% of 5 rounds up": {n: 5, want: 2},
-		"unset: 25% of 0":           {n: 0, want: 0},
-		"a number":                  {maxRemovals: ptr.To(intstr.FromInt32(3)), n: 10, want: 3},
-		"zero":                      {maxRemovals: ptr.To(intstr.FromInt32(0)), n: 10, want: 0},
-		"100%":                      {maxRemovals: ptr.To(intstr.FromString("100%")), n: 7, want: 7},
-		"10% of 11 rounds up":       {maxRemovals: ptr.To(intstr.FromString("10%")), n: 11, want: 2},
-		"malformed: nothing goes":   {maxRemovals: ptr.To(intstr.FromString("many")), n: 10, want: 0},
+		"unset: 25% of 4":             {n: 4, want: 1},
+		"unset: 25% of 3 rounds down": {n: 3, want: 0},
+		"unset: 25% of 5 rounds down": {n: 5, want: 1},
+		"unset: 25% of 0":             {n: 0, want: 0},
+		"a number":                    {maxRemovals: ptr.To(intstr.FromInt32(3)), n: 10, want: 3},
+		"zero":                        {maxRemovals: ptr.To(intstr.FromInt32(0)), n: 10, want: 0},
+		"100%":                        {maxRemovals: ptr.To(intstr.FromString("100%")), n: 7, want: 7},
+		"10% of 11 rounds down":       {maxRemovals: ptr.To(intstr.FromString("10%")), n: 11, want: 1},
+		"malformed: nothing goes":     {maxRemovals: ptr.To(intstr.FromString("many")), n: 10, want: 0},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

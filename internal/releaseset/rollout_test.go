@@ -125,11 +125,13 @@ func TestAFailedReleaseHaltsTheSet(t *testing.T) {
 	}
 }
 
-// A Cluster whose labels stop matching the set's selector loses its Release; the
-// others keep theirs.
+// A Cluster whose labels stop matching the set's selector loses its Release (within
+// maxRemovals); the others keep theirs.
 func TestAClusterThatStopsMatchingLosesItsRelease(t *testing.T) {
 	f := newFleet(t, threeClusters)
-	f.create(f.stagedSet("web", `{"value":"one"}`))
+	set := f.stagedSet("web", `{"value":"one"}`)
+	set.Spec.Strategy.MaxRemovals = ptrTo(intstr.FromInt32(1))
+	f.create(set)
 	f.waitPhases("web", "", "rest Complete")
 	cl := &v1.Cluster{}
 	if err := f.c.Get(f.ctx, client.ObjectKey{Name: f.cluster("three")}, cl); err != nil {

@@ -12,21 +12,24 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// A selector typo that drops two of three Clusters (more than the default
-// maxRemovals, 25%) halts the set with reason MassRemoval and deletes nothing; fixing
+// A selector typo that drops two of three Clusters (more than maxRemovals 1) halts the set with reason MassRemoval and deletes nothing; fixing
 // the selector lifts the halt. Clusters relabelled one after the other count together
 // (within the removal window): the set halts again and keeps the Release it holds
 // until /promote acknowledges the removal, after which the Releases go and the third
 // stays.
 func TestAMassRemovalHaltsUntilPromoted(t *testing.T) {
 	f := newFleet(t, threeClusters)
-	f.create(f.stagedSet("web", `{"value":"one"}`))
+	set := f.stagedSet("web", `{"value":"one"}`)
+	// One removal at a time may go (the default, 25% of 3 rounded down, lets none).
+	set.Spec.Strategy.MaxRemovals = ptrTo(intstr.FromInt32(1))
+	f.create(set)
 	f.waitPhases("web", "", "rest Complete")
 	kept, two, three := f.release("web", "canary"), f.release("web", "two"), f.release("web", "three")
 	all := []string{kept, two, three}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -24,8 +25,16 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// tutorialFile is the tutorial, relative to the repository's root.
-const tutorialFile = "docs/tutorial.md"
+// The pages run as walk-throughs, relative to the repository's root: the tutorial on
+// `convoy dev`, the fleet tutorial on `convoy dev --clusters 3`.
+const (
+	tutorialFile      = "docs/tutorial.md"
+	fleetTutorialFile = "docs/fleet-tutorial.md"
+)
+
+// update: the walk-through tests write what each block printed into the page's text
+// blocks instead of comparing (go test ./test/ship/ -run TestFleetTutorial -update).
+var update = flag.Bool("update", false, "write what each block prints into the page instead of comparing")
 
 // tutorialStep is one ```sh block of the tutorial and the ```text block after it.
 type tutorialStep struct {
@@ -38,11 +47,11 @@ type tutorialStep struct {
 	hasWant bool
 }
 
-// tutorialSteps parses the tutorial: each ```sh block is a step, and a ```text block
+// tutorialSteps parses a walk-through page (file, for messages): each ```sh block is a step, and a ```text block
 // that follows it (blank lines between allowed) is its output. Other fences
 // (```console, ```yaml, …) are shown, not run. A ```text block after anything but a
 // ```sh block is an error: an output that nothing checks.
-func tutorialSteps(doc string) ([]tutorialStep, error) {
+func tutorialSteps(file, doc string) ([]tutorialStep, error) {
 	var (
 		steps []tutorialStep
 		fence string // the info string of the open fence; "" outside a fence
@@ -62,10 +71,10 @@ func tutorialSteps(doc string) ([]tutorialStep, error) {
 			case isFence:
 				fence, start, body = strings.TrimSpace(info), n, nil
 				if fence == "" {
-					return nil, fmt.Errorf("%s:%d: a fence without a language; use sh (run), text (its output) or console (shown only)", tutorialFile, n)
+					return nil, fmt.Errorf("%s:%d: a fence without a language; use sh (run), text (its output) or console (shown only)", file, n)
 				}
 				if fence == "text" && !afterSh {
-					return nil, fmt.Errorf("%s:%d: a text block that follows no sh block: nothing would check it (use console for an output that is shown only)", tutorialFile, n)
+					return nil, fmt.Errorf("%s:%d: a text block that follows no sh block: nothing would check it (use console for an output that is shown only)", file, n)
 				}
 			case strings.TrimSpace(l) != "":
 				afterSh = false
@@ -80,7 +89,7 @@ func tutorialSteps(doc string) ([]tutorialStep, error) {
 		switch fence {
 		case "sh":
 			if strings.TrimSpace(text) == "" {
-				return nil, fmt.Errorf("%s:%d: an empty sh block", tutorialFile, start)
+				return nil, fmt.Errorf("%s:%d: an empty sh block", file, start)
 			}
 			steps = append(steps, tutorialStep{line: start, script: text})
 			afterSh = true
@@ -93,10 +102,10 @@ func tutorialSteps(doc string) ([]tutorialStep, error) {
 		fence = ""
 	}
 	if fence != "" {
-		return nil, fmt.Errorf("%s:%d: a %s block that is not closed", tutorialFile, start, fence)
+		return nil, fmt.Errorf("%s:%d: a %s block that is not closed", file, start, fence)
 	}
 	if len(steps) == 0 {
-		return nil, fmt.Errorf("%s has no sh block", tutorialFile)
+		return nil, fmt.Errorf("%s has no sh block", file)
 	}
 	return steps, sc.Err()
 }
@@ -110,6 +119,8 @@ var outputPlaceholders = []struct {
 }{
 	// A render ref or any other SHA-256 digest in full.
 	{regexp.MustCompile(`sha256:[0-9a-f]{64}`), "sha256:<digest>"},
+	// A ReleaseSet's revision (16 hex digits) or values digest.
+	{regexp.MustCompile(`sha256:[0-9a-f]{16}\b`), "sha256:<revision>"},
 	// A time in RFC 3339 (the sync annotation, deadlines), to the second.
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
 	// A render ref's short form (10 hex digits; also inside a Render's name).
@@ -151,17 +162,19 @@ func readsOnly(script string) bool {
 // that each have an output, the placeholders hide what changes from run to run and
 // nothing else, and `make dev` is still the recipe that TestTutorial copies.
 func TestTutorialParsesAndNormalises(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(repoRoot(t), tutorialFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := tutorialSteps(string(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range steps {
-		if !s.hasWant {
-			t.Errorf("%s:%d: the sh block has no text block after it: show what it prints", tutorialFile, s.line)
+	for _, file := range []string{tutorialFile, fleetTutorialFile} {
+		doc, err := os.ReadFile(filepath.Join(repoRoot(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := tutorialSteps(file, string(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			if !s.hasWant {
+				t.Errorf("%s:%d: the sh block has no text block after it: show what it prints", file, s.line)
+			}
 		}
 	}
 
@@ -189,7 +202,7 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 	}
 	for name, tc := range parse {
 		t.Run(name, func(t *testing.T) {
-			got, err := tutorialSteps(tc.doc)
+			got, err := tutorialSteps("page.md", tc.doc)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
@@ -261,13 +274,26 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 // after it once both are normalised (normaliseOutput). A block that fails, or prints
 // something else than the tutorial shows, fails the test.
 func TestTutorial(t *testing.T) {
+	runWalkThrough(t, tutorialFile)
+}
+
+// TestFleetTutorial runs docs/fleet-tutorial.md as TestTutorial runs the tutorial, on
+// `convoy dev --clusters 3` (the host and the Clusters dev-1 … dev-3).
+func TestFleetTutorial(t *testing.T) {
+	runWalkThrough(t, fleetTutorialFile, "--clusters", "3")
+}
+
+// runWalkThrough runs the page file against `convoy dev` with devArgs, in a copy of
+// examples/ (the page's commands may change it: publish a chart version), each ```sh
+// block in order; with -update it writes what each block printed into the page.
+func runWalkThrough(t *testing.T, file string, devArgs ...string) {
 	testenv.Integration(t)
 	root := repoRoot(t)
-	doc, err := os.ReadFile(filepath.Join(root, tutorialFile))
+	doc, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := tutorialSteps(string(doc))
+	steps, err := tutorialSteps(file, string(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,9 +323,13 @@ func TestTutorial(t *testing.T) {
 	work := filepath.Join(tmp, "work")
 	copyExamples(t, filepath.Join(root, "examples"), filepath.Join(work, "examples"), defaultURL, chartsURL)
 
-	stateDir := filepath.Join(tmp, "state")
+	// The state folder is the work folder's .convoy/dev, where `convoy dev` puts it by
+	// default: the page's commands may name it.
+	stateDir := filepath.Join(work, ".convoy", "dev")
 	out := &testenv.SyncBuffer{}
-	devCmd := exec.Command(filepath.Join(bin, "convoy"), "dev", "--state-dir", stateDir, "--charts-addr", chartsAddr)
+	args := append([]string{"dev", "--state-dir", stateDir, "--charts-addr", chartsAddr,
+		"--examples-dir", filepath.Join(work, "examples")}, devArgs...)
+	devCmd := exec.Command(filepath.Join(bin, "convoy"), args...)
 	devCmd.Dir = root
 	devCmd.Stdout, devCmd.Stderr = out, out
 	if err := devCmd.Start(); err != nil {
@@ -319,7 +349,7 @@ func TestTutorial(t *testing.T) {
 			t.Logf("convoy dev output:\n%s", out.String())
 		}
 	})
-	testenv.Eventually(t, ctx(t, 5*time.Minute), "convoy dev ready", 5*time.Minute, func() (bool, string) {
+	testenv.Eventually(t, ctx(t, 8*time.Minute), "convoy dev ready", 8*time.Minute, func() (bool, string) {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -330,7 +360,7 @@ func TestTutorial(t *testing.T) {
 		return err == nil, fmt.Sprintf("no ready file: %v", err)
 	})
 
-	// The environment of the tutorial's second terminal.
+	// The environment of the page's second terminal.
 	environ := append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(stateDir, dev.KubeconfigFile),
 		"PATH="+bin+":"+kubeBin+":"+os.Getenv("PATH"),
@@ -345,10 +375,11 @@ func TestTutorial(t *testing.T) {
 		b, err := c.CombinedOutput()
 		return strings.ReplaceAll(string(b), chartsURL, defaultURL), err
 	}
-	for _, s := range steps {
+	printed := make([]string, len(steps))
+	for i, s := range steps {
 		want := normaliseOutput(s.want)
 		got, err := run(s.script)
-		if readsOnly(s.script) && s.hasWant && (err != nil || normaliseOutput(got) != want) {
+		if readsOnly(s.script) && s.hasWant && (err != nil || normaliseOutput(got) != want) && !*update {
 			// Reads only: again until the state settled, for at most two minutes.
 			_ = wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, false, func(context.Context) (bool, error) {
 				got, err = run(s.script)
@@ -356,14 +387,60 @@ func TestTutorial(t *testing.T) {
 			})
 		}
 		if err != nil {
-			t.Fatalf("%s:%d: the block failed: %v\n$ %s\n%s", tutorialFile, s.line, err, s.script, got)
+			t.Fatalf("%s:%d: the block failed: %v\n$ %s\n%s", file, s.line, err, s.script, got)
 		}
-		if s.hasWant && normaliseOutput(got) != want {
-			t.Fatalf("%s:%d: the block prints something else than the tutorial shows (-tutorial +printed, normalised):\n%s\n$ %s\n%s",
-				tutorialFile, s.line, cmp.Diff(strings.Split(want, "\n"), strings.Split(normaliseOutput(got), "\n")), s.script, got)
+		printed[i] = strings.TrimRight(got, "\n")
+		if s.hasWant && normaliseOutput(got) != want && !*update {
+			t.Fatalf("%s:%d: the block prints something else than the page shows (-page +printed, normalised):\n%s\n$ %s\n%s",
+				file, s.line, cmp.Diff(strings.Split(want, "\n"), strings.Split(normaliseOutput(got), "\n")), s.script, got)
 		}
-		t.Logf("%s:%d: ok\n$ %s\n%s", tutorialFile, s.line, s.script, got)
+		t.Logf("%s:%d: ok\n$ %s\n%s", file, s.line, s.script, got)
 	}
+	if *update {
+		updated, err := withOutputs(string(doc), steps, printed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, file), []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// withOutputs is doc with the text block of each step replaced by what it printed
+// (steps as tutorialSteps parsed doc; a step without a text block is left as it is).
+func withOutputs(doc string, steps []tutorialStep, printed []string) (string, error) {
+	lines := strings.Split(doc, "\n")
+	byLine := map[int]int{}
+	for i, s := range steps {
+		byLine[s.line] = i
+	}
+	var out []string
+	step := -1 // the step whose text block comes next
+	for n := 0; n < len(lines); n++ {
+		l := lines[n]
+		if i, ok := byLine[n+1]; ok {
+			step = i
+		}
+		if l != "```text" || step < 0 || !steps[step].hasWant {
+			out = append(out, l)
+			continue
+		}
+		end := n + 1
+		for end < len(lines) && lines[end] != "```" {
+			end++
+		}
+		if end == len(lines) {
+			return "", fmt.Errorf("line %d: a text block that is not closed", n+1)
+		}
+		out = append(out, l)
+		if printed[step] != "" {
+			out = append(out, strings.Split(printed[step], "\n")...)
+		}
+		out = append(out, "```")
+		n, step = end, -1
+	}
+	return strings.Join(out, "\n"), nil
 }
 
 // copyExamples copies the examples folder from to to, with the chart repository's
