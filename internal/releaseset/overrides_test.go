@@ -136,6 +136,7 @@ func TestDecideWithOverrides(t *testing.T) {
 	cases := map[string]struct {
 		set        *v1.ReleaseSet
 		releases   func(*v1.ReleaseSet) []v1.Release
+		relabel    map[string]string // Cluster → its new region, after the Releases were written
 		want       []string
 		stages     []string
 		conditions []string
@@ -186,6 +187,11 @@ func TestDecideWithOverrides(t *testing.T) {
 			want:   []string{`update web-us-1@o1 {"host":"us-1.us.example.com","replicas":1} overrides=true`},
 			stages: []string{"canary Complete 1/1/1", "rest Complete 3/3/3"}, conditions: complete,
 		},
+		"a relabelled Cluster gets its new values at once in a started stage, at the same revision": {
+			set: o1, releases: allReady(o1), relabel: map[string]string{"us-1": "eu"},
+			want:   []string{`update web-us-1@o1 {"host":"us-1.eu.example.com","replicas":3} overrides=true`},
+			stages: []string{"canary Complete 1/1/1", "rest Complete 3/3/3"}, conditions: complete,
+		},
 		"a new Cluster of a stage that has not started does not copy a sibling at a revision with overrides: it waits": {
 			set: o2, releases: func(s *v1.ReleaseSet) []v1.Release { return allReady(o1)(s)[:3] },
 			want:   []string{`update web-eu-1@o2 {"host":"eu-1.eu.example.net","replicas":3} overrides=true`},
@@ -214,7 +220,18 @@ func TestDecideWithOverrides(t *testing.T) {
 			if tc.releases != nil {
 				releases = tc.releases(tc.set)
 			}
-			p := Decide(Input{Set: tc.set, Clusters: regions, Releases: releases})
+			clusters := regions
+			if tc.relabel != nil {
+				clusters = nil
+				for _, c := range regions {
+					c = *c.DeepCopy()
+					if r, ok := tc.relabel[c.Name]; ok {
+						c.Labels["region"] = r
+					}
+					clusters = append(clusters, c)
+				}
+			}
+			p := Decide(Input{Set: tc.set, Clusters: clusters, Releases: releases})
 			if diff := cmp.Diff(tc.want, valuesSummary(p, revs)); diff != "" {
 				t.Errorf("writes (-want +got):\n%s", diff)
 			}
