@@ -20268,7 +20268,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ClusterOverride(ref common.ReferenceCal
 					},
 					"values": {
 						SchemaProps: spec.SchemaProps{
-							Description: "values are merged over the template's values (and earlier overrides') for the selected Clusters. Free-form; $(cluster.name) and $(cluster.labels['<key>']) in string values are replaced per Cluster.",
+							Description: "values are merged over the template's values (and earlier overrides') for the selected Clusters: a JSON object. $(cluster.name) and $(cluster.labels['<key>']) in its string values are replaced per Cluster, $$( by a literal \"$(\".",
 							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
 						},
 					},
@@ -21807,7 +21807,7 @@ func schema_kumodoio_convoy_api_v1alpha1_ReleaseSetSpec(ref common.ReferenceCall
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "clusterOverrides are values for some Clusters: each override's values are merged, in order, over template.spec.values for the Clusters its clusterSelector selects, as Helm merges several values files (maps merge, anything else is replaced, null removes). In the string values of an override, $(cluster.name) and $(cluster.labels['<key>']) are replaced by the Cluster's name and the value of its label <key> (empty when it has none). Overrides are part of status.revision: a change rolls out through the stages.",
+							Description: "clusterOverrides are values for some Clusters: each override's values are merged, in order, over template.spec.values for the Clusters its clusterSelector selects, as Helm merges several values files (maps merge, anything else is replaced, null removes). In the string values of an override, $(cluster.name) and $(cluster.labels['<key>']) are replaced by the Cluster's name and the value of its label <key> (empty when it has none), and $$( by a literal \"$(\"; any other \"$(\" is invalid. At most 100 overrides. Overrides are part of status.revision: a change rolls out through the stages.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

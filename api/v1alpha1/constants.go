@@ -150,6 +150,10 @@ const (
 	// AnnotationReleaseSetRevision on a Release that a ReleaseSet writes is the template
 	// revision (ReleaseSet status.revision) that its spec holds.
 	AnnotationReleaseSetRevision = "convoy.kumodo.io/release-set-revision"
+	// AnnotationReleaseSetOverrides is "true" on a Release that a ReleaseSet wrote at a
+	// revision with spec.clusterOverrides: its values may be its Cluster's own, so a new
+	// Cluster does not get a copy of it (it waits for its stage to start instead).
+	AnnotationReleaseSetOverrides = "convoy.kumodo.io/release-set-overrides"
 	// StageRest is the implicit last stage: the Clusters that no stage of spec.strategy takes.
 	StageRest = "rest"
 	// ConditionProgressing on a ReleaseSet: a revision is rolling out.

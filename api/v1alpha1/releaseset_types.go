@@ -60,8 +60,9 @@ type ReleaseSetSpec struct {
 	// as Helm merges several values files (maps merge, anything else is replaced, null
 	// removes). In the string values of an override, $(cluster.name) and
 	// $(cluster.labels['<key>']) are replaced by the Cluster's name and the value of its
-	// label <key> (empty when it has none). Overrides are part of status.revision: a
-	// change rolls out through the stages.
+	// label <key> (empty when it has none), and $$( by a literal "$("; any other "$(" is
+	// invalid. At most 100 overrides. Overrides are part of status.revision: a change
+	// rolls out through the stages.
 	// +optional
 	// +listType=atomic
 	ClusterOverrides []ClusterOverride `json:"clusterOverrides,omitempty"`
@@ -83,8 +84,8 @@ type ClusterOverride struct {
 	// required: {} selects every Cluster of the set.
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector"`
 	// values are merged over the template's values (and earlier overrides') for the
-	// selected Clusters. Free-form; $(cluster.name) and $(cluster.labels['<key>']) in
-	// string values are replaced per Cluster.
+	// selected Clusters: a JSON object. $(cluster.name) and $(cluster.labels['<key>'])
+	// in its string values are replaced per Cluster, $$( by a literal "$(".
 	// +optional
 	Values *runtime.RawExtension `json:"values,omitempty"`
 }

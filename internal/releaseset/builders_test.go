@@ -2,6 +2,8 @@ package releaseset
 
 import (
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,13 +99,54 @@ func admitting(labels map[string]string) clusterOption {
 	return func(c *v1.Cluster) { c.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels} }
 }
 
+// revisionOf is the revision of set (without a source).
+func revisionOf(set *v1.ReleaseSet) string {
+	return Revision(set.Spec.Template, set.Spec.ClusterOverrides, nil)
+}
+
+// testBuilder is the builder of set's Releases, with the values of Cluster name as
+// the tables' Clusters (fleet, regions) have it, else as cluster(name) makes it.
+func testBuilder(set *v1.ReleaseSet, name string) builder {
+	c := cluster(name)
+	for _, known := range append(slices.Clone(fleet), regions...) {
+		if known.Name == name {
+			c = known
+		}
+	}
+	b := builder{set: set, rev: revisionOf(set)}
+	if len(set.Spec.ClusterOverrides) > 0 {
+		// Invalid overrides (a table of InvalidSpec): the template's values.
+		if v, err := ClusterValues(set.Spec.Template.Spec.Values, set.Spec.ClusterOverrides, &c); err == nil {
+			b.values = map[string]*runtime.RawExtension{name: v}
+		}
+	}
+	return b
+}
+
+// overrides sets spec.clusterOverrides: pairs of a selector's matchLabels ("" for {})
+// and values.
+func overrides(pairs ...string) setOption {
+	return func(s *v1.ReleaseSet) {
+		s.Spec.ClusterOverrides = nil
+		for i := 0; i+1 < len(pairs); i += 2 {
+			sel := &metav1.LabelSelector{}
+			if k, v, ok := strings.Cut(pairs[i], "="); ok {
+				sel.MatchLabels = map[string]string{k: v}
+			}
+			s.Spec.ClusterOverrides = append(s.Spec.ClusterOverrides,
+				v1.ClusterOverride{ClusterSelector: sel, Values: &runtime.RawExtension{Raw: []byte(pairs[i+1])}})
+		}
+	}
+}
+
+func region(r string) clusterOption { return func(c *v1.Cluster) { c.Labels["region"] = r } }
+
 type relOption func(*v1.Release)
 
 // rel is the Release that set writes for cluster, as the set writes it at the set's
 // current revision (change it with options).
 func rel(set *v1.ReleaseSet, cluster string, opts ...relOption) v1.Release {
-	b := builder{set: set, rev: Revision(set.Spec.Template)}
-	r := b.release(cluster)
+	r := testBuilder(set, cluster).release(cluster)
 	r.Generation = 1
 	for _, o := range opts {
 		o(r)
@@ -114,8 +157,7 @@ func rel(set *v1.ReleaseSet, cluster string, opts ...relOption) v1.Release {
 // from makes the Release as an older template of the set had it.
 func from(old *v1.ReleaseSet) relOption {
 	return func(r *v1.Release) {
-		b := builder{set: old, rev: Revision(old.Spec.Template)}
-		want := b.release(r.Spec.Cluster)
+		want := testBuilder(old, r.Spec.Cluster).release(r.Spec.Cluster)
 		r.Spec = want.Spec
 		r.Annotations = maps.Clone(want.Annotations)
 	}

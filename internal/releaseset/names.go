@@ -33,14 +33,29 @@ func ReleaseName(set, cluster string) string {
 	return head + "-" + hex.EncodeToString(sum[:])[:nameHashHex]
 }
 
-// Revision is the digest of a ReleaseSet's template, as status.revision shows it:
-// "sha256:" and the first 16 hex digits of the sha256 of the canonical JSON of the
-// defaulted template. Two templates that differ only in defaulted fields, in the order
-// of map keys or in the formatting of values have the same revision.
-func Revision(template v1.ReleaseTemplate) string {
+// Revision is the digest of what a ReleaseSet's rollout delivers, as status.revision
+// shows it: "sha256:" and the first 16 hex digits of the sha256 of a canonical JSON
+// (keys sorted, numbers as written) of the defaulted template, the clusterOverrides
+// and the source the set resolved (status.source). Two inputs that differ only in
+// defaulted fields, in the order of map keys or in the formatting of values have the
+// same revision.
+//
+// Without overrides and source (nil or empty) the JSON is the template's alone, as it
+// was before the set had overrides and a source: the revision of such a set does not
+// change on an upgrade, so that its Releases are not rolled out again. With either,
+// it is the JSON of {"template", "clusterOverrides", "source"} (each left out when
+// empty), which no template's JSON is.
+func Revision(template v1.ReleaseTemplate, overrides []v1.ClusterOverride, source *v1.ReleaseSetSource) string {
 	set := &v1.ReleaseSet{Spec: v1.ReleaseSetSpec{Template: *template.DeepCopy()}}
 	v1.SetObjectDefaults_ReleaseSet(set)
-	data, err := canonicalJSON(set.Spec.Template)
+	if source != nil && *source == (v1.ReleaseSetSource{}) {
+		source = nil
+	}
+	var what any = set.Spec.Template
+	if len(overrides) > 0 || source != nil {
+		what = revisionInputs{Template: set.Spec.Template, ClusterOverrides: overrides, Source: source}
+	}
+	data, err := canonicalJSON(what)
 	if err != nil {
 		// A template decoded from the API always encodes; values that do not are
 		// hashed as they are, so that the revision still changes with them.
@@ -48,9 +63,25 @@ func Revision(template v1.ReleaseTemplate) string {
 		if v := set.Spec.Template.Spec.Values; v != nil {
 			data = append(data, v.Raw...)
 		}
+		for _, o := range overrides {
+			sel, _ := json.Marshal(o.ClusterSelector)
+			data = append(data, sel...)
+			if o.Values != nil {
+				data = append(data, o.Values.Raw...)
+			}
+		}
+		src, _ := json.Marshal(source)
+		data = append(data, src...)
 	}
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])[:revisionHex]
+}
+
+// revisionInputs is what a revision covers when the set has overrides or a source.
+type revisionInputs struct {
+	Template         v1.ReleaseTemplate   `json:"template"`
+	ClusterOverrides []v1.ClusterOverride `json:"clusterOverrides,omitempty"`
+	Source           *v1.ReleaseSetSource `json:"source,omitempty"`
 }
 
 // canonicalJSON encodes v as JSON with the keys of every object sorted, free-form

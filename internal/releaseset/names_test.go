@@ -3,10 +3,13 @@ package releaseset
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -62,7 +65,7 @@ func TestRevision(t *testing.T) {
 		}
 		return t
 	}
-	want := Revision(base(`{"a":1,"b":{"c":"d"}}`))
+	want := Revision(base(`{"a":1,"b":{"c":"d"}}`), nil, nil)
 	if !regexp.MustCompile(`^sha256:[0-9a-f]{16}$`).MatchString(want) {
 		t.Fatalf("Revision = %q, want sha256: and 16 hex digits", want)
 	}
@@ -74,7 +77,7 @@ func TestRevision(t *testing.T) {
 		}),
 	}
 	for name, tmpl := range same {
-		if got := Revision(tmpl); got != want {
+		if got := Revision(tmpl, nil, nil); got != want {
 			t.Errorf("%s: Revision = %q, want %q (the same template)", name, got, want)
 		}
 	}
@@ -87,8 +90,58 @@ func TestRevision(t *testing.T) {
 		"another chart version": base(`{"a":1,"b":{"c":"d"}}`, func(t *v1.ReleaseTemplate) { t.Spec.Chart.Version = "1.2.3" }),
 	}
 	for name, tmpl := range other {
-		if got := Revision(tmpl); got == want {
+		if got := Revision(tmpl, nil, nil); got == want {
 			t.Errorf("%s: Revision = %q, the same as before the change", name, got)
 		}
+	}
+}
+
+// The revision of a set without overrides and source is the one the template alone had
+// before sets had them (digests computed by that code): existing sets do not roll out
+// again on an upgrade. Overrides and a source are part of the revision.
+func TestRevisionCoversOverridesAndSource(t *testing.T) {
+	tmpl := testSet("web").Spec.Template
+	eu := []v1.ClusterOverride{{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}},
+		Values: &runtime.RawExtension{Raw: []byte(`{"replicas":3}`)}}}
+	euSpaced := []v1.ClusterOverride{{ClusterSelector: eu[0].ClusterSelector, Values: &runtime.RawExtension{Raw: []byte(`{ "replicas" : 3 }`)}}}
+	us := []v1.ClusterOverride{{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "us"}}, Values: eu[0].Values}}
+	withOverrides := Revision(tmpl, eu, nil)
+	withSource := Revision(tmpl, nil, &v1.ReleaseSetSource{ChartVersion: "1.2.3"})
+	cases := map[string]struct {
+		got, want string
+	}{
+		"no overrides, no source: the digest of the template alone, as before": {
+			got: Revision(tmpl, nil, nil), want: "sha256:fa9a29273563efd9"},
+		"other values, no overrides, no source: as before": {
+			got: Revision(testSet("web", values(`{"replicas":2}`)).Spec.Template, nil, nil), want: "sha256:5a650e883584ca61"},
+		"empty overrides and an empty source are none": {
+			got: Revision(tmpl, []v1.ClusterOverride{}, &v1.ReleaseSetSource{}), want: "sha256:fa9a29273563efd9"},
+		"overrides written otherwise: the same revision": {got: Revision(tmpl, euSpaced, nil), want: withOverrides},
+		"the same source: the same revision": {
+			got: Revision(tmpl, nil, &v1.ReleaseSetSource{ChartVersion: "1.2.3"}), want: withSource},
+	}
+	for name, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: Revision = %s, want %s", name, tc.got, tc.want)
+		}
+	}
+	distinct := map[string]string{
+		"template alone":        Revision(tmpl, nil, nil),
+		"overrides":             withOverrides,
+		"other overrides":       Revision(tmpl, us, nil),
+		"overrides in order":    Revision(tmpl, append(slices.Clone(eu), us...), nil),
+		"overrides reordered":   Revision(tmpl, append(slices.Clone(us), eu...), nil),
+		"a source":              withSource,
+		"another chart version": Revision(tmpl, nil, &v1.ReleaseSetSource{ChartVersion: "1.2.4"}),
+		"a commit":              Revision(tmpl, nil, &v1.ReleaseSetSource{Commit: "0123abcd"}),
+		"a values digest":       Revision(tmpl, nil, &v1.ReleaseSetSource{ValuesDigest: "sha256:00"}),
+		"overrides and source":  Revision(tmpl, eu, &v1.ReleaseSetSource{ChartVersion: "1.2.3"}),
+	}
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(distinct)) {
+		if other, ok := seen[distinct[name]]; ok {
+			t.Errorf("%s and %s have the same revision %s", name, other, distinct[name])
+		}
+		seen[distinct[name]] = name
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -25,6 +26,9 @@ type Input struct {
 	Releases []v1.Release
 	// Now is the time of the reconcile (conditions' lastTransitionTime).
 	Now metav1.Time
+	// Source is what the set resolved from its template (status.source); nil when it
+	// resolved nothing. Part of the revision.
+	Source *v1.ReleaseSetSource
 }
 
 // Plan is what a reconcile writes: the Releases to create, update and delete, and the
@@ -87,10 +91,13 @@ func observe(rel *v1.Release, rev string) observed {
 //     than maxRemovals go at once (within RemovalWindow, counting those deleted in it)
 //     and no /promote acknowledged them: then the set writes nothing and halts
 //     (MassRemoval);
-//   - a paused set writes nothing; its status is computed as usual.
+//   - a paused set writes nothing; its status is computed as usual;
+//   - each Release's spec.values are its Cluster's (ClusterValues); the revision
+//     covers the template, spec.clusterOverrides and the source (Revision), so a
+//     change of an override rolls out stage by stage as a change of the template does.
 func Decide(in Input) Plan {
 	set := in.Set
-	rev := Revision(set.Spec.Template)
+	rev := Revision(set.Spec.Template, set.Spec.ClusterOverrides, in.Source)
 	st := v1.ReleaseSetStatus{
 		ObservedGeneration: set.Generation,
 		Revision:           rev,
@@ -99,6 +106,10 @@ func Decide(in Input) Plan {
 		st.Conditions = append(st.Conditions, *c.DeepCopy())
 	}
 	sel, err := Select(set, in.NamespaceLabels, in.Clusters)
+	var vals map[string]*runtime.RawExtension
+	if err == nil {
+		vals, err = clusterValues(set, sel, in.Clusters)
+	}
 	if err != nil {
 		msg := fmt.Sprintf("%v: fix the ReleaseSet; no Release is written until then", err)
 		setCondition(&st, in, v1.ConditionReady, metav1.ConditionFalse, v1.ReasonInvalidSpec, msg)
@@ -114,7 +125,7 @@ func Decide(in Input) Plan {
 			owned[r.Name] = r
 		}
 	}
-	b := builder{set: set, rev: rev}
+	b := builder{set: set, rev: rev, values: vals}
 
 	// The halt: the first Release, in rollout order, that failed at the revision.
 	var failed *observed
@@ -187,8 +198,16 @@ func Decide(in Input) Plan {
 				plan.Update = append(plan.Update, b.update(o.rel, b.release(c)))
 			case o.rel == nil:
 				// The stage has not started (or the set is halted): the new Cluster gets
-				// the revision its stage is at, that of a sibling, if it has one.
-				if sib := sibling(sc.Clusters, owned, set.Name, rev, halted); sib != nil {
+				// the revision its stage is at, that of a sibling, if it has one. A
+				// sibling at a revision with overrides may hold values of its own
+				// Cluster, and that revision's overrides are not known any more: the new
+				// Cluster waits for its stage then.
+				sib := sibling(sc.Clusters, owned, set.Name, rev, halted)
+				switch {
+				case sib == nil:
+				case sib.Annotations[v1.AnnotationReleaseSetRevision] == rev:
+					plan.Create = append(plan.Create, b.release(c))
+				case sib.Annotations[v1.AnnotationReleaseSetOverrides] == "":
 					plan.Create = append(plan.Create, b.copyOf(sib, c))
 				}
 			}
@@ -254,10 +273,36 @@ func sibling(clusters []string, owned map[string]*v1.Release, set, rev string, h
 	return nil
 }
 
+// clusterValues are the spec.values of the Release of each selected Cluster, by
+// name, when the set has overrides (ClusterValues); nil without.
+func clusterValues(set *v1.ReleaseSet, sel Selection, clusters []v1.Cluster) (map[string]*runtime.RawExtension, error) {
+	if len(set.Spec.ClusterOverrides) == 0 {
+		return nil, nil
+	}
+	byName := map[string]*v1.Cluster{}
+	for i := range clusters {
+		byName[clusters[i].Name] = &clusters[i]
+	}
+	out := map[string]*runtime.RawExtension{}
+	for _, sc := range sel.Stages {
+		for _, c := range sc.Clusters {
+			v, err := ClusterValues(set.Spec.Template.Spec.Values, set.Spec.ClusterOverrides, byName[c])
+			if err != nil {
+				return nil, err
+			}
+			out[c] = v
+		}
+	}
+	return out, nil
+}
+
 // builder writes the Releases of one set at one revision.
 type builder struct {
 	set *v1.ReleaseSet
 	rev string
+	// values are the spec.values of each Cluster's Release (clusterValues); a Cluster
+	// without gets the template's.
+	values map[string]*runtime.RawExtension
 }
 
 // release is the Release of cluster at the revision, defaulted as the API server
@@ -279,8 +324,14 @@ func (b builder) release(cluster string) *v1.Release {
 	if rel.Annotations == nil {
 		rel.Annotations = map[string]string{}
 	}
+	if v, ok := b.values[cluster]; ok {
+		rel.Spec.Values = v.DeepCopy()
+	}
 	b.own(rel, cluster)
 	rel.Annotations[v1.AnnotationReleaseSetRevision] = b.rev
+	if len(b.set.Spec.ClusterOverrides) > 0 {
+		rel.Annotations[v1.AnnotationReleaseSetOverrides] = "true"
+	}
 	v1.SetObjectDefaults_Release(rel)
 	return rel
 }
@@ -351,6 +402,9 @@ func (b builder) differs(rel, want *v1.Release) bool {
 			return true
 		}
 	}
+	if _, ok := want.Annotations[v1.AnnotationReleaseSetOverrides]; !ok && rel.Annotations[v1.AnnotationReleaseSetOverrides] != "" {
+		return true
+	}
 	ref := metav1.GetControllerOfNoCopy(rel)
 	return ref == nil || ref.UID != b.set.UID || !ptr.Deref(ref.BlockOwnerDeletion, false)
 }
@@ -368,6 +422,9 @@ func (b builder) update(rel, want *v1.Release) *v1.Release {
 		out.Annotations = map[string]string{}
 	}
 	maps.Copy(out.Annotations, want.Annotations)
+	if _, ok := want.Annotations[v1.AnnotationReleaseSetOverrides]; !ok {
+		delete(out.Annotations, v1.AnnotationReleaseSetOverrides)
+	}
 	if i := slices.IndexFunc(out.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == b.set.UID }); i >= 0 {
 		out.OwnerReferences[i] = b.ownerRef()
 	} else {

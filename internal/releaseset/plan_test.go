@@ -17,8 +17,8 @@ import (
 var (
 	setR1 = testSet("web", stages(canary(), manualRest()))
 	setR2 = testSet("web", stages(canary(), manualRest()), values(`{"replicas":2}`))
-	r1    = Revision(setR1.Spec.Template)
-	r2    = Revision(setR2.Spec.Template)
+	r1    = revisionOf(setR1)
+	r2    = revisionOf(setR2)
 	// fleet: two canary Clusters, two others.
 	fleet = []v1.Cluster{cluster("c1", ring("canary")), cluster("c2", ring("canary")), cluster("c3"), cluster("c4")}
 )
@@ -185,7 +185,7 @@ func TestDecide(t *testing.T) {
 				return []v1.Release{rel(s, "c1", from(setR2), rolledBack()), rel(s, "c2", from(setR1), ready()),
 					rel(s, "c3", from(setR1), ready()), rel(s, "c4", from(setR1), ready())}
 			},
-			want: summary{Update: []string{"web-c1@" + Revision(testSet("web", values(`{"replicas":3}`)).Spec.Template)},
+			want: summary{Update: []string{"web-c1@" + revisionOf(testSet("web", values(`{"replicas":3}`)))},
 				Stages: []string{"canary Progressing 2/0/0", "rest Waiting 2/0/0"}, Conditions: progressing},
 		},
 		"a new Cluster of a stage that has not started gets its sibling's revision": {

@@ -29,7 +29,7 @@ func TestACreatedReleaseIsTheTemplateForItsCluster(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: "web-prod-1",
 			Labels:      map[string]string{"team": "a", v1.LabelReleaseSet: "web", v1.LabelCluster: "prod-1", v1.LabelShard: "a"},
-			Annotations: map[string]string{"note": "hi", v1.AnnotationReleaseSetRevision: Revision(set.Spec.Template)},
+			Annotations: map[string]string{"note": "hi", v1.AnnotationReleaseSetRevision: revisionOf(set)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "convoy.kumodo.io/v1alpha1", Kind: "ReleaseSet", Name: "web",
 				UID: "uid-web", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},

@@ -1,7 +1,13 @@
 package validation
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/releaseset/clustervars"
 )
 
 // MaxReleaseSetNameLength is the longest name a ReleaseSet may have: 63 characters
@@ -31,7 +38,7 @@ var reservedTemplateLabels = []string{convoyv1alpha1.LabelReleaseSet, convoyv1al
 // the names behind digest labels) or that belong to each Release alone (its /sync
 // requests).
 var reservedTemplateAnnotations = []string{
-	convoyv1alpha1.AnnotationReleaseSetRevision, convoyv1alpha1.LabelReleaseSet, convoyv1alpha1.LabelCluster,
+	convoyv1alpha1.AnnotationReleaseSetRevision, convoyv1alpha1.AnnotationReleaseSetOverrides, convoyv1alpha1.LabelReleaseSet, convoyv1alpha1.LabelCluster,
 	convoyv1alpha1.AnnotationSyncRequestedAt, convoyv1alpha1.AnnotationSyncForceRequestedAt,
 	convoyv1alpha1.AnnotationSyncRequestedRender,
 }
@@ -58,10 +65,12 @@ func ReleaseSetStatusUpdate(s, old *convoyv1alpha1.ReleaseSet) field.ErrorList {
 }
 
 // ReleaseSetSpec validates a ReleaseSet's spec: the selectors, the template (a
-// Release's metadata and spec, without spec.cluster), the stages and maxRemovals.
+// Release's metadata and spec, without spec.cluster), the cluster overrides, the
+// stages and maxRemovals.
 func ReleaseSetSpec(spec *convoyv1alpha1.ReleaseSetSpec, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	errs := labelSelector(spec.ClusterSelector, path.Child("clusterSelector"))
 	errs = append(errs, releaseTemplate(&spec.Template, path.Child("template"), opts)...)
+	errs = append(errs, clusterOverrides(spec, path)...)
 	errs = append(errs, stages(spec.Strategy.Stages, path.Child("strategy", "stages"))...)
 	errs = append(errs, maxRemovals(spec.Strategy.MaxRemovals, path.Child("strategy", "maxRemovals"))...)
 	return errs
@@ -95,6 +104,100 @@ func releaseTemplate(t *convoyv1alpha1.ReleaseTemplate, path *field.Path, opts R
 			"must be empty: the ReleaseSet sets each Release's cluster (spec.clusterSelector picks the Clusters)"))
 	}
 	return append(errs, ReleaseSpec(&t.Spec, specPath, opts)...)
+}
+
+// MaxClusterOverrides is the most entries spec.clusterOverrides may have: every
+// reconcile merges each of them for each Cluster of the set, and a hundred is more
+// than per-region, per-ring and per-Cluster values need (values common to many
+// Clusters go in one override with a selector, not in one override per Cluster).
+const MaxClusterOverrides = 100
+
+// clusterOverrides validates spec.clusterOverrides: at most MaxClusterOverrides; each
+// with a clusterSelector ({} selects every Cluster of the set) that parses; values, if
+// any, a JSON object in whose strings each "$(" begins $(cluster.name) or
+// $(cluster.labels['<key>']) with a valid label key, or is written "$$(" for a
+// literal "$(" (package clustervars says what the controller replaces). With
+// overrides, template.spec.values must be a JSON object too, or nothing: the
+// overrides merge over it.
+func clusterOverrides(spec *convoyv1alpha1.ReleaseSetSpec, path *field.Path) field.ErrorList {
+	list := spec.ClusterOverrides
+	if len(list) == 0 {
+		return nil
+	}
+	valuesPath := path.Child("template", "spec", "values")
+	path = path.Child("clusterOverrides")
+	var errs field.ErrorList
+	if len(list) > MaxClusterOverrides {
+		errs = append(errs, field.TooMany(path, len(list), MaxClusterOverrides))
+	}
+	if v := spec.Template.Spec.Values; v != nil && !nullValues(v.Raw) {
+		if _, err := jsonObject(v.Raw); err != nil {
+			errs = append(errs, field.Invalid(valuesPath, "",
+				"must be a JSON object of values when spec.clusterOverrides merge over it: "+err.Error()))
+		}
+	}
+	for i := range list {
+		o := &list[i]
+		oPath := path.Index(i)
+		if o.ClusterSelector == nil {
+			errs = append(errs, field.Required(oPath.Child("clusterSelector"),
+				"the Clusters (among the set's) that get these values; {} selects every Cluster of the set"))
+		} else {
+			errs = append(errs, labelSelector(o.ClusterSelector, oPath.Child("clusterSelector"))...)
+		}
+		if o.Values == nil || nullValues(o.Values.Raw) {
+			continue
+		}
+		vals, err := jsonObject(o.Values.Raw)
+		if err != nil {
+			errs = append(errs, field.Invalid(oPath.Child("values"), "", "must be a JSON object of values, as template.spec.values: "+err.Error()))
+			continue
+		}
+		errs = append(errs, clusterReferences(vals, oPath.Child("values"))...)
+	}
+	return errs
+}
+
+// clusterReferences reports the malformed $(...) in the string values of v.
+func clusterReferences(v any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch v := v.(type) {
+	case string:
+		for _, msg := range clustervars.Problems(v) {
+			errs = append(errs, field.Invalid(path, v, msg))
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			errs = append(errs, clusterReferences(v[k], path.Child(k))...)
+		}
+	case []any:
+		for i, e := range v {
+			errs = append(errs, clusterReferences(e, path.Index(i))...)
+		}
+	}
+	return errs
+}
+
+// nullValues says whether raw holds no values: empty or null.
+func nullValues(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// jsonObject decodes raw, which must be one JSON object.
+func jsonObject(raw []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("null")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more after the object")
+	}
+	return out, nil
 }
 
 // stages validates the rollout's stages. Names are unique DNS labels. Only the last

@@ -1,14 +1,17 @@
 package validation
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/releaseset/clustervars"
 )
 
 func validReleaseSet() *convoyv1alpha1.ReleaseSet {
@@ -136,6 +139,76 @@ func TestReleaseSet(t *testing.T) {
 				if errs := ReleaseSetUpdate(s, old, ReleaseOptions{}); len(errs) > 0 {
 					t.Errorf("ReleaseSetUpdate: %v", errs)
 				}
+			}
+		})
+	}
+}
+
+func withOverrides(o ...convoyv1alpha1.ClusterOverride) func(*convoyv1alpha1.ReleaseSet) {
+	return func(s *convoyv1alpha1.ReleaseSet) { s.Spec.ClusterOverrides = o }
+}
+
+func override(sel *metav1.LabelSelector, values string) convoyv1alpha1.ClusterOverride {
+	o := convoyv1alpha1.ClusterOverride{ClusterSelector: sel}
+	if values != "" {
+		o.Values = &runtime.RawExtension{Raw: []byte(values)}
+	}
+	return o
+}
+
+func TestReleaseSetClusterOverrides(t *testing.T) {
+	all := &metav1.LabelSelector{}
+	cases := map[string]struct {
+		mutate func(*convoyv1alpha1.ReleaseSet)
+		errs   []string // "field: detail" of each error, none when valid
+	}{
+		"both references, in longer strings, nested and in lists; a literal $$(": {mutate: withOverrides(
+			override(selector("region", "eu"), `{"ingress":{"host":"api.$(cluster.labels['region']).example.com",`+
+				`"hosts":["$(cluster.name).example.com"]},"zone":"$(cluster.labels['topology.kubernetes.io/zone'])","cmd":"echo $$(hostname)"}`))},
+		"{} selects every Cluster; values may be left out": {mutate: withOverrides(override(all, `{"a":1}`), override(all, ""))},
+		"null values":        {mutate: withOverrides(override(all, `null`))},
+		"the most overrides": {mutate: withOverrides(slices.Repeat([]convoyv1alpha1.ClusterOverride{override(all, `{}`)}, MaxClusterOverrides)...)},
+		"one override too many": {mutate: withOverrides(slices.Repeat([]convoyv1alpha1.ClusterOverride{override(all, `{}`)}, MaxClusterOverrides+1)...),
+			errs: []string{"spec.clusterOverrides: must have at most 100 items"}},
+		"no selector": {mutate: withOverrides(override(nil, `{"a":1}`)),
+			errs: []string{"spec.clusterOverrides[0].clusterSelector: the Clusters (among the set's) that get these values; {} selects every Cluster of the set"}},
+		"a selector that does not parse": {mutate: withOverrides(override(&metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: "Near"}}}, `{}`)),
+			errs: []string{`spec.clusterOverrides[0].clusterSelector.matchExpressions[0].operator: not a valid selector operator`}},
+		"values that are a list": {mutate: withOverrides(override(all, `[1,2]`)),
+			errs: []string{"spec.clusterOverrides[0].values: must be a JSON object of values, as template.spec.values: json: cannot unmarshal array into Go value of type map[string]interface {}"}},
+		"values that are a string": {mutate: withOverrides(override(all, `"a"`)),
+			errs: []string{"spec.clusterOverrides[0].values: must be a JSON object of values, as template.spec.values: json: cannot unmarshal string into Go value of type map[string]interface {}"}},
+		"a template whose values are not an object, under overrides": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Template.Spec.Values = &runtime.RawExtension{Raw: []byte(`[1]`)}
+			s.Spec.ClusterOverrides = []convoyv1alpha1.ClusterOverride{override(all, `{}`)}
+		}, errs: []string{"spec.template.spec.values: must be a JSON object of values when spec.clusterOverrides merge over it: json: cannot unmarshal array into Go value of type map[string]interface {}"}},
+		"references that are not $(cluster.name) or $(cluster.labels['<key>'])": {mutate: withOverrides(
+			override(all, `{"a":{"b":["ok","$(cluster.namespace)"]},"c":"$(cluster.labels[\"region\"])","d":"echo $(hostname","e":"$(cluster.labels['a b'])"}`)),
+			errs: []string{
+				`spec.clusterOverrides[0].values.a.b[1]: "$(cluster.namespace)" is not a reference the set replaces; use ` + clustervars.Allowed,
+				`spec.clusterOverrides[0].values.c: "$(cluster.labels[\"region\"])" is not a reference the set replaces; use ` + clustervars.Allowed,
+				`spec.clusterOverrides[0].values.d: "$(hostname" (without its ")") is not a reference the set replaces; use ` + clustervars.Allowed,
+				`spec.clusterOverrides[0].values.e: $(cluster.labels['a b']): "a b" is not a label key: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+			}},
+		"the template's references are not checked (they are not replaced)": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Template.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"cmd":"echo $(hostname)"}`)}
+			s.Spec.ClusterOverrides = []convoyv1alpha1.ClusterOverride{override(all, `{}`)}
+		}},
+		"the overrides mark is the set's": {mutate: func(s *convoyv1alpha1.ReleaseSet) {
+			s.Spec.Template.Metadata.Annotations = map[string]string{convoyv1alpha1.AnnotationReleaseSetOverrides: "true"}
+		}, errs: []string{"spec.template.metadata.annotations[convoy.kumodo.io/release-set-overrides]: written by the ReleaseSet or by each Release's own /sync, not by the template"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := validReleaseSet()
+			tc.mutate(s)
+			var got []string
+			for _, e := range ReleaseSet(s, ReleaseOptions{}) {
+				got = append(got, e.Field+": "+e.Detail)
+			}
+			if diff := cmp.Diff(tc.errs, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
 	}
