@@ -52,7 +52,7 @@ func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 			" finds them) with the revision it holds, its state, Ready condition and rollout and, when the set has " +
 			"spec.clusterOverrides, the indexes of the overrides that select its Cluster (by the Cluster's labels), the " +
 			"Clusters skipped with the reason, and what to do next when the rollout waits for approval, is paused or " +
-			"is halted.\n\n--show-values also prints the values each Cluster's overrides give it, merged in order, with " +
+			"is halted.\n\n--show-values (or -o wide) also prints the values each Cluster's overrides give it, merged in order, with " +
 			"$(cluster.name) and $(cluster.labels['<key>']) replaced.\n\n-o yaml|json prints the ReleaseSet.",
 		Example: "  kubectl convoy releaseset status podinfo -n team-a\n  kubectl convoy releaseset status podinfo -n team-a --show-values",
 	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
@@ -84,6 +84,15 @@ func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 		})
 	})
 	cmd.Flags().BoolVar(&showValues, "show-values", false, "also print the values each Cluster's spec.clusterOverrides give it, with $(cluster.name) and $(cluster.labels['<key>']) replaced")
+	// -o wide is the text with --show-values, as kubectl's wide adds columns.
+	cmd.Flags().Lookup("output").Usage = "output format: yaml or json, or wide (the text with --show-values) (default: text for people)"
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if output == "wide" {
+			output, showValues = "", true
+		}
+		return run(c, args)
+	}
 	return cmd
 }
 

@@ -415,6 +415,10 @@ func TestReleaseSetStatusOverridesFromAPIServer(t *testing.T) {
 		}
 	}
 
+	if wide := plugin(t, nil, "releaseset", "status", "podinfo", "-n", ns, "-o", "wide"); wide.code != 0 || wide.stdout != res.stdout {
+		t.Errorf("releaseset status -o wide: exit %d, stderr %s; want the output of --show-values, got\n%s", wide.code, wide.stderr, wide.stdout)
+	}
+
 	kube, err := client.New(env.admin, client.Options{})
 	if err != nil {
 		t.Fatal(err)
