@@ -285,6 +285,13 @@ func TestUIBrowserFleetStates(t *testing.T) {
 		textHas(values(2), `"host": "`+dev(2)+`.example.com"`), textHas(values(2), `"replicas": 6`),
 		textHas(values(3), `"region": ""`), textHas(values(3), `"replicas": 3`),
 		visible(`.actions[data-access=loaded]`))
+	timing := lane("main") + ` [data-testid=stage-timing]`
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(timing)+`).innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "the deadline counts down without a change of the set", waitText(timing, "a countdown other than "+strconv.Quote(first),
+		func(s string) bool { return s != first && strings.Contains(s, "deadline in 3m") }))
 	if n := count(`[data-testid=halted], [data-testid=paused], [data-testid=promote]`); n != 0 {
 		t.Errorf("a progressing set shows %d halt, pause or Promote elements, want none", n)
 	}

@@ -72,10 +72,11 @@ class ReleaseSetPage extends Live {
     this.promoted = null;
   }
 
-  // A tick each second keeps the stages' "deadline in …" counting down.
+  // A tick each second keeps the stages' "deadline in …" counting down (it renders
+  // again only while a deadline is to come).
   connectedCallback() {
     super.connectedCallback();
-    this.tick = setInterval(() => this.requestUpdate(), 1000);
+    this.tick = setInterval(() => { if (this.counting) this.requestUpdate(); }, 1000);
   }
 
   disconnectedCallback() {
@@ -190,6 +191,7 @@ class ReleaseSetPage extends Live {
       out.push(html`<span data-testid="stage-baking">${status.baking || 0} baking${spec?.bakeTime ? ` (bake ${shortDuration(parseDuration(spec.bakeTime))})` : ''}</span>`);
     }
     const timing = stageTiming(status, spec);
+    this.counting ||= !!timing.pending;
     if (timing.text) out.push(html`<span data-testid="stage-timing" class=${timing.deadline === 'deadline passed' ? 'late' : ''}>${timing.text}</span>`);
     return out.length ? html`<p class="meta">${out.map((x, i) => html`${i ? ' · ' : ''}${x}`)}</p>` : nothing;
   }
@@ -220,6 +222,7 @@ class ReleaseSetPage extends Live {
     const overrides = set.spec.clusterOverrides || [];
     const lanes = this.lanes(set, releases);
     const promoted = this.promoted;
+    this.counting = false;
     return html`
       <p class="crumbs"><a href="#/releasesets">Fleets</a> / ${this.namespace}</p>
       <h1>${set.metadata.name} <span class="badge" data-testid="revision">${shortRevision(st.revision) || 'no revision yet'}</span>
