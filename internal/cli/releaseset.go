@@ -40,29 +40,60 @@ func newReleaseSetListCommand(o *Options) *cobra.Command {
 
 func newReleaseSetStatusCommand(o *Options) *cobra.Command {
 	var output string
-	return o.named(&cobra.Command{
+	var showValues bool
+	cmd := o.named(&cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a ReleaseSet's stages, each Cluster's Release at the revision, conditions and skipped Clusters",
-		Long: "Show where a ReleaseSet's rollout stands: its revision (a digest of spec.template), its conditions " +
-			"(Ready, Progressing, Halted), its stages (phase, approval, Clusters, Releases updated to the revision and " +
-			"Ready at it), each Cluster's Release (the label " + v1.LabelReleaseSet + " finds them) with the revision it " +
-			"holds, its state, Ready condition and rollout, the Clusters skipped with the reason, and what to do next when " +
-			"the rollout waits for approval or is halted.\n\n-o yaml|json prints the ReleaseSet.",
+		Long: "Show where a ReleaseSet's rollout stands: its revision (a digest of spec.template, spec.clusterOverrides and " +
+			"status.source) with the source it resolved (chart version, commit, values digest), why it is paused or halted, " +
+			"its conditions (Ready, Progressing, Halted), its stages (phase, approval, Clusters, Releases updated to the " +
+			"revision and Ready at it; with maxUnavailable, bakeTime or progressDeadline also the Releases unavailable and " +
+			"baking and when the stage started and its deadline), each Cluster's Release (the label " + v1.LabelReleaseSet +
+			" finds them) with the revision it holds, its state, Ready condition and rollout and, when the set has " +
+			"spec.clusterOverrides, the indexes of the overrides that select its Cluster (by the Cluster's labels), the " +
+			"Clusters skipped with the reason, and what to do next when the rollout waits for approval, is paused or " +
+			"is halted.\n\n--show-values (or -o wide) also prints the values each Cluster's overrides give it, merged in order, with " +
+			"$(cluster.name) and $(cluster.labels['<key>']) replaced.\n\n-o yaml|json prints the ReleaseSet.",
+		Example: "  kubectl convoy releaseset status podinfo -n team-a\n  kubectl convoy releaseset status podinfo -n team-a --show-values",
 	}, o.completeReleaseSetNames, &output, func(ctx context.Context, ns, name string, c *Client) error {
 		set, err := c.GetReleaseSet(ctx, ns, name)
 		if err != nil {
 			return err
 		}
 		return o.show(output, set, func() (string, error) {
+			view := SetStatusView{ShowValues: showValues}
 			// Without the right to list Releases (convoy-promote reads only ReleaseSets)
 			// the status still shows everything the ReleaseSet says.
-			releases, listErr := c.ListSetReleases(ctx, ns, name)
-			if listErr != nil && !apierrors.IsForbidden(listErr) {
-				return "", listErr
+			view.Releases, view.ReleasesErr = c.ListSetReleases(ctx, ns, name)
+			if view.ReleasesErr != nil && !apierrors.IsForbidden(view.ReleasesErr) {
+				return "", view.ReleasesErr
 			}
-			return FormatReleaseSetStatus(set, releases, listErr, o.Now(), o.Terminal(o.Streams.Out)), nil
+			// The Clusters' labels say which overrides select each; read only for a
+			// set with overrides, and shown without them when they may not be listed.
+			if len(set.Spec.ClusterOverrides) > 0 {
+				list, err := c.ListClusters(ctx)
+				if err != nil && !apierrors.IsForbidden(err) {
+					return "", err
+				}
+				if list != nil {
+					view.Clusters = list.Items
+				}
+				view.ClustersErr = err
+			}
+			return FormatReleaseSetStatus(set, view, o.Now(), o.Terminal(o.Streams.Out)), nil
 		})
 	})
+	cmd.Flags().BoolVar(&showValues, "show-values", false, "also print the values each Cluster's spec.clusterOverrides give it, with $(cluster.name) and $(cluster.labels['<key>']) replaced")
+	// -o wide is the text with --show-values, as kubectl's wide adds columns.
+	cmd.Flags().Lookup("output").Usage = "output format: yaml or json, or wide (the text with --show-values) (default: text for people)"
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if output == "wide" {
+			output, showValues = "", true
+		}
+		return run(c, args)
+	}
+	return cmd
 }
 
 func newReleaseSetPromoteCommand(o *Options) *cobra.Command {

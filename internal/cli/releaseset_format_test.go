@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -229,10 +230,10 @@ func TestFormatReleaseSetStatus(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			golden(t, name, FormatReleaseSetStatus(tc.s, tc.releases, tc.err, now, plain))
+			golden(t, name, FormatReleaseSetStatus(tc.s, SetStatusView{Releases: tc.releases, ReleasesErr: tc.err}, now, plain))
 		})
 	}
-	if out := FormatReleaseSetStatus(waiting, releases, nil, now, Terminal{TTY: true}); strings.Contains(out, "\x1b") {
+	if out := FormatReleaseSetStatus(waiting, SetStatusView{Releases: releases}, now, Terminal{TTY: true}); strings.Contains(out, "\x1b") {
 		t.Errorf("status has escape codes without colour:\n%q", out)
 	}
 }
@@ -271,6 +272,183 @@ func TestPromotedLine(t *testing.T) {
 			})
 			if diff := cmp.Diff(tc.want, PromotedLine(s)); diff != "" {
 				t.Errorf("PromotedLine (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// round2Set is a set with what round two added: a resolved source, stages with
+// maxUnavailable, bakeTime and progressDeadline and their status, and
+// clusterOverrides; with the Clusters (their labels pick the overrides) and the
+// Releases.
+func round2Set() (*v1.ReleaseSet, SetStatusView) {
+	two, half := intstr.FromInt32(2), intstr.FromString("50%")
+	s := testSet("team-a", "podinfo",
+		setCondition(v1.ConditionReady, metav1.ConditionFalse, "Progressing", "2 of 4 Releases Ready at the revision."),
+		setCondition(v1.ConditionProgressing, metav1.ConditionTrue, "Progressing", "Stage main is rolling out the revision."),
+		setCondition(v1.ConditionHalted, metav1.ConditionFalse, "NotHalted", ""),
+		func(s *v1.ReleaseSet) {
+			s.Spec.Strategy.Stages[0].BakeTime = &metav1.Duration{Duration: 10 * time.Minute}
+			s.Spec.Strategy.Stages[0].MaxUnavailable = &two
+			s.Spec.Strategy.Stages[1].Approval = ""
+			s.Spec.Strategy.Stages[1].MaxUnavailable = &half
+			s.Spec.Strategy.Stages[1].BakeTime = &metav1.Duration{Duration: 5 * time.Minute}
+			s.Spec.Strategy.Stages[1].ProgressDeadline = &metav1.Duration{Duration: 15 * time.Minute}
+			s.Spec.ClusterOverrides = []v1.ClusterOverride{
+				{ClusterSelector: &metav1.LabelSelector{}, Values: raw(`{"cluster":"$(cluster.name)","region":"$(cluster.labels['region'])"}`)},
+				{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "main"}}, Values: raw(`{"replicas":3,"ingress":{"host":"$(cluster.name).example.com"}}`)},
+				{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"size": "large"}}, Values: raw(`{"replicas":6,"ingress":{"class":"big"}}`)},
+			}
+			s.Status.Source = &v1.ReleaseSetSource{ChartVersion: "6.7.1", ValuesDigest: "sha256:4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e"}
+			s.Status.Stages = []v1.StageStatus{
+				{Name: "canary", Phase: v1.StageComplete, Clusters: 1, Updated: 1, Ready: 1, StartedAt: at(40 * time.Minute), CompletedAt: at(25 * time.Minute)},
+				{Name: "main", Phase: v1.StageProgressing, Clusters: 3, Updated: 2, Ready: 1, Unavailable: 1, Baking: 1,
+					StartedAt: metav1NewTime(now.Add(-11*time.Minute - 48*time.Second))},
+			}
+		})
+	view := SetStatusView{
+		Clusters: []v1.Cluster{
+			cluster("dev-1", map[string]string{"ring": "canary", "region": "eu-west-1"}),
+			cluster("dev-2", map[string]string{"ring": "main", "region": "us-east-1", "size": "large"}),
+			cluster("dev-3", map[string]string{"ring": "main"}),
+		},
+		Releases: []v1.Release{
+			setRelease("dev-1", revNew, ready()),
+			setRelease("dev-2", revNew, ready()),
+			setRelease("dev-3", revNew, notReady(v1.ReasonProgressing, "Waiting for 2 Deployments to be ready.")),
+			setRelease("gone", revOld, ready()),
+		},
+	}
+	return s, view
+}
+
+func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func metav1NewTime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
+
+func cluster(name string, labels map[string]string) v1.Cluster {
+	return v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+}
+
+// releaseset status shows round two's fields: the source beside the revision; per
+// stage the unavailable and baking Releases against maxUnavailable and bakeTime and
+// when it started, with its deadline; per Release the overrides that select its
+// Cluster (and, with --show-values, their values for it); and why a set halted at a
+// deadline, with what to do.
+func TestFormatReleaseSetStatusRound2(t *testing.T) {
+	progressing, view := round2Set()
+	deadline, _ := round2Set()
+	deadline.Status.Stages[1].Phase = v1.StageHalted
+	deadline.Status.Stages[1].StartedAt = at(20 * time.Minute)
+	deadline.Status.Conditions[1] = metav1.Condition{Type: v1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: v1.ReasonStageDeadlineExceeded,
+		Message: "The rollout is halted.", LastTransitionTime: *at(5 * time.Minute)}
+	deadline.Status.Conditions[2] = metav1.Condition{Type: v1.ConditionHalted, Status: metav1.ConditionTrue, Reason: v1.ReasonStageDeadlineExceeded,
+		Message: "Stage main did not complete within its progressDeadline 15m: podinfo-dev-3 is not Ready (Progressing).", LastTransitionTime: *at(5 * time.Minute)}
+	forbidden := &RequestError{Verb: "list", Resource: v1.ResourceClusters,
+		Err: apierrors.NewForbidden(schema.GroupResource{Group: v1.GroupName, Resource: v1.ResourceClusters}, "", errors.New("no"))}
+	tests := map[string]struct {
+		s    *v1.ReleaseSet
+		view SetStatusView
+	}{
+		"releaseset_status_round2":                    {progressing, view},
+		"releaseset_status_round2_show_values":        {progressing, SetStatusView{Releases: view.Releases, Clusters: view.Clusters, ShowValues: true}},
+		"releaseset_status_round2_clusters_forbidden": {progressing, SetStatusView{Releases: view.Releases, ClustersErr: forbidden, ShowValues: true}},
+		"releaseset_status_deadline_exceeded":         {deadline, view},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			golden(t, name, FormatReleaseSetStatus(tc.s, tc.view, now, plain))
+		})
+	}
+}
+
+func TestStageTiming(t *testing.T) {
+	fifteen := &metav1.Duration{Duration: 15 * time.Minute}
+	tests := map[string]struct {
+		st       v1.StageStatus
+		deadline *metav1.Duration
+		want     string
+	}{
+		"not started":                 {v1.StageStatus{}, fifteen, "-"},
+		"started, no deadline":        {v1.StageStatus{StartedAt: at(5 * time.Minute)}, nil, "5m ago"},
+		"started, deadline to come":   {v1.StageStatus{StartedAt: metav1NewTime(now.Add(-11*time.Minute - 48*time.Second))}, fifteen, "11m ago, deadline in 3m12s"},
+		"deadline in under a second":  {v1.StageStatus{StartedAt: metav1NewTime(now.Add(-15*time.Minute + time.Millisecond))}, fifteen, "14m ago, deadline in 1s"},
+		"deadline exactly now":        {v1.StageStatus{StartedAt: at(15 * time.Minute)}, fifteen, "15m ago, deadline passed"},
+		"deadline passed":             {v1.StageStatus{StartedAt: at(20 * time.Minute)}, fifteen, "20m ago, deadline passed"},
+		"hours left":                  {v1.StageStatus{StartedAt: at(time.Minute)}, &metav1.Duration{Duration: 2 * time.Hour}, "60s ago, deadline in 1h59m"},
+		"completed: no deadline then": {v1.StageStatus{StartedAt: at(40 * time.Minute), CompletedAt: at(25 * time.Minute)}, fifteen, "40m ago, completed 25m ago"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := StageTiming(tc.st, tc.deadline, now); got != tc.want {
+				t.Errorf("StageTiming = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	set, _ := round2Set()
+	set.Spec.ClusterOverrides = append(set.Spec.ClusterOverrides,
+		v1.ClusterOverride{ClusterSelector: nil, Values: raw(`{"never":true}`)},
+		v1.ClusterOverride{ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: metav1.LabelSelectorOpDoesNotExist}}},
+			Values: raw(`{"region":null,"tags":["$(cluster.name)","$(cluster.labels['ring'])-$(cluster.labels['none'])",1]}`)})
+	tests := map[string]struct {
+		labels     map[string]string
+		wantIdx    []int
+		wantValues map[string]any
+	}{
+		"canary in eu": {
+			labels: map[string]string{"ring": "canary", "region": "eu-west-1"}, wantIdx: []int{0},
+			wantValues: map[string]any{"cluster": "c", "region": "eu-west-1"},
+		},
+		"main, large: later overrides win, maps merge": {
+			labels: map[string]string{"ring": "main", "region": "us", "size": "large"}, wantIdx: []int{0, 1, 2},
+			wantValues: map[string]any{"cluster": "c", "region": "us", "replicas": float64(6),
+				"ingress": map[string]any{"host": "c.example.com", "class": "big"}},
+		},
+		"no region label: empty, then null from a later override; lists replaced per element": {
+			labels: map[string]string{"ring": "main"}, wantIdx: []int{0, 1, 4},
+			wantValues: map[string]any{"cluster": "c", "region": nil, "replicas": float64(3),
+				"ingress": map[string]any{"host": "c.example.com"}, "tags": []any{"c", "main-", float64(1)}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			idx, err := OverridesFor(set, tc.labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantIdx, idx); diff != "" {
+				t.Errorf("OverridesFor (-want +got):\n%s", diff)
+			}
+			vals, err := OverrideValues(set, idx, "c", tc.labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantValues, vals); diff != "" {
+				t.Errorf("OverrideValues (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSubstituteCluster(t *testing.T) {
+	labels := map[string]string{"region": "eu", "a.b/c": "x"}
+	tests := map[string]struct {
+		in, want any
+	}{
+		"name":                          {"$(cluster.name)", "dev-1"},
+		"labels, twice, in text":        {"$(cluster.labels['region'])-$(cluster.labels['a.b/c']).$(cluster.name)", "eu-x.dev-1"},
+		"a label the Cluster lacks":     {"[$(cluster.labels['zone'])]", "[]"},
+		"not a variable":                {"$(cluster.namespace) $(cluster.labels[\"region\"]) $cluster.name", "$(cluster.namespace) $(cluster.labels[\"region\"]) $cluster.name"},
+		"keys stay, nested values move": {map[string]any{"$(cluster.name)": []any{"$(cluster.name)", true, nil}}, map[string]any{"$(cluster.name)": []any{"dev-1", true, nil}}},
+		"numbers stay":                  {float64(3), float64(3)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SubstituteCluster(tc.in, "dev-1", labels)); diff != "" {
+				t.Errorf("SubstituteCluster (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -362,3 +362,73 @@ func TestReleaseSetExampleIsAccepted(t *testing.T) {
 		t.Errorf("releaseset list: exit %d, stderr %s\n%s", res.code, res.stderr, res.stdout)
 	}
 }
+
+// releaseset status reads the Clusters of a set with clusterOverrides: each
+// Release's row names the overrides its Cluster's labels select, and --show-values
+// prints their values for it with $(cluster.…) replaced; a user who may not list
+// Clusters still gets the status, with the overrides not shown and why.
+func TestReleaseSetStatusOverridesFromAPIServer(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	fleet := "ovr-" + testenv.RandomSuffix()
+	eu, us := fleet+"-eu", fleet+"-us"
+	createFleetCluster(t, eu, map[string]string{"fleet": fleet, "region": "eu-west-1"})
+	createFleetCluster(t, us, map[string]string{"fleet": fleet, "region": "us-east-1", "size": "large"})
+	set := testSet(ns, "podinfo")
+	set.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}
+	set.Status = v1.ReleaseSetStatus{}
+	set.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": fleet}}
+	set.Spec.ClusterOverrides = []v1.ClusterOverride{
+		{ClusterSelector: &metav1.LabelSelector{}, Values: raw(`{"host":"$(cluster.name).$(cluster.labels['region']).example.com"}`)},
+		{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"size": "large"}}, Values: raw(`{"replicas":6}`)},
+	}
+	if err := admin(t).rest.Post().Namespace(ns).Resource(v1.ResourceReleaseSets).Body(set).Do(testCtx(t)).Error(); err != nil {
+		t.Fatalf("creating the ReleaseSet: %v", err)
+	}
+	writeSetStatus(t, ns, "podinfo", waitingForApproval(revNew, time.Now()))
+	for _, c := range []string{eu, us} {
+		createSetRelease(t, ns, "podinfo", c, revNew, func(r *v1.Release) {})
+	}
+
+	res := plugin(t, nil, "releaseset", "status", "podinfo", "-n", ns, "--show-values")
+	if res.code != 0 {
+		t.Fatalf("releaseset status --show-values: exit %d, stderr %s", res.code, res.stderr)
+	}
+	// The OVERRIDES cell of each Cluster's row, by the header's column.
+	cells := map[string]string{}
+	lines := strings.Split(res.stdout[strings.Index(res.stdout, "Releases:\n")+len("Releases:\n"):], "\n")
+	at := strings.Index(lines[0], "OVERRIDES")
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 && len(l) > at && at > 0 {
+			cells[f[0]] = strings.Fields(l[at:])[0]
+		}
+	}
+	if cells[eu] != "0" || cells[us] != "0,1" {
+		t.Errorf("OVERRIDES: %v, want %s 0 and %s 0,1\n%s", cells, eu, us, res.stdout)
+	}
+	for _, want := range []string{
+		"  " + eu + " (overrides 0):\n    host: " + eu + ".eu-west-1.example.com\n",
+		"  " + us + " (overrides 0,1):\n    host: " + us + ".us-east-1.example.com\n    replicas: 6\n",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("releaseset status --show-values lacks %q:\n%s", want, res.stdout)
+		}
+	}
+
+	if wide := plugin(t, nil, "releaseset", "status", "podinfo", "-n", ns, "-o", "wide"); wide.code != 0 || wide.stdout != res.stdout {
+		t.Errorf("releaseset status -o wide: exit %d, stderr %s; want the output of --show-values, got\n%s", wide.code, wide.stderr, wide.stdout)
+	}
+
+	kube, err := client.New(env.admin, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "set-reader-" + testenv.RandomSuffix()
+	read := rbacv1.PolicyRule{APIGroups: []string{v1.GroupName}, Resources: []string{"releases", "releasesets"}, Verbs: []string{"get", "list"}}
+	testenv.Grant(t, testCtx(t), kube, ns, user, read)
+	testenv.WaitAllowed(t, testCtx(t), kube, ns, user, read)
+	res = plugin(t, nil, "--kubeconfig", userKubeconfig(t, user), "releaseset", "status", "podinfo", "-n", ns)
+	if res.code != 0 || !strings.Contains(res.stdout, "overrides not shown: you may not list clusters") {
+		t.Errorf("releaseset status without list on Clusters: exit %d, stderr %s\n%s", res.code, res.stderr, res.stdout)
+	}
+}

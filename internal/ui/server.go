@@ -471,8 +471,9 @@ func (s *Server) permittedOn(w http.ResponseWriter, r *http.Request, ns, resourc
 	return true
 }
 
-// promote is `kubectl convoy releaseset promote`: it answers with the stage
-// approved (the last approval of the current revision).
+// promote is `kubectl convoy releaseset promote`: it answers with the Releases whose
+// removal it acknowledged (acknowledged) when the set held a mass removal, else with
+// the stage approved (the last approval of the current revision).
 func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	if !s.permittedOn(w, r, ns, v1.ResourceReleaseSets, v1.SubresourcePromote, "create") {
@@ -483,7 +484,13 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(err), err)
 		return
 	}
-	out := map[string]string{"revision": set.Status.Revision}
+	out := map[string]any{"revision": set.Status.Revision}
+	if ack := set.RemovalAcknowledgement; ack != nil && len(set.Status.HeldRemovals) > 0 {
+		// It acknowledged the held mass removal (and approved nothing).
+		out["acknowledged"], out["acknowledgedBy"] = ack.Releases, ack.AcknowledgedBy
+		writeJSON(w, out)
+		return
+	}
 	for i := len(set.Approvals) - 1; i >= 0; i-- {
 		if a := set.Approvals[i]; a.Revision == set.Status.Revision {
 			out["stage"], out["approvedBy"] = a.Stage, a.ApprovedBy

@@ -141,3 +141,112 @@ export function selects(set, labels) {
   if (!sel || (Object.keys(sel.matchLabels || {}).length === 0 && (sel.matchExpressions || []).length === 0)) return false;
   return matches(sel, labels);
 }
+
+// sourceText is what a ReleaseSet resolved from its template for the revision
+// (status.source), as `kubectl convoy releaseset status` shows it beside the
+// revision: "chart 6.7.1, commit 0123456789ab, values 4f1c2d3e4f"; '' without.
+export function sourceText(set) {
+  const src = set.status?.source;
+  if (!src) return '';
+  const parts = [];
+  if (src.chartVersion) parts.push(`chart ${src.chartVersion}`);
+  if (src.commit) parts.push(`commit ${shortCommit(src.commit)}`);
+  if (src.valuesDigest) parts.push(`values ${shortRef(src.valuesDigest)}`);
+  return parts.join(', ');
+}
+
+// parseDuration reads a Go duration as the API writes it ("1h0m0s", "90s") into ms.
+export function parseDuration(d) {
+  if (!d) return 0;
+  const unit = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, 'µs': 1e-3, ns: 1e-6 };
+  let ms = 0;
+  for (const [, n, u] of String(d).matchAll(/([0-9.]+)(h|ms|us|µs|ns|m|s)/g)) ms += parseFloat(n) * unit[u];
+  return ms;
+}
+
+// shortDuration is ms as people write it (and as kubectl convoy prints it): 10m,
+// 1h30m, 3m12s; a duration of an hour or more without its seconds.
+export function shortDuration(ms) {
+  let s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600); s -= h * 3600;
+  const m = Math.floor(s / 60); s -= m * 60;
+  if (h) return `${h}h${m ? `${m}m` : ''}`;
+  if (m) return `${m}m${s ? `${s}s` : ''}`;
+  return `${s}s`;
+}
+
+// specStage is the stage of spec.strategy named name (undefined for "rest").
+export function specStage(set, name) {
+  return (set.spec.strategy?.stages || []).find((s) => s.name === name);
+}
+
+// maxUnavailable is how many of a stage's Releases maxUnavailable lets be
+// unavailable: a number, or a percentage of the stage's Clusters rounded down; 0 unset.
+export function maxUnavailable(spec, clusters) {
+  const v = spec?.maxUnavailable;
+  if (v === undefined || v === null) return { n: 0, text: 'max 0' };
+  if (typeof v === 'string' && v.endsWith('%')) {
+    const n = Math.floor((parseInt(v, 10) * (clusters || 0)) / 100);
+    return { n, text: `max ${v} = ${n}` };
+  }
+  return { n: Number(v), text: `max ${v}` };
+}
+
+// stageTiming says when a stage started and how long its progressDeadline
+// (startedAt + progressDeadline) leaves until it completes: "started 5m ago,
+// deadline in 3m12s", "deadline passed", "completed 2m ago"; '' before it started.
+export function stageTiming(status, spec, now = Date.now()) {
+  if (!status.startedAt) return { text: '', deadline: '' };
+  const started = `started ${age(status.startedAt, now)} ago`;
+  if (status.completedAt) return { text: `${started}, completed ${age(status.completedAt, now)} ago`, deadline: '' };
+  if (!spec?.progressDeadline) return { text: started, deadline: '' };
+  const left = Date.parse(status.startedAt) + parseDuration(spec.progressDeadline) - now;
+  const deadline = left <= 0 ? 'deadline passed' : `deadline in ${shortDuration(Math.max(left, 1000))}`;
+  return { text: `${started}, ${deadline}`, deadline, pending: left > 0 };
+}
+
+// overridesFor is the indexes of spec.clusterOverrides whose clusterSelector
+// selects a Cluster with these labels ({} selects every Cluster of the set).
+export function overridesFor(set, labels) {
+  const out = [];
+  (set.spec.clusterOverrides || []).forEach((o, i) => {
+    if (o.clusterSelector && matches(o.clusterSelector, labels)) out.push(i);
+  });
+  return out;
+}
+
+// mergeMaps is Helm's loader.MergeMaps: maps merge, anything else is replaced.
+export function mergeMaps(a, b) {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b || {})) {
+    const isMap = (x) => x && typeof x === 'object' && !Array.isArray(x);
+    out[k] = isMap(v) && isMap(out[k]) ? mergeMaps(out[k], v) : v;
+  }
+  return out;
+}
+
+// substituteCluster replaces $(cluster.name) and $(cluster.labels['<key>']) in the
+// string values of v (as the controller does for a Cluster's overrides).
+export function substituteCluster(v, name, labels = {}) {
+  if (typeof v === 'string') {
+    return v.replace(/\$\(cluster\.(?:name|labels\['([^']*)'\])\)/g, (m, key) => (m === '$(cluster.name)' ? name : labels[key] ?? ''));
+  }
+  if (Array.isArray(v)) return v.map((x) => substituteCluster(x, name, labels));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteCluster(x, name, labels)]));
+  return v;
+}
+
+// overrideValues is the values the overrides idx give a Cluster, merged in order,
+// with the $(cluster.…) variables replaced; the template's values are not included.
+export function overrideValues(set, idx, name, labels) {
+  let merged = {};
+  for (const i of idx) merged = mergeMaps(merged, set.spec.clusterOverrides[i].values || {});
+  return substituteCluster(merged, name, labels);
+}
+
+// sortedJSON is v as indented JSON with its keys sorted, to read and to compare.
+export function sortedJSON(v) {
+  const sort = (x) => (Array.isArray(x) ? x.map(sort)
+    : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x);
+  return JSON.stringify(sort(v), null, 2);
+}
