@@ -432,24 +432,3 @@ func TestOverrides(t *testing.T) {
 		})
 	}
 }
-
-func TestSubstituteCluster(t *testing.T) {
-	labels := map[string]string{"region": "eu", "a.b/c": "x"}
-	tests := map[string]struct {
-		in, want any
-	}{
-		"name":                          {"$(cluster.name)", "dev-1"},
-		"labels, twice, in text":        {"$(cluster.labels['region'])-$(cluster.labels['a.b/c']).$(cluster.name)", "eu-x.dev-1"},
-		"a label the Cluster lacks":     {"[$(cluster.labels['zone'])]", "[]"},
-		"not a variable":                {"$(cluster.namespace) $(cluster.labels[\"region\"]) $cluster.name", "$(cluster.namespace) $(cluster.labels[\"region\"]) $cluster.name"},
-		"keys stay, nested values move": {map[string]any{"$(cluster.name)": []any{"$(cluster.name)", true, nil}}, map[string]any{"$(cluster.name)": []any{"dev-1", true, nil}}},
-		"numbers stay":                  {float64(3), float64(3)},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, SubstituteCluster(tc.in, "dev-1", labels)); diff != "" {
-				t.Errorf("SubstituteCluster (-want +got):\n%s", diff)
-			}
-		})
-	}
-}

@@ -226,10 +226,15 @@ export function mergeMaps(a, b) {
 }
 
 // substituteCluster replaces $(cluster.name) and $(cluster.labels['<key>']) in the
-// string values of v (as the controller does for a Cluster's overrides).
+// string values of v, and $$( by a literal $( — the grammar of the controller's
+// package clustervars, which the API server validates (so no malformed reference
+// reaches the page).
 export function substituteCluster(v, name, labels = {}) {
   if (typeof v === 'string') {
-    return v.replace(/\$\(cluster\.(?:name|labels\['([^']*)'\])\)/g, (m, key) => (m === '$(cluster.name)' ? name : labels[key] ?? ''));
+    return v.replace(/\$\$\(|\$\(cluster\.name\)|\$\(cluster\.labels\['([^']*)'\]\)/g, (m, key) => {
+      if (m === '$$(') return '$(';
+      return m === '$(cluster.name)' ? name : labels[key] ?? '';
+    });
   }
   if (Array.isArray(v)) return v.map((x) => substituteCluster(x, name, labels));
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteCluster(x, name, labels)]));
