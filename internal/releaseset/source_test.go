@@ -31,13 +31,13 @@ func TestValuesDigest(t *testing.T) {
 		"the key named as it defaults": {
 			reads: []valuesRead{{Ref: cmRef("a", "values.yaml"), Found: true, Data: []byte("x: 1\n")}}, same: true,
 		},
-		"other data": {reads: []valuesRead{{Ref: cmRef("a", ""), Found: true, Data: []byte("x: 2\n")}}},
+		"other data":  {reads: []valuesRead{{Ref: cmRef("a", ""), Found: true, Data: []byte("x: 2\n")}}},
 		"another key": {reads: []valuesRead{{Ref: cmRef("a", "other"), Found: true, Data: []byte("x: 1\n")}}},
 		"a Secret instead of a ConfigMap": {
 			reads: []valuesRead{{Ref: v1.ValuesReference{Kind: v1.ValuesSourceSecret, Name: "a"}, Found: true, Data: []byte("x: 1\n")}},
 		},
 		"missing (optional) rather than empty": {reads: []valuesRead{{Ref: cmRef("a", "")}}},
-		"an entry more":                         {reads: []valuesRead{a, {Ref: cmRef("a", ""), Found: true}}},
+		"an entry more":                        {reads: []valuesRead{a, {Ref: cmRef("a", ""), Found: true}}},
 		"data split otherwise between entries": {
 			reads: []valuesRead{{Ref: cmRef("a", ""), Found: true, Data: []byte("x: ")}, {Ref: cmRef("a", ""), Found: true, Data: []byte("1\n")}},
 		},

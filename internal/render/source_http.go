@@ -73,10 +73,10 @@ func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, cred
 
 // httpVersions are the versions of a chart that an HTTP repository's index offers.
 type httpVersions struct {
-	hc                       *http.Client
+	hc                      *http.Client
 	repoURL, indexKey, what string
-	offered                  []string
-	byVersion                map[string]*repo.ChartVersion
+	offered                 []string
+	byVersion               map[string]*repo.ChartVersion
 }
 
 // httpListing reads the versions of src's chart from the repository's index, taking a
