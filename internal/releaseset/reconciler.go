@@ -73,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	werr := r.writeReleases(ctx, set, plan)
 	serr := r.writeStatus(ctx, set, plan.Status)
 	var cerr error
-	if werr == nil && (resolved || plan.Writes()) && (in.Source != nil || set.Status.Source != nil) {
+	if werr == nil && (resolved || plan.Writes()) {
 		// The copies of the values no Release reads any more (once per resolution, and
 		// after the Releases moved).
 		cerr = r.collectCopies(ctx, set, in.Source, inUse(set, in.Releases, plan))
