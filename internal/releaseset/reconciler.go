@@ -57,7 +57,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if set.DeletionTimestamp != nil {
-		// The garbage collector deletes the Releases (ownerReferences).
+		// The garbage collector deletes the Releases and the values copies (ownerReferences).
+		r.schedule.forget(set.UID)
 		return reconcile.Result{}, nil
 	}
 	in, err := r.observe(ctx, set)

@@ -1,17 +1,21 @@
 package releaseset
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/render"
 )
 
 func cmRef(name, key string) v1.ValuesReference {
@@ -270,4 +274,67 @@ func TestDecideSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeResolver counts resolutions and answers version or err.
+type fakeResolver struct {
+	calls   int
+	version string
+	err     error
+}
+
+func (f *fakeResolver) ResolveSource(context.Context, v1.ChartSource, time.Duration, *render.Credentials) (render.ResolvedSource, error) {
+	f.calls++
+	return render.ResolvedSource{ChartVersion: f.version}, f.err
+}
+
+// A set resolves its source once per interval however often it is reconciled, again
+// at once when its inputs change, and at backoff after a failure, keeping the source
+// resolved last from the same inputs.
+func TestSourceSchedule(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	res := &fakeResolver{version: "1.0.0"}
+	r := &Reconciler{clock: clk, resolver: res, schedule: &sourceSchedule{}}
+	set := testSet("web", func(s *v1.ReleaseSet) {
+		s.Spec.Template.Spec.Chart.Version = ">=1.0.0"
+		s.Spec.Template.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: 30 * time.Second}
+	})
+	type step struct {
+		Calls   int
+		Version string
+		Err     bool
+		After   time.Duration
+	}
+	do := func() step {
+		src, err, after, _ := r.source(ctx, set)
+		s := step{Calls: res.calls, Err: err != nil, After: after}
+		if src != nil {
+			s.Version = src.ChartVersion
+		}
+		return s
+	}
+	check := func(what string, want step) {
+		t.Helper()
+		if diff := cmp.Diff(want, do()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	check("first reconcile", step{Calls: 1, Version: "1.0.0", After: 30 * time.Second})
+	clk.Step(10 * time.Second)
+	check("within the interval", step{Calls: 1, Version: "1.0.0", After: 20 * time.Second})
+	res.version = "1.1.0"
+	clk.Step(20 * time.Second)
+	check("at the interval", step{Calls: 2, Version: "1.1.0", After: 30 * time.Second})
+	res.err = errors.New("down")
+	clk.Step(30 * time.Second)
+	check("a failure keeps the last source, retries at backoff", step{Calls: 3, Version: "1.1.0", Err: true, After: 5 * time.Second})
+	clk.Step(5 * time.Second)
+	check("the backoff doubles", step{Calls: 4, Version: "1.1.0", Err: true, After: 10 * time.Second})
+	set.Spec.Template.Spec.Chart.Version = ">=2.0.0"
+	check("new inputs resolve at once; the source of other inputs is not kept", step{Calls: 5, Err: true, After: 5 * time.Second})
+	res.err = nil
+	set.Spec.Template.Spec.Chart.Version = "1.0.0"
+	set.Spec.Template.Spec.ValuesFrom = nil
+	check("nothing to resolve: no source, no schedule", step{Calls: 5})
 }
