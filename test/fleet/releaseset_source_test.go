@@ -140,7 +140,9 @@ type swappableRepo struct {
 	repo atomic.Pointer[chartrepo.Repository]
 }
 
-func (s *swappableRepo) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.repo.Load().ServeHTTP(w, r) }
+func (s *swappableRepo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.repo.Load().ServeHTTP(w, r)
+}
 
 // publish adds rsweb at version to the repository.
 func (s *swappableRepo) publish(t *testing.T, version string) {
