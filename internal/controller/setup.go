@@ -204,8 +204,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		return nil, err
 	}
 	// ReleaseSets write Releases; the same process reconciles them.
+	// A set resolves its template's source with the renderer's caches, as its Releases'
+	// identity.
+	resolver, _ := o.Renderer.(releaseset.SourceResolver)
 	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
 		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
+		Resolver: resolver, Hosts: o.Clusters,
 	}); err != nil {
 		return nil, err
 	}

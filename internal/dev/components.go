@@ -112,6 +112,8 @@ func ControllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceRenders, v1alpha1.ResourceReleaseInventories}, Verbs: write},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceClusters}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "namespaces"}, Verbs: read},
+		// The copies of a ReleaseSet's valuesFrom objects its Releases read.
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"create", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 		impersonateServiceAccounts,

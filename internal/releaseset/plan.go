@@ -26,9 +26,14 @@ type Input struct {
 	Releases []v1.Release
 	// Now is the time of the reconcile (conditions' lastTransitionTime).
 	Now metav1.Time
-	// Source is what the set resolved from its template (status.source); nil when it
-	// resolved nothing. Part of the revision.
+	// Source is what the set resolved from its template (status.source), pinned into
+	// each Release and part of the revision; nil when the template has nothing to
+	// resolve. When SourceErr is set it is the previous source (status.source).
 	Source *v1.ReleaseSetSource
+	// SourceErr is why the source could not be resolved this time. With a Source (the
+	// last one resolved from the same inputs) the set goes on with it; without, it
+	// creates and changes no Release and its status keeps its revision and source.
+	SourceErr error
 }
 
 // Plan is what a reconcile writes: the Releases to create, update and delete, and the
@@ -101,6 +106,16 @@ func Decide(in Input) Plan {
 	st := v1.ReleaseSetStatus{
 		ObservedGeneration: set.Generation,
 		Revision:           rev,
+		Source:             in.Source.DeepCopy(),
+	}
+	held := sourceHeld(in)
+	if held {
+		// The source of the template is unknown: the status stays at the revision and
+		// source it had, and no Release is created or changed.
+		st.Source = set.Status.Source.DeepCopy()
+		if set.Status.Revision != "" {
+			rev, st.Revision = set.Status.Revision, set.Status.Revision
+		}
 	}
 	for _, c := range set.Status.Conditions {
 		st.Conditions = append(st.Conditions, *c.DeepCopy())
@@ -125,7 +140,7 @@ func Decide(in Input) Plan {
 			owned[r.Name] = r
 		}
 	}
-	b := builder{set: set, rev: rev, values: vals}
+	b := builder{set: set, rev: rev, values: vals, source: in.Source}
 
 	// The halt: the first Release, in rollout order, that failed at the revision.
 	var failed *observed
@@ -242,7 +257,14 @@ func Decide(in Input) Plan {
 		plan.Delete = removals
 		st.RecentRemovals = removed(set, recent, removals, in.Now)
 	}
+	if held {
+		// The revision's source is unknown: no Release gets it.
+		plan.Create, plan.Update = nil, nil
+	}
 	setConditions(&st, in, failed, mass)
+	if in.SourceErr != nil && mass == nil {
+		sourceConditions(&st, in, held)
+	}
 	plan.Status = st
 	return plan
 }
@@ -303,6 +325,8 @@ type builder struct {
 	// values are the spec.values of each Cluster's Release (clusterValues); a Cluster
 	// without gets the template's.
 	values map[string]*runtime.RawExtension
+	// source is pinned into each Release (pin); nil: nothing to pin.
+	source *v1.ReleaseSetSource
 }
 
 // release is the Release of cluster at the revision, defaulted as the API server
@@ -318,6 +342,7 @@ func (b builder) release(cluster string) *v1.Release {
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
+	pin(&rel.Spec, b.set.Name, b.source)
 	if rel.Labels == nil {
 		rel.Labels = map[string]string{}
 	}

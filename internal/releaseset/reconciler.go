@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,13 @@ type Reconciler struct {
 	clock   clock.Clock
 	events  EventRecorder
 	metrics *metrics
+	// apiReader reads ConfigMaps and Secrets (the values copies) uncached.
+	apiReader client.Reader
+	// resolver resolves the template's chart source; nil: the set resolves nothing.
+	resolver SourceResolver
+	// hosts gives the identity the set's Releases act as; nil: convoy's own.
+	hosts    HostResolver
+	schedule *sourceSchedule
 }
 
 // Reconcile makes one set's Releases and status what its plan says.
@@ -49,19 +57,49 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if set.DeletionTimestamp != nil {
-		// The garbage collector deletes the Releases (ownerReferences).
+		// The garbage collector deletes the Releases and the values copies (ownerReferences).
+		r.schedule.forget(set.UID)
 		return reconcile.Result{}, nil
 	}
 	in, err := r.observe(ctx, set)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	var after time.Duration
+	var resolved bool
+	in.Source, in.SourceErr, after, resolved = r.source(ctx, set)
 	plan := Decide(in)
 	// The status says what was observed, so it is written whether the writes of
 	// Releases succeed or not; a Release that cannot be written holds back none of it.
 	werr := r.writeReleases(ctx, set, plan)
 	serr := r.writeStatus(ctx, set, plan.Status)
-	return reconcile.Result{}, errors.Join(werr, serr)
+	var cerr error
+	if werr == nil && (resolved || plan.Writes()) {
+		// The copies of the values no Release reads any more (once per resolution, and
+		// after the Releases moved).
+		cerr = r.collectCopies(ctx, set, in.Source, inUse(set, in.Releases, plan))
+	}
+	return reconcile.Result{RequeueAfter: after}, errors.Join(werr, serr, cerr)
+}
+
+// inUse are the Releases of the set once plan is written: those created and updated,
+// and the others that the set controls, but for those deleted.
+func inUse(set *v1.ReleaseSet, observed []v1.Release, plan Plan) []*v1.Release {
+	written := map[string]bool{}
+	var out []*v1.Release
+	for _, rel := range append(slices.Clone(plan.Create), plan.Update...) {
+		written[rel.Name] = true
+		out = append(out, rel)
+	}
+	for _, rel := range plan.Delete {
+		written[rel.Name] = true
+	}
+	for i := range observed {
+		if rel := &observed[i]; !written[rel.Name] && controlledBy(rel, set) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // observe reads what a plan is made from.

@@ -37,6 +37,14 @@ type Options struct {
 	Metrics prometheus.Registerer
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
+	// Resolver resolves the chart source of a set's template (the controller's
+	// *render.Renderer, whose caches renders share). Nil: sets resolve no source and
+	// their Releases read the template's chart and valuesFrom as written.
+	Resolver SourceResolver
+	// Hosts gives the host acting as the identity a set's Releases act as
+	// (clusters.Resolver), to read the chart's credentials and the valuesFrom objects
+	// as they would. Nil: convoy's own identity.
+	Hosts HostResolver
 }
 
 // Setup registers the ReleaseSet controller with mgr. It reconciles a set when the set
@@ -58,7 +66,8 @@ func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, erro
 	if o.Metrics == nil {
 		o.Metrics = ctrlmetrics.Registry
 	}
-	r := &Reconciler{client: mgr.GetClient(), clock: o.Clock, events: o.Events, metrics: newMetrics(o.Metrics)}
+	r := &Reconciler{client: mgr.GetClient(), clock: o.Clock, events: o.Events, metrics: newMetrics(o.Metrics),
+		apiReader: mgr.GetAPIReader(), resolver: o.Resolver, hosts: o.Hosts, schedule: &sourceSchedule{}}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {
 		rec = o.Middleware(r)

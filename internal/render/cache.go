@@ -34,11 +34,16 @@ func newTTLCache[T any](name string, c clock.PassiveClock, ttl time.Duration) *t
 	return &ttlCache[T]{name: name, clock: c, ttl: ttl, entries: map[string]ttlEntry[T]{}}
 }
 
-func (c *ttlCache[T]) get(key string) (T, bool) {
+func (c *ttlCache[T]) get(key string) (T, bool) { return c.getYounger(key, c.ttl) }
+
+// getYounger returns the value of key while it is fresh and was stored less than
+// maxAge ago.
+func (c *ttlCache[T]) getYounger(key string, maxAge time.Duration) (T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
-	if !ok || !c.clock.Now().Before(e.expires) {
+	now := c.clock.Now()
+	if !ok || !now.Before(e.expires) || now.Sub(e.expires.Add(-c.ttl)) >= maxAge {
 		var zero T
 		return zero, false
 	}
@@ -144,11 +149,16 @@ func sanitize(s string) string {
 // getOr returns the value of key while it is fresh; otherwise it runs fn once for all
 // concurrent callers and stores a successful result.
 func (c *ttlCache[T]) getOr(ctx context.Context, g *singleflight.Group, key string, fn func(context.Context) (T, error)) (T, error) {
-	if v, ok := c.get(key); ok {
+	return c.getOrYounger(ctx, g, key, c.ttl, fn)
+}
+
+// getOrYounger is getOr taking only a value stored less than maxAge ago.
+func (c *ttlCache[T]) getOrYounger(ctx context.Context, g *singleflight.Group, key string, maxAge time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	if v, ok := c.getYounger(key, maxAge); ok {
 		return v, nil
 	}
 	return flight(ctx, g, c.name+"|"+key, func(ctx context.Context) (T, error) {
-		if v, ok := c.get(key); ok {
+		if v, ok := c.getYounger(key, maxAge); ok {
 			return v, nil
 		}
 		v, err := fn(ctx)

@@ -158,22 +158,10 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 // the operator allows it): its refs and objects are read in place, with no transport
 // (go-git's file transport runs the git binary) and no copy in the commit store.
 func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*chartArchive, error) {
-	repo, err := git.PlainOpen(g.local)
+	repo, refs, err := localRefs(g)
 	if err != nil {
-		return nil, sourceNotReady("Git repository %s: %v", g.display, err)
+		return nil, err
 	}
-	var refs []*plumbing.Reference
-	iter, err := repo.References()
-	if err != nil {
-		return nil, sourceNotReady("Git repository %s: listing the refs: %v", g.display, err)
-	}
-	_ = iter.ForEach(func(ref *plumbing.Reference) error {
-		refs = append(refs, ref)
-		if tag, err := repo.TagObject(ref.Hash()); err == nil && ref.Name().IsTag() {
-			refs = append(refs, plumbing.NewHashReference(ref.Name()+"^{}", tag.Target))
-		}
-		return nil
-	})
 	commit, _, err := resolveGitRef(refs, src.Ref)
 	if err != nil {
 		return nil, sourceNotReady("Git repository %s: %w", g.display, err)
@@ -193,6 +181,28 @@ func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*chartArchive, error)
 			return &chartFiles{files: files}, nil
 		},
 	}, nil
+}
+
+// localRefs opens a repository on the controller's disk and lists its refs, annotated
+// tags peeled as a remote lists them.
+func localRefs(g *gitRemote) (*git.Repository, []*plumbing.Reference, error) {
+	repo, err := git.PlainOpen(g.local)
+	if err != nil {
+		return nil, nil, sourceNotReady("Git repository %s: %v", g.display, err)
+	}
+	var refs []*plumbing.Reference
+	iter, err := repo.References()
+	if err != nil {
+		return nil, nil, sourceNotReady("Git repository %s: listing the refs: %v", g.display, err)
+	}
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		refs = append(refs, ref)
+		if tag, err := repo.TagObject(ref.Hash()); err == nil && ref.Name().IsTag() {
+			refs = append(refs, plumbing.NewHashReference(ref.Name()+"^{}", tag.Target))
+		}
+		return nil
+	})
+	return repo, refs, nil
 }
 
 // gitChartDigest identifies the chart of a folder at a commit: the commit's hash

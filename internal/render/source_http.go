@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
@@ -19,33 +20,12 @@ import (
 // fetchHTTP selects a version from the repository's index.yaml and returns its
 // archive, checked against the index's digest.
 func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
-	hc, err := r.httpClient(creds)
+	l, err := r.httpListing(ctx, src, creds, r.opts.IndexTTL)
 	if err != nil {
 		return nil, err
 	}
-	repoURL := strings.TrimSuffix(src.Repository, "/")
-	indexKey := repoURL + "|" + creds.fingerprint()
-	index, err := r.index(ctx, hc, repoURL, indexKey, creds)
-	if err != nil {
-		return nil, err
-	}
-	what := fmt.Sprintf("%q of repository %s", src.Name, repoURL)
-	entries := index.Entries[src.Name]
-	var offered []string
-	byVersion := map[string]*repo.ChartVersion{}
-	for _, cv := range entries {
-		if cv == nil || cv.Metadata == nil || cv.Removed {
-			continue
-		}
-		if _, dup := byVersion[cv.Version]; !dup {
-			offered = append(offered, cv.Version)
-			byVersion[cv.Version] = cv
-		}
-	}
-	if len(offered) == 0 {
-		return nil, sourceNotReady("repository %s has no chart %q; check spec.chart.name and spec.chart.repository", repoURL, src.Name)
-	}
-	version, err := selectVersion(offered, src.Version, what)
+	hc, repoURL, indexKey, what, byVersion := l.hc, l.repoURL, l.indexKey, l.what, l.byVersion
+	version, err := selectVersion(l.offered, src.Version, what)
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +71,47 @@ func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, cred
 	return &chartArchive{version: version, digest: "sha256:" + sha256Hex(data), data: data}, nil
 }
 
+// httpVersions are the versions of a chart that an HTTP repository's index offers.
+type httpVersions struct {
+	hc                      *http.Client
+	repoURL, indexKey, what string
+	offered                 []string
+	byVersion               map[string]*repo.ChartVersion
+}
+
+// httpListing reads the versions of src's chart from the repository's index, taking a
+// cached index stored less than maxAge ago.
+func (r *Renderer) httpListing(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*httpVersions, error) {
+	hc, err := r.httpClient(creds)
+	if err != nil {
+		return nil, err
+	}
+	repoURL := strings.TrimSuffix(src.Repository, "/")
+	indexKey := repoURL + "|" + creds.fingerprint()
+	index, err := r.index(ctx, hc, repoURL, indexKey, creds, maxAge)
+	if err != nil {
+		return nil, err
+	}
+	l := &httpVersions{hc: hc, repoURL: repoURL, indexKey: indexKey, what: fmt.Sprintf("%q of repository %s", src.Name, repoURL),
+		byVersion: map[string]*repo.ChartVersion{}}
+	for _, cv := range index.Entries[src.Name] {
+		if cv == nil || cv.Metadata == nil || cv.Removed {
+			continue
+		}
+		if _, dup := l.byVersion[cv.Version]; !dup {
+			l.offered = append(l.offered, cv.Version)
+			l.byVersion[cv.Version] = cv
+		}
+	}
+	if len(l.offered) == 0 {
+		return nil, sourceNotReady("repository %s has no chart %q; check spec.chart.name and spec.chart.repository", repoURL, src.Name)
+	}
+	return l, nil
+}
+
 // index returns the repository's index, from memory while it is fresh.
-func (r *Renderer) index(ctx context.Context, hc *http.Client, repoURL, key string, creds *Credentials) (*repo.IndexFile, error) {
-	return r.indexes.getOr(ctx, &r.group, key, func(ctx context.Context) (*repo.IndexFile, error) {
+func (r *Renderer) index(ctx context.Context, hc *http.Client, repoURL, key string, creds *Credentials, maxAge time.Duration) (*repo.IndexFile, error) {
+	return r.indexes.getOrYounger(ctx, &r.group, key, maxAge, func(ctx context.Context) (*repo.IndexFile, error) {
 		b, err := get(ctx, hc, repoURL+"/index.yaml", creds, true, maxIndexBytes)
 		if err != nil {
 			return nil, err

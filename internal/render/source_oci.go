@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"helm.sh/helm/v4/pkg/registry"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -19,32 +20,12 @@ import (
 // fetchOCI selects a version among the repository's tags (tags are versions) and
 // pulls its archive by manifest digest.
 func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
-	if u.Host == "" {
-		return nil, unsupported("chart repository %q names no registry host; use oci://host/path", src.Repository)
-	}
-	ref := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + src.Name
-	what := fmt.Sprintf("%q of registry oci://%s", src.Name, strings.TrimSuffix(u.Host+u.Path, "/"))
-	client, err := r.registryClient(u.Host, creds)
+	l, err := r.ociListing(ctx, u, src, creds, r.opts.IndexTTL)
 	if err != nil {
 		return nil, err
 	}
-	fp := creds.fingerprint()
-
-	tagsKey := ref + "|" + fp
-	tags, err := r.tags.getOr(ctx, &r.group, tagsKey, func(context.Context) ([]string, error) {
-		tags, err := client.Tags(ref)
-		if err != nil {
-			return nil, sourceNotReady("listing the tags of oci://%s: %w", ref, err)
-		}
-		return tags, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(tags) == 0 {
-		return nil, sourceNotReady("chart %s has no version tag; check spec.chart.name and spec.chart.repository", what)
-	}
-	version, err := selectVersion(tags, src.Version, what)
+	ref, what, client, fp, tagsKey := l.ref, l.what, l.client, l.fp, l.tagsKey
+	version, err := selectVersion(l.tags, src.Version, what)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +61,43 @@ func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartS
 		return nil, err
 	}
 	return &chartArchive{version: version, digest: digest, data: data}, nil
+}
+
+// ociTags are the version tags of a chart in an OCI registry.
+type ociTags struct {
+	ref, what, fp, tagsKey string
+	client                 *registry.Client
+	tags                   []string
+}
+
+// ociListing lists the tags of src's chart, taking a cached list stored less than
+// maxAge ago.
+func (r *Renderer) ociListing(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*ociTags, error) {
+	if u.Host == "" {
+		return nil, unsupported("chart repository %q names no registry host; use oci://host/path", src.Repository)
+	}
+	ref := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + src.Name
+	what := fmt.Sprintf("%q of registry oci://%s", src.Name, strings.TrimSuffix(u.Host+u.Path, "/"))
+	client, err := r.registryClient(u.Host, creds)
+	if err != nil {
+		return nil, err
+	}
+	fp := creds.fingerprint()
+	tagsKey := ref + "|" + fp
+	tags, err := r.tags.getOrYounger(ctx, &r.group, tagsKey, maxAge, func(context.Context) ([]string, error) {
+		tags, err := client.Tags(ref)
+		if err != nil {
+			return nil, sourceNotReady("listing the tags of oci://%s: %w", ref, err)
+		}
+		return tags, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(tags) == 0 {
+		return nil, sourceNotReady("chart %s has no version tag; check spec.chart.name and spec.chart.repository", what)
+	}
+	return &ociTags{ref: ref, what: what, fp: fp, tagsKey: tagsKey, client: client, tags: tags}, nil
 }
 
 // registryClient returns a Helm registry client for host with exactly the given
