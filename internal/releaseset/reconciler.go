@@ -61,7 +61,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Releases succeed or not; a Release that cannot be written holds back none of it.
 	werr := r.writeReleases(ctx, set, plan)
 	serr := r.writeStatus(ctx, set, plan.Status)
-	return reconcile.Result{}, errors.Join(werr, serr)
+	// A bake or a progressDeadline ends with no other change to wake the set up.
+	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, errors.Join(werr, serr)
 }
 
 // observe reads what a plan is made from.
