@@ -110,7 +110,7 @@ type stageView struct {
 	// unavailable ones are at most maxUnavailable (the bake aside).
 	done bool
 	// bakedAt: when done, the time the last of those Releases will have been Ready for
-	// bakeTime.
+	// bakeTime (each counted from the stage's start at the earliest); zero without any.
 	bakedAt time.Time
 	// deadline: startedAt + progressDeadline; zero without either.
 	deadline time.Time
@@ -221,7 +221,6 @@ func Decide(in Input) Plan {
 		}
 		bake := durationOf(sc.Stage.BakeTime)
 		v.done = true
-		v.bakedAt = start.Add(bake)
 		var unavailable, notReady []observed
 		for _, o := range v.obs {
 			if o.updated {
@@ -243,7 +242,7 @@ func Decide(in Input) Plan {
 				}
 				continue
 			}
-			if t := o.readySince.Add(bake); t.After(v.bakedAt) {
+			if t := later(o.readySince, start.Time).Add(bake); t.After(v.bakedAt) {
 				v.bakedAt = t
 			}
 		}
