@@ -273,7 +273,7 @@ func Decide(in Input) Plan {
 			ss.Phase = v1.StageProgressing
 		}
 		if ss.Phase == v1.StageHalted && i != failedStage && h == nil {
-			h = deadlineExceeded(set, sc, v.obs, notReady, unavailable, *p.StartedAt, v.deadline)
+			h = deadlineExceeded(set, sc, notReady, unavailable, *p.StartedAt, v.deadline)
 		}
 		if ss.Phase != v1.StageWaiting && ss.Phase != v1.StageWaitingForApproval && ss.StartedAt == nil {
 			ss.StartedAt = &start

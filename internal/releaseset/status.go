@@ -112,7 +112,7 @@ const maxListed = 5
 // deadlineExceeded is the halt of stage sc, started at started, not Complete by
 // deadline: it names the stage, the deadline, the Releases not Ready and why, the
 // Clusters not Ready, and says what to do.
-func deadlineExceeded(set *v1.ReleaseSet, sc StageClusters, obs, notReady, unavailable []observed, started metav1.Time, deadline time.Time) *halt {
+func deadlineExceeded(set *v1.ReleaseSet, sc StageClusters, notReady, unavailable []observed, started metav1.Time, deadline time.Time) *halt {
 	var why []string
 	for _, o := range notReady {
 		name := ReleaseName(set.Name, o.cluster)

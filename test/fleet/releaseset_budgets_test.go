@@ -106,7 +106,9 @@ func (f *rsFleet) anUnappliableCanaryHalts(t *testing.T) {
 	rev1 := s.Status.Revision
 	before := f.releases(set)
 
-	f.updateTemplate(set, func(t *v1.ReleaseTemplate) { t.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"value":"two","invalid":true}`)} })
+	f.updateTemplate(set, func(t *v1.ReleaseTemplate) {
+		t.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"value":"two","invalid":true}`)}
+	})
 	s = f.waitPhases(set, rev1, "canary Halted, rest Waiting")
 	halted := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
 	first := f.release(set, 1)
