@@ -279,7 +279,8 @@ func Decide(in Input) Plan {
 			ss.StartedAt = &start
 		}
 		if ss.Phase == v1.StageComplete && ss.CompletedAt == nil {
-			ss.CompletedAt = &now
+			completed := now
+			ss.CompletedAt = &completed
 		}
 		if ss.Phase == v1.StageProgressing && !completedBefore {
 			if bake > 0 {
