@@ -22775,7 +22775,7 @@ func schema_kumodoio_convoy_api_v1alpha1_Stage(ref common.ReferenceCallback) com
 					},
 					"maxUnavailable": {
 						SchemaProps: spec.SchemaProps{
-							Description: "maxUnavailable is how many of the stage's Releases may be unavailable and still let the stage complete: a number, or a percentage of the stage's Clusters (rounded down). A Release is unavailable when its Cluster is not Ready, or when it is not Ready at the revision and its Cluster is not Ready; it takes no maxParallel slot and gets the revision when its Cluster is back. Unset: 0.",
+							Description: "maxUnavailable is how many of the stage's Releases may be unavailable and still let the stage complete: a number, or a percentage of the stage's Clusters (rounded down). A Release is unavailable when its Cluster's Ready condition is not True (unreachable, or not checked yet), whatever the Release says; it takes no maxParallel slot, and gets the revision when its Cluster is back. Unset: 0.",
 							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
 						},
 					},
@@ -22862,7 +22862,7 @@ func schema_kumodoio_convoy_api_v1alpha1_StageStatus(ref common.ReferenceCallbac
 					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Description: "phase: Waiting, WaitingForApproval, Progressing, Complete or Halted.\n\nPossible enum values:\n - `\"Complete\"` : every Release of the stage is Ready at the revision.\n - `\"Halted\"` : a Release of the stage ended its rollout Failed or RolledBack.\n - `\"Progressing\"` : the stage's Releases are being updated to the revision.\n - `\"Waiting\"` : an earlier stage is not Complete.\n - `\"WaitingForApproval\"` : a Manual stage whose earlier stages are Complete waits for /promote.",
+							Description: "phase: Waiting, WaitingForApproval, Progressing, Complete or Halted.\n\nPossible enum values:\n - `\"Complete\"` : every Release of the stage is Ready at the revision.\n - `\"Halted\"` : a Release of the stage failed at the revision (its rollout ended Failed or RolledBack, or its Applied reason is a lasting failure), or the stage did not complete within its progressDeadline.\n - `\"Progressing\"` : the stage's Releases are being updated to the revision.\n - `\"Waiting\"` : an earlier stage is not Complete.\n - `\"WaitingForApproval\"` : a Manual stage whose earlier stages are Complete waits for /promote.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",

@@ -178,9 +178,9 @@ type Stage struct {
 	Approval ApprovalMode `json:"approval,omitempty"`
 	// maxUnavailable is how many of the stage's Releases may be unavailable and still let
 	// the stage complete: a number, or a percentage of the stage's Clusters (rounded
-	// down). A Release is unavailable when its Cluster is not Ready, or when it is not
-	// Ready at the revision and its Cluster is not Ready; it takes no maxParallel slot
-	// and gets the revision when its Cluster is back. Unset: 0.
+	// down). A Release is unavailable when its Cluster's Ready condition is not True
+	// (unreachable, or not checked yet), whatever the Release says; it takes no
+	// maxParallel slot, and gets the revision when its Cluster is back. Unset: 0.
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 	// bakeTime: the stage completes only after each of its Releases has been Ready at
@@ -221,7 +221,9 @@ const (
 	StageProgressing StagePhase = "Progressing"
 	// StageComplete: every Release of the stage is Ready at the revision.
 	StageComplete StagePhase = "Complete"
-	// StageHalted: a Release of the stage ended its rollout Failed or RolledBack.
+	// StageHalted: a Release of the stage failed at the revision (its rollout ended
+	// Failed or RolledBack, or its Applied reason is a lasting failure), or the stage
+	// did not complete within its progressDeadline.
 	StageHalted StagePhase = "Halted"
 )
 

@@ -83,13 +83,26 @@ func manualRest() v1.Stage { return v1.Stage{Name: "rest", Approval: v1.Approval
 
 type clusterOption func(*v1.Cluster)
 
+// cluster is a Ready Cluster labelled env=prod.
 func cluster(name string, opts ...clusterOption) v1.Cluster {
-	c := v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}}}
+	c := v1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}},
+		Status: v1.ClusterStatus{Conditions: []metav1.Condition{{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonReachable}}}}
 	for _, o := range opts {
 		o(&c)
 	}
 	return c
 }
+
+// unreachable: the Cluster's Ready condition is False, reason Unreachable.
+func unreachable() clusterOption {
+	return func(c *v1.Cluster) {
+		c.Status.Conditions = []metav1.Condition{{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1.ReasonUnreachable,
+			Message: "Get /version: dial tcp: connection refused"}}
+	}
+}
+
+// unobservedCluster: the Cluster has no status yet.
+func unobservedCluster() clusterOption { return func(c *v1.Cluster) { c.Status = v1.ClusterStatus{} } }
 
 func ring(r string) clusterOption { return func(c *v1.Cluster) { c.Labels["ring"] = r } }
 

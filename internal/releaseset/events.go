@@ -15,7 +15,8 @@ const (
 	EventStageStarted = "StageStarted"
 	// EventStageComplete: every Release of a stage is Ready at the revision.
 	EventStageComplete = "StageComplete"
-	// EventHalted: a Release failed at the revision and the rollout stopped (Warning).
+	// EventHalted: the rollout of the revision stopped (Warning): a Release failed at it,
+	// a stage missed its progressDeadline, or a mass removal is held.
 	EventHalted = "Halted"
 	// EventReleaseCreated, EventReleaseUpdated, EventReleaseDeleted: the set wrote a Release.
 	EventReleaseCreated = "ReleaseCreated"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/release"
 )
 
 // Input is everything a plan is made from, as observed in one reconcile.
@@ -48,6 +50,9 @@ type Plan struct {
 	Delete []*v1.Release
 	// Status is the set's status.
 	Status v1.ReleaseSetStatus
+	// RequeueAfter, when > 0, is when to decide again although nothing else changes:
+	// the earliest end of a bake or of a progressDeadline.
+	RequeueAfter time.Duration
 }
 
 // Writes reports whether the plan changes any Release.
@@ -56,12 +61,22 @@ func (p Plan) Writes() bool { return len(p.Create)+len(p.Update)+len(p.Delete) >
 // observed is where one Release stands with respect to a revision.
 type observed struct {
 	rel *v1.Release
+	// cluster is the name of its Cluster; available: that Cluster is Ready.
+	cluster   string
+	available bool
 	// updated: its revision annotation is the revision.
 	updated bool
 	// ready: updated, its status observes its generation, and Ready=True.
 	ready bool
-	// failed: updated, observed, and its rollout of the current render ended Failed or RolledBack.
-	failed bool
+	// readySince: when ready, the later of Ready's lastTransitionTime and the time its
+	// current render was applied (status.lastSuccessful.appliedAt): a new render need
+	// not make Ready flap.
+	readySince time.Time
+	// failed: updated, observed, and its rollout of the current render ended Failed or
+	// RolledBack, or its Applied condition, of its generation, is False with a reason
+	// that does not go away by retrying (applied says which).
+	failed  bool
+	applied *metav1.Condition
 }
 
 func observe(rel *v1.Release, rev string) observed {
@@ -73,25 +88,61 @@ func observe(rel *v1.Release, rev string) observed {
 	if rel.Generation != rel.Status.ObservedGeneration {
 		return o
 	}
-	o.ready = apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
+		o.ready = true
+		o.readySince = c.LastTransitionTime.Time
+		if ls, r := rel.Status.LastSuccessful, rel.Status.Render; ls != nil && ls.AppliedAt != nil && r != nil &&
+			ls.RenderRef == r.Ref && ls.AppliedAt.After(o.readySince) {
+			o.readySince = ls.AppliedAt.Time
+		}
+	}
 	if ro := rel.Status.Rollout; ro != nil && (ro.Phase == v1.RolloutFailed || ro.Phase == v1.RolloutRolledBack) &&
 		rel.Status.Render != nil && ro.RenderRef == rel.Status.Render.Ref {
 		o.failed = true
 	}
+	// An Applied condition of an earlier generation (an earlier spec, so an earlier
+	// render) is no failure at this one; holds (WaitingForSync, Pinned, …) and
+	// transient failures (ClusterNotReady, DeployFailed, …) are none either.
+	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); !o.failed && c != nil &&
+		c.Status == metav1.ConditionFalse && c.ObservedGeneration == rel.Generation && release.KindOf(c.Reason) == release.KindFailure {
+		o.failed, o.applied = true, c
+	}
 	return o
+}
+
+// stageView is one stage as one reconcile observes it.
+type stageView struct {
+	sc  StageClusters
+	ss  v1.StageStatus
+	obs []observed
+	// done: every Release of an available Cluster is Ready at the revision and the
+	// unavailable ones are at most maxUnavailable (the bake aside).
+	done bool
+	// bakedAt: when done, the time the last of those Releases will have been Ready for
+	// bakeTime (each counted from the stage's start at the earliest); zero without any.
+	bakedAt time.Time
+	// deadline: startedAt + progressDeadline; zero without either.
+	deadline time.Time
+	// inflight: Releases of available Clusters updated and not yet Ready.
+	inflight int
 }
 
 // Decide makes the plan of a reconcile (see docs/fleets.md, "How a rollout proceeds"):
 //
 //   - every revision rolls out stage by stage, the first one included: a stage starts
-//     when every Release of the stages before it is Ready at the revision and, when
-//     Manual, an approval holds {stage, revision};
-//   - inside a started stage at most maxParallel Releases are updated and not yet Ready;
+//     when every stage before it is Complete and, when Manual, an approval holds
+//     {stage, revision};
+//   - a stage is Complete when every Release of a Ready Cluster is Ready at the
+//     revision, each for bakeTime, and the Releases of Clusters not Ready are at most
+//     maxUnavailable;
+//   - inside a started stage at most maxParallel Releases of Ready Clusters are updated
+//     and not yet Ready; those of Clusters not Ready are written without a slot;
 //   - a Release of a stage that has not started is neither created nor changed; a new
 //     Cluster of such a stage gets a copy of a sibling's Release (the revision the stage
 //     is at), or waits for its stage when it has no sibling;
-//   - a Release that failed at the revision halts the set: no Release gets the revision
-//     until a new one;
+//   - a Release that failed at the revision (its rollout, or its apply for a reason
+//     that retrying does not cure), or a started stage not Complete within its
+//     progressDeadline, halts the set: no Release gets the revision until a new one;
 //   - the Release of a Cluster no longer selected (or gone) is deleted, unless more
 //     than maxRemovals go at once (within RemovalWindow, counting those deleted in it)
 //     and no /promote acknowledged them: then the set writes nothing and halts
@@ -100,6 +151,10 @@ func observe(rel *v1.Release, rev string) observed {
 //   - each Release's spec.values are its Cluster's (ClusterValues); the revision
 //     covers the template, spec.clusterOverrides and the source (Revision), so a
 //     change of an override rolls out stage by stage as a change of the template does.
+//
+// Times come from the stored status (startedAt, completedAt) and the Releases'
+// conditions, never from the reconcile's clock alone: the same inputs give the same
+// status. Plan.RequeueAfter says when a bake or a deadline ends.
 func Decide(in Input) Plan {
 	set := in.Set
 	rev := Revision(set.Spec.Template, set.Spec.ClusterOverrides, in.Source)
@@ -141,72 +196,164 @@ func Decide(in Input) Plan {
 		}
 	}
 	b := builder{set: set, rev: rev, values: vals, source: in.Source}
+	clusterReady := map[string]*metav1.Condition{}
+	for i := range in.Clusters {
+		clusterReady[in.Clusters[i].Name] = apimeta.FindStatusCondition(in.Clusters[i].Status.Conditions, v1.ConditionReady)
+	}
+	// The stages' times at this revision, as the stored status has them.
+	prev := map[string]v1.StageStatus{}
+	if set.Status.Revision == rev {
+		for _, s := range set.Status.Stages {
+			prev[s.Name] = s
+		}
+	}
+	now := in.Now.Rfc3339Copy()
 
 	// The halt: the first Release, in rollout order, that failed at the revision.
-	var failed *observed
+	var h *halt
 	failedStage := -1
+	views := make([]stageView, len(sel.Stages))
 	for i, sc := range sel.Stages {
+		views[i].sc = sc
 		for _, c := range sc.Clusters {
-			if o := observe(owned[ReleaseName(set.Name, c)], rev); o.failed && failed == nil {
-				failed, failedStage = &o, i
+			o := observe(owned[ReleaseName(set.Name, c)], rev)
+			o.cluster = c
+			o.available = clusterReady[c] != nil && clusterReady[c].Status == metav1.ConditionTrue
+			views[i].obs = append(views[i].obs, o)
+			if o.failed && h == nil {
+				h, failedStage = releaseFailed(o, rev), i
 			}
 		}
 	}
-	halted := failed != nil
 
-	var plan Plan
-	wanted := map[string]bool{}
+	var requeue time.Duration
+	wait := func(until time.Time) {
+		if d := until.Sub(now.Time); d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
+	}
+	details := map[string]string{}
 	earlierDone := true
-	for i, sc := range sel.Stages {
-		ss := v1.StageStatus{Name: sc.Stage.Name, Clusters: int32(len(sc.Clusters))}
-		done, inflight := true, 0
-		for _, c := range sc.Clusters {
-			name := ReleaseName(set.Name, c)
-			wanted[name] = true
-			o := observe(owned[name], rev)
+	for i := range views {
+		v := &views[i]
+		sc := v.sc
+		p, hadPrev := prev[sc.Stage.Name]
+		ss := v1.StageStatus{Name: sc.Stage.Name, Clusters: int32(len(sc.Clusters)), StartedAt: p.StartedAt, CompletedAt: p.CompletedAt}
+		completedBefore := hadPrev && (p.CompletedAt != nil || p.Phase == v1.StageComplete)
+		// A stage that starts now starts now; the Releases' bake counts from its start.
+		start := now
+		if p.StartedAt != nil {
+			start = *p.StartedAt
+		}
+		bake := durationOf(sc.Stage.BakeTime)
+		v.done = true
+		var unavailable, notReady []observed
+		for _, o := range v.obs {
 			if o.updated {
 				ss.Updated++
 			}
 			if o.ready {
 				ss.Ready++
-			} else {
-				done = false
 			}
-			if o.updated && !o.ready {
-				inflight++
+			if !o.available {
+				ss.Unavailable++
+				unavailable = append(unavailable, o)
+				continue
+			}
+			if !o.ready {
+				v.done = false
+				notReady = append(notReady, o)
+				if o.updated {
+					v.inflight++
+				}
+				continue
+			}
+			if t := later(o.readySince, start.Time).Add(bake); t.After(v.bakedAt) {
+				v.bakedAt = t
 			}
 		}
+		if maxU := MaxUnavailable(sc.Stage.MaxUnavailable, len(sc.Clusters)); int(ss.Unavailable) > maxU {
+			v.done = false
+		}
+		if d := durationOf(sc.Stage.ProgressDeadline); d > 0 && p.StartedAt != nil {
+			v.deadline = p.StartedAt.Add(d)
+		}
+		baked := bake <= 0 || !now.Time.Before(v.bakedAt)
+		deadlinePassed := !v.deadline.IsZero() && !completedBefore && !now.Time.Before(v.deadline)
+		inTime := !deadlinePassed || !v.bakedAt.After(v.deadline)
 		switch {
-		case halted && i == failedStage:
+		case h != nil && i == failedStage:
 			ss.Phase = v1.StageHalted
 		case !earlierDone:
 			ss.Phase = v1.StageWaiting
-		case done:
+		case deadlinePassed && p.Phase == v1.StageHalted:
+			// A deadline halt lasts: a stage that completes late does not go on.
+			ss.Phase = v1.StageHalted
+		case v.done && (completedBefore || (baked && inTime)):
 			ss.Phase = v1.StageComplete
+		case deadlinePassed:
+			ss.Phase = v1.StageHalted
 		case sc.Stage.Approval == v1.ApprovalManual && !approved(set.Approvals, sc.Stage.Name, rev):
 			ss.Phase = v1.StageWaitingForApproval
 		default:
 			ss.Phase = v1.StageProgressing
 		}
+		if ss.Phase == v1.StageHalted && i != failedStage && h == nil {
+			h = deadlineExceeded(set, sc, notReady, unavailable, *p.StartedAt, v.deadline)
+		}
+		if ss.Phase != v1.StageWaiting && ss.Phase != v1.StageWaitingForApproval && ss.StartedAt == nil {
+			ss.StartedAt = &start
+		}
+		if ss.Phase == v1.StageComplete && ss.CompletedAt == nil {
+			completed := now
+			ss.CompletedAt = &completed
+		}
+		if ss.Phase == v1.StageProgressing && !completedBefore {
+			if bake > 0 {
+				for _, o := range v.obs {
+					if o.available && o.ready && later(o.readySince, start.Time).Add(bake).After(now.Time) {
+						ss.Baking++
+					}
+				}
+				if v.done {
+					wait(v.bakedAt)
+				}
+			}
+			if !v.deadline.IsZero() {
+				wait(v.deadline)
+			}
+		}
+		details[sc.Stage.Name] = stageDetail(sc.Stage, ss, unavailable, clusterReady, v.bakedAt, v.done)
+		earlierDone = earlierDone && ss.Phase == v1.StageComplete
+		v.ss = ss
+	}
+	halted := h != nil
+
+	var plan Plan
+	wanted := map[string]bool{}
+	for i := range views {
+		v := &views[i]
+		sc := v.sc
 		// A started stage gets the revision: new and outdated Releases under maxParallel
-		// while it progresses, hand-made changes undone at any time.
-		rolling := (ss.Phase == v1.StageProgressing || ss.Phase == v1.StageComplete) && !halted
-		budget := MaxParallel(sc.Stage.MaxParallel, len(sc.Clusters)) - inflight
-		for _, c := range sc.Clusters {
-			name := ReleaseName(set.Name, c)
-			o := observe(owned[name], rev)
+		// while it progresses (those of Clusters not Ready without a slot: they get it
+		// when their Cluster is back), hand-made changes undone at any time.
+		rolling := (v.ss.Phase == v1.StageProgressing || v.ss.Phase == v1.StageComplete) && !halted
+		budget := MaxParallel(sc.Stage.MaxParallel, len(sc.Clusters)) - v.inflight
+		for _, o := range v.obs {
+			c := o.cluster
+			wanted[ReleaseName(set.Name, c)] = true
 			switch {
 			case o.rel != nil && o.rel.DeletionTimestamp != nil:
 				// Being deleted: a new one is created once it is gone.
 			case rolling && o.rel == nil:
-				if budget > 0 {
+				if !o.available || budget > 0 {
 					plan.Create = append(plan.Create, b.release(c))
-					budget--
+					budget -= boolInt(o.available)
 				}
 			case rolling && !o.updated:
-				if budget > 0 {
+				if !o.available || budget > 0 {
 					plan.Update = append(plan.Update, b.update(o.rel, b.release(c)))
-					budget--
+					budget -= boolInt(o.available)
 				}
 			case rolling && b.differs(o.rel, b.release(c)):
 				// At the revision, but what the set owns was changed by hand: restore it.
@@ -227,8 +374,10 @@ func Decide(in Input) Plan {
 				}
 			}
 		}
-		earlierDone = earlierDone && done
-		st.Stages = append(st.Stages, ss)
+		st.Stages = append(st.Stages, v.ss)
+	}
+	if halted {
+		requeue = 0
 	}
 
 	var removals []*v1.Release
@@ -261,11 +410,12 @@ func Decide(in Input) Plan {
 		// The revision's source is unknown: no Release gets it.
 		plan.Create, plan.Update = nil, nil
 	}
-	setConditions(&st, in, failed, mass)
+	setConditions(&st, in, h, mass, details)
 	if in.SourceErr != nil && mass == nil {
 		sourceConditions(&st, in, held)
 	}
 	plan.Status = st
+	plan.RequeueAfter = requeue
 	return plan
 }
 
@@ -467,4 +617,27 @@ func sameSpec(a, b v1.ReleaseSpec) bool {
 	ja, errA := canonicalJSON(ra.Spec)
 	jb, errB := canonicalJSON(rb.Spec)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// durationOf is d, or 0 when unset.
+func durationOf(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.Duration
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -79,6 +79,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// after the Releases moved).
 		cerr = r.collectCopies(ctx, set, in.Source, inUse(set, in.Releases, plan))
 	}
+	// The next resolution, or the end of a bake or a progressDeadline: nothing else
+	// wakes the set up then.
+	if plan.RequeueAfter > 0 && (after == 0 || plan.RequeueAfter < after) {
+		after = plan.RequeueAfter
+	}
 	return reconcile.Result{RequeueAfter: after}, errors.Join(werr, serr, cerr)
 }
 

@@ -128,6 +128,12 @@ func TestTransitions(t *testing.T) {
 			new:  st("r1", haltedBy("web-c1 failed"), stage("canary", v1.StageHalted)),
 			want: []string{"Warning Halted"},
 		},
+		"a deadline halt": {
+			old: st("r1", nil, stage("canary", v1.StageProgressing)),
+			new: st("r1", []metav1.Condition{{Type: v1.ConditionHalted, Status: metav1.ConditionTrue, Reason: v1.ReasonStageDeadlineExceeded,
+				Message: "Stage canary did not complete within its progressDeadline"}}, stage("canary", v1.StageHalted)),
+			want: []string{"Warning Halted"},
+		},
 		"the same halt: no event": {
 			old:  st("r1", haltedBy("web-c1 failed"), stage("canary", v1.StageHalted)),
 			new:  st("r1", haltedBy("web-c1 failed"), stage("canary", v1.StageHalted)),

@@ -6,11 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrlbuilder "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -49,8 +52,8 @@ type Options struct {
 
 // Setup registers the ReleaseSet controller with mgr. It reconciles a set when the set
 // changes (spec, approvals, status), when one of the Releases it controls changes,
-// when a Cluster's labels or spec change or a Cluster comes or goes (every set: any may
-// select it), and when the labels of a namespace change (the sets in it: namespace
+// when a Cluster's labels, spec or Ready status change or a Cluster comes or goes
+// (every set: any may select it; maxUnavailable counts the Clusters not Ready), and when the labels of a namespace change (the sets in it: namespace
 // selectors). A manager of a shard caches only the sets and Releases of its shard
 // (hostmanager), so it reconciles only those.
 func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
@@ -79,7 +82,7 @@ func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, erro
 		Owns(&v1.Release{}).
 		Watches(&v1.Cluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 			return setsIn(ctx, c)
-		}), ctrlbuilder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		}), ctrlbuilder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, clusterReadyChanged))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
 			return setsIn(ctx, c, client.InNamespace(ns.GetName()))
 		}), ctrlbuilder.WithPredicates(predicate.LabelChangedPredicate{})).
@@ -105,4 +108,25 @@ func setsIn(ctx context.Context, c client.Reader, opts ...client.ListOption) []r
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 	}
 	return reqs
+}
+
+// clusterReadyChanged passes the updates of a Cluster whose Ready condition changed
+// status.
+var clusterReadyChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		readyOf := func(o client.Object) metav1.ConditionStatus {
+			c, ok := o.(*v1.Cluster)
+			if !ok {
+				return ""
+			}
+			if r := apimeta.FindStatusCondition(c.Status.Conditions, v1.ConditionReady); r != nil {
+				return r.Status
+			}
+			return ""
+		}
+		return readyOf(e.ObjectOld) != readyOf(e.ObjectNew)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }

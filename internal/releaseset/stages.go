@@ -128,3 +128,18 @@ func MaxParallel(maxParallel *intstr.IntOrString, n int) int {
 	}
 	return max(v, 1)
 }
+
+// MaxUnavailable is how many of a stage's n Releases may be unavailable (their Cluster
+// not Ready) and still let the stage complete: maxUnavailable as a number, or a
+// percentage of n rounded down; unset: 0. Never more than n, never less than 0.
+func MaxUnavailable(maxUnavailable *intstr.IntOrString, n int) int {
+	if maxUnavailable == nil {
+		return 0
+	}
+	v, err := intstr.GetScaledValueFromIntOrPercent(maxUnavailable, n, false)
+	if err != nil {
+		// Validation rejects what does not scale; be careful with it anyway.
+		return 0
+	}
+	return min(max(v, 0), n)
+}

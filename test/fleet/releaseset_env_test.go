@@ -63,13 +63,16 @@ type rsFleet struct {
 	ns, id  string
 	// clusters are the Cluster names, the i-th registering the i-th target.
 	clusters []string
-	// kube are the target clusters' clients, by Cluster name.
+	// kube are the target clusters' clients, by Cluster name (not through links).
 	kube map[string]kubernetes.Interface
+	// links are in front of the targets: the i-th Cluster's kubeconfig names the i-th
+	// (Hang makes the target unreachable for convoy, not for the test's kube clients).
+	links []*testenv.Link
 }
 
 // startRSFleet starts the environment and registers target i (from 1) as the Cluster
-// "rs-<i>-<id>" with labels[i-1] (its kubeconfig in a Secret of the test's namespace,
-// which is also made on each target).
+// "rs-<i>-<id>" with labels[i-1] (its kubeconfig, through a testenv.Link, in a Secret
+// of the test's namespace, which is also made on each target).
 func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 	t.Helper()
 	testenv.Integration(t)
@@ -126,7 +129,13 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("namespace %s on %s: %v", f.ns, target.Host(), err)
 		}
-		kubeconfig, err := testenv.Kubeconfig(target, "")
+		link, err := testenv.LinkTo(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = link.Close() })
+		f.links = append(f.links, link)
+		kubeconfig, err := testenv.Kubeconfig(target, link.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
