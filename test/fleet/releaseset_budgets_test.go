@@ -29,6 +29,7 @@ func TestReleaseSetBudgetsOnAFleet(t *testing.T) {
 	)
 	t.Run("BakeTimeHoldsTheNextStage", f.bakeTimeHoldsTheNextStage)
 	t.Run("AnUnappliableCanaryHalts", f.anUnappliableCanaryHalts)
+	t.Run("ARefusedHookOnTheCanaryHalts", f.aRefusedHookOnTheCanaryHalts)
 	t.Run("AProgressDeadlineHalts", f.aProgressDeadlineHalts)
 	t.Run("AnUnavailableCluster", f.anUnavailableCluster)
 }
@@ -116,6 +117,32 @@ func (f *rsFleet) anUnappliableCanaryHalts(t *testing.T) {
 		if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1.ReasonReleaseFailed || !strings.Contains(halted.Message, want) {
 			t.Errorf("Halted %+v, want True/%s saying %q", halted, v1.ReasonReleaseFailed, want)
 		}
+	}
+	f.wantUntouched(set, before, rev1, f.release(set, 2), f.release(set, 3))
+}
+
+// A revision whose canary's PreApply hook the API server refuses halts the set as
+// an unappliable object does: the Release's Applied reason is a lasting failure
+// (HookFailed or Unappliable, whichever step refuses it first), no retry cures it, and
+// no other Release gets the revision.
+func (f *rsFleet) aRefusedHookOnTheCanaryHalts(t *testing.T) {
+	f.t = t
+	const set = "hook"
+	f.create(f.set(set, budgetFleet, `{"value":"one"}`, budgetStages(nil)...))
+	s := f.waitPhases(set, "", "canary Complete, rest Complete")
+	rev1 := s.Status.Revision
+	before := f.releases(set)
+
+	f.updateTemplate(set, func(t *v1.ReleaseTemplate) {
+		t.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"value":"two","refusedHook":true}`)}
+	})
+	s = f.waitPhases(set, rev1, "canary Halted, rest Waiting")
+	halted := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
+	first := f.release(set, 1)
+	if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1.ReasonReleaseFailed ||
+		!strings.Contains(halted.Message, first) ||
+		!(strings.Contains(halted.Message, v1.ReasonHookFailed) || strings.Contains(halted.Message, v1.ReasonUnappliable)) {
+		t.Errorf("Halted %+v, want True/%s naming %s and HookFailed or Unappliable", halted, v1.ReasonReleaseFailed, first)
 	}
 	f.wantUntouched(set, before, rev1, f.release(set, 2), f.release(set, 3))
 }
