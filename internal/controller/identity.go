@@ -28,6 +28,6 @@ func (r *Reconciler) hostValues(host *clusters.Target) render.ValuesReaderFunc {
 		return r.readValuesSource
 	}
 	return func(ctx context.Context, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
-		return readValuesSource(ctx, host.Client, namespace, kind, name)
+		return clusters.ReadValuesSource(ctx, host.Client, namespace, kind, name)
 	}
 }

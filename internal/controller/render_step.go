@@ -287,35 +287,9 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clu
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,
 // uncached: convoy does not keep every Secret of the cluster in memory.
 func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
-	return readValuesSource(ctx, r.apiReader, namespace, kind, name)
+	return clusters.ReadValuesSource(ctx, r.apiReader, namespace, kind, name)
 }
 
-// readValuesSource reads a ConfigMap or Secret of spec.valuesFrom with reader.
-func readValuesSource(ctx context.Context, reader client.Reader, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
-	key := client.ObjectKey{Namespace: namespace, Name: name}
-	switch kind {
-	case v1.ValuesSourceConfigMap:
-		cm := &corev1.ConfigMap{}
-		if err := reader.Get(ctx, key, cm); err != nil {
-			return nil, err
-		}
-		out := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
-		for k, v := range cm.BinaryData {
-			out[k] = v
-		}
-		for k, v := range cm.Data {
-			out[k] = []byte(v)
-		}
-		return out, nil
-	case v1.ValuesSourceSecret:
-		s := &corev1.Secret{}
-		if err := reader.Get(ctx, key, s); err != nil {
-			return nil, err
-		}
-		return s.Data, nil
-	}
-	return nil, fmt.Errorf("unknown valuesFrom kind %q", kind)
-}
 
 // capabilitiesMemo keeps the render Capabilities of each target cluster's current
 // discovery. A Target returns the same *Discovery until it reads the target's API

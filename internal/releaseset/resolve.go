@@ -227,7 +227,7 @@ func readValues(ctx context.Context, reader client.Reader, ns string, refs []v1.
 	for i, ref := range refs {
 		key := valuesKey(ref)
 		what := fmt.Sprintf("spec.template.spec.valuesFrom[%d] (%s %s/%s, key %s)", i, ref.Kind, ns, ref.Name, key)
-		data, err := readValuesObject(ctx, reader, ns, ref.Kind, ref.Name)
+		data, err := convoyclusters.ReadValuesSource(ctx, reader, ns, ref.Kind, ref.Name)
 		switch {
 		case apierrors.IsNotFound(err) && ref.Optional:
 			out = append(out, valuesRead{Ref: ref})
@@ -250,32 +250,6 @@ func readValues(ctx context.Context, reader client.Reader, ns string, refs []v1.
 	return out, nil
 }
 
-// readValuesObject reads the data of a ConfigMap (data and binaryData) or a Secret.
-func readValuesObject(ctx context.Context, reader client.Reader, ns string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
-	key := client.ObjectKey{Namespace: ns, Name: name}
-	switch kind {
-	case v1.ValuesSourceConfigMap:
-		cm := &corev1.ConfigMap{}
-		if err := reader.Get(ctx, key, cm); err != nil {
-			return nil, err
-		}
-		out := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
-		for k, v := range cm.BinaryData {
-			out[k] = v
-		}
-		for k, v := range cm.Data {
-			out[k] = []byte(v)
-		}
-		return out, nil
-	case v1.ValuesSourceSecret:
-		s := &corev1.Secret{}
-		if err := reader.Get(ctx, key, s); err != nil {
-			return nil, err
-		}
-		return s.Data, nil
-	}
-	return nil, fmt.Errorf("kind %q is not supported; use ConfigMap or Secret", kind)
-}
 
 // ensureCopy creates the copy unless it exists; an object of that name that the set
 // does not own is an error.
