@@ -290,7 +290,6 @@ func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kin
 	return clusters.ReadValuesSource(ctx, r.apiReader, namespace, kind, name)
 }
 
-
 // capabilitiesMemo keeps the render Capabilities of each target cluster's current
 // discovery. A Target returns the same *Discovery until it reads the target's API
 // again (clusters.Target.Discovery: a minute, or an invalidation after CRDs), so the

@@ -250,7 +250,6 @@ func readValues(ctx context.Context, reader client.Reader, ns string, refs []v1.
 	return out, nil
 }
 
-
 // ensureCopy creates the copy unless it exists; an object of that name that the set
 // does not own is an error.
 func (r *Reconciler) ensureCopy(ctx context.Context, set *v1.ReleaseSet, copy client.Object) error {

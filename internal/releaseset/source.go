@@ -134,7 +134,6 @@ func pin(spec *v1.ReleaseSpec, set string, src *v1.ReleaseSetSource) {
 	}
 }
 
-
 // sourceHeld says whether the set holds its Releases because its source could not be
 // resolved and no source resolved from the same inputs is known: writing the template
 // would roll out a revision whose source nobody resolved.

@@ -76,6 +76,10 @@ type relState struct {
 	// generation (checkStageOrder)
 	revision string
 	setReady bool
+	// readySince is the lastTransitionTime of its Ready condition when setReady: the
+	// earliest a stage's bake time may count from (the controller counts from then or
+	// later)
+	readySince time.Time
 	// bound is the render its pending /sync approves (sync-requested-render; "" for a
 	// plain /sync, which approves any render); pinned says that it is pinned, pin to
 	// which render ("" when the pin names none).
@@ -459,18 +463,29 @@ func (r *recorder) record(rel *v1alpha1.Release, fromWatch bool) {
 	r.places[key] = place{cluster: rel.Spec.Cluster, wave: rel.Spec.ClusterWave}
 	r.states[key] = append(r.states[key], relState{
 		rv: rv, at: now, pending: syncPending(rel), gone: rel.DeletionTimestamp != nil,
-		ready:    currentTrue(rel, v1alpha1.ConditionApplied) && healthyForWaves(rel),
-		inputs:   inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
-		written:  !fromWatch,
-		status:   statusSummary(rel),
-		revision: rel.Annotations[v1alpha1.AnnotationReleaseSetRevision],
-		setReady: rel.Status.ObservedGeneration == rel.Generation && apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionReady),
-		bound:    rel.Annotations[v1alpha1.AnnotationSyncRequestedRender],
-		pin:      pinRender(rel),
-		pinned:   rel.Pin != nil,
-		render:   renderRef(rel),
-		rendered: renderedInputs(rel),
+		ready:      currentTrue(rel, v1alpha1.ConditionApplied) && healthyForWaves(rel),
+		inputs:     inputsKey(tokenOf(rel.Spec.Values), rel.Spec.Chart.Version),
+		written:    !fromWatch,
+		status:     statusSummary(rel),
+		revision:   rel.Annotations[v1alpha1.AnnotationReleaseSetRevision],
+		setReady:   rel.Status.ObservedGeneration == rel.Generation && apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1alpha1.ConditionReady),
+		readySince: readySince(rel),
+		bound:      rel.Annotations[v1alpha1.AnnotationSyncRequestedRender],
+		pin:        pinRender(rel),
+		pinned:     rel.Pin != nil,
+		render:     renderRef(rel),
+		rendered:   renderedInputs(rel),
 	})
+}
+
+// readySince is the lastTransitionTime of rel's Ready condition when it is True; zero
+// otherwise.
+func readySince(rel *v1alpha1.Release) time.Time {
+	c := apimeta.FindStatusCondition(rel.Status.Conditions, v1alpha1.ConditionReady)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
 }
 
 // renderRef is rel's status.render.ref, "" when it has none.

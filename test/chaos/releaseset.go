@@ -33,6 +33,9 @@ const (
 	hostClusterName = "host"
 	labelFleet      = "chaos.kumodo.io/fleet"
 	labelRing       = "chaos.kumodo.io/ring"
+	// fleetBakeTime is the canary stage's bakeTime: long enough that a rest stage
+	// started without it shows, short beside a run.
+	fleetBakeTime = 3 * time.Second
 )
 
 // fleetStages are the stages of the set's Releases, by key (namespace/name).
@@ -41,6 +44,28 @@ func fleetStages() map[string]int {
 		fleetNamespace + "/" + releaseset.ReleaseName(fleetSetName, hostClusterName):   0,
 		fleetNamespace + "/" + releaseset.ReleaseName(fleetSetName, remoteClusterName): 1,
 	}
+}
+
+// fleetBakeTimes are the bake times of the set's stages, by stage index
+// (checkStageOrder).
+func fleetBakeTimes() map[int]time.Duration {
+	out := map[int]time.Duration{}
+	for i, st := range fleetStrategy().Stages {
+		if st.BakeTime != nil {
+			out[i] = st.BakeTime.Duration
+		}
+	}
+	return out
+}
+
+// fleetStrategy is the set's strategy: the host Cluster in the stage canary, baked
+// for a few seconds before the rest starts, the remote Cluster in the stage rest.
+func fleetStrategy() v1alpha1.ReleaseSetStrategy {
+	return v1alpha1.ReleaseSetStrategy{Stages: []v1alpha1.Stage{
+		{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRing: "canary"}},
+			BakeTime: &metav1.Duration{Duration: fleetBakeTime}},
+		{Name: "rest"},
+	}}
 }
 
 // fleetReleases are the set's Releases as the orphan check knows Releases.
@@ -102,10 +127,7 @@ func (e *env) startFleet(ctx context.Context) error {
 					},
 				},
 			}},
-			Strategy: v1alpha1.ReleaseSetStrategy{Stages: []v1alpha1.Stage{
-				{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRing: "canary"}}},
-				{Name: "rest"},
-			}},
+			Strategy: fleetStrategy(),
 		},
 	}
 	if err := e.convoy.Post().Namespace(fleetNamespace).Resource(v1alpha1.ResourceReleaseSets).Body(set).Do(ctx).Error(); err != nil {
@@ -165,10 +187,16 @@ func (e *env) waitFleetReady(ctx context.Context, timeout time.Duration, log *ev
 // stage (stages: Release key → stage index) that the watch saw at a new revision
 // (created with it, or updated to it) at resourceVersion rv must have had, at rv,
 // every Release of the earlier stages Ready at that revision, as their last states
-// seen before rv say. A state that a relist may have hidden makes a case unverified,
-// not a violation. It returns the violations, how many revisions of later-stage
-// Releases it judged and how many it could not.
-func checkStageOrder(h history, stages map[string]int) (out []violation, judged, unverified int) {
+// seen before rv say, and Ready for at least the bake time of their stage (bake:
+// stage index → bakeTime): the harness saw the later Release at the revision (at) no
+// sooner than bake after the earlier one's Ready lastTransitionTime. (The controller
+// counts the bake from that time or later, and the harness sees a write after it is
+// made, so a shorter gap is a stage started before its earlier stages baked; the
+// check misses a bake counted from too early a time after a Ready that did not flap.)
+// A state that a relist may have hidden makes a case unverified, not a violation. It
+// returns the violations, how many revisions of later-stage Releases it judged and how
+// many it could not.
+func checkStageOrder(h history, stages map[string]int, bake map[int]time.Duration) (out []violation, judged, unverified int) {
 	keys := make([]string, 0, len(stages))
 	for k := range stages {
 		keys = append(keys, k)
@@ -206,6 +234,11 @@ func checkStageOrder(h history, stages map[string]int) (out []violation, judged,
 					}
 				}
 				if last != nil && last.revision == s.revision && last.setReady {
+					if d := bake[stages[earlier]]; d > 0 && s.at.Sub(last.readySince) < d {
+						ok = false
+						why = fmt.Sprintf("Release %s of an earlier stage was Ready at it since %s, %s before, less than its stage's bake time %s",
+							earlier, last.readySince.Format(time.RFC3339), s.at.Sub(last.readySince).Round(time.Millisecond), d)
+					}
 					continue
 				}
 				lo := int64(0)

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -11,14 +12,43 @@ func rs(rv int64, rev string, ready bool) relState {
 	return relState{rv: rv, revision: rev, setReady: ready}
 }
 
+// bakeT0 is the time of the bake cases.
+var bakeT0 = time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+
+// bakedAt is s as the harness saw it at bakeT0+after, Ready (when it is) since bakeT0+since.
+func bakedAt(s relState, after, since time.Duration) relState {
+	s.at = bakeT0.Add(after)
+	if s.setReady {
+		s.readySince = bakeT0.Add(since)
+	}
+	return s
+}
+
 func TestCheckStageOrder(t *testing.T) {
 	stages := map[string]int{"ns/canary": 0, "ns/rest": 1}
 	type counts struct{ Violations, Judged, Unverified int }
 	cases := map[string]struct {
 		states map[string][]relState
 		gaps   relists
+		bake   time.Duration // the canary stage's
 		want   counts
 	}{
+		"the rest updated once the canary baked": {
+			states: map[string][]relState{
+				"ns/canary": {bakedAt(rs(10, "r1", true), 2*time.Second, time.Second)},
+				"ns/rest":   {bakedAt(rs(13, "r1", false), 12*time.Second, 0)},
+			},
+			bake: 10 * time.Second,
+			want: counts{Judged: 1},
+		},
+		"the rest updated before the canary baked": {
+			states: map[string][]relState{
+				"ns/canary": {bakedAt(rs(10, "r1", true), 2*time.Second, time.Second)},
+				"ns/rest":   {bakedAt(rs(13, "r1", false), 5*time.Second, 0)},
+			},
+			bake: 10 * time.Second,
+			want: counts{Violations: 1, Judged: 1},
+		},
 		"the rest created with revision 1 once the canary is Ready at it": {
 			states: map[string][]relState{
 				"ns/canary": {rs(10, "r1", false), rs(12, "r1", true)},
@@ -90,7 +120,7 @@ func TestCheckStageOrder(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			v, judged, unverified := checkStageOrder(history{states: tc.states, gaps: tc.gaps}, stages)
+			v, judged, unverified := checkStageOrder(history{states: tc.states, gaps: tc.gaps}, stages, map[int]time.Duration{0: tc.bake})
 			got := counts{len(v), judged, unverified}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("counts (-want +got):\n%s\nviolations: %v", diff, v)

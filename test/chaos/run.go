@@ -230,7 +230,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	rollouts, rolloutCounts := checkLowerWaveRollouts(h)
 	res.violations = append(res.violations, rollouts...)
 	res.rollouts = rolloutCounts
-	stages, judgedStages, stagesUnverified := checkStageOrder(h, fleetStages())
+	stages, judgedStages, stagesUnverified := checkStageOrder(h, fleetStages(), fleetBakeTimes())
 	res.violations = append(res.violations, stages...)
 	res.stageRevisions, res.stagesUnverified = judgedStages, stagesUnverified
 	manualViolations, manualUnverified := checkManual(h)
