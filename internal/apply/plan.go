@@ -330,10 +330,18 @@ func crdKinds(objects []*planned) map[schema.GroupVersionKind]bool {
 		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
 		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
 		for _, v := range versions {
-			if m, ok := v.(map[string]any); ok {
-				if name, ok := m["name"].(string); ok {
-					kinds[schema.GroupVersionKind{Group: group, Version: name, Kind: kind}] = true
-				}
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			// A version kept with served: false (charts keep an old version so that
+			// stored objects still convert) is never in discovery: waiting for it
+			// runs to the timeout.
+			if served, ok := m["served"].(bool); ok && !served {
+				continue
+			}
+			if name, ok := m["name"].(string); ok {
+				kinds[schema.GroupVersionKind{Group: group, Version: name, Kind: kind}] = true
 			}
 		}
 	}

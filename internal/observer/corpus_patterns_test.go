@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +39,24 @@ type corpusCheck struct {
 var corpusChecks = map[string]corpusCheck{
 	"operator-hooks": {installed: operatorHooksInstalled, upgraded: operatorHooksUpgraded, deleted: operatorHooksDeleted},
 	"large-umbrella": {installed: largeUmbrellaInstalled, upgraded: largeUmbrellaUpgraded, deleted: largeUmbrellaDeleted},
+	"crd-versions":   {installed: crdVersionsApplied, upgraded: crdVersionsApplied},
+}
+
+// crdVersionsApplied: a CRD that keeps a version with served: false applies with its
+// custom resources at the first attempt. The wave's wait for the CRDs' kinds waited
+// for the unserved version too, ran to its timeout, and failed the apply with
+// DeployFailed (a Warning event) before a retry passed.
+func crdVersionsApplied(e *env, r *corpusRun) {
+	e.t.Helper()
+	var list eventsv1.EventList
+	if err := e.client.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ev := range list.Items {
+		if ev.Reason == v1.ReasonDeployFailed {
+			e.t.Errorf("a %s event for %s: %s", ev.Reason, ev.Regarding.Name, ev.Note)
+		}
+	}
 }
 
 // hookGroup is a set of chart hooks of one event and weight, in the order Helm

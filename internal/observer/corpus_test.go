@@ -30,6 +30,7 @@ import (
 // class.
 var corpusValues = map[string]struct{ install, upgrade string }{
 	"admission-webhook-jobs": {`{}`, `{"replicas": 2}`},
+	"crd-versions":           {`{}`, `{"size": 2}`},
 	"crds":                   {`{}`, `{"policy": {"mode": "audit"}}`},
 	"generated":              {`{}`, `{"greeting": "hi"}`},
 	"install-upgrade-hooks":  {`{}`, `{"version": "2"}`},
