@@ -6,7 +6,8 @@
 // package that writes to a target cluster.
 //
 // It decides how an object is applied (server-side apply, field manager
-// convoy, forced conflicts, CRDs and Namespaces first within a wave), which
+// convoy, forced conflicts, CRDs and Namespaces first within a wave, the fields
+// of Helm's field managers taken over at an object's first apply), which
 // failures make a render Unappliable and which are transient (DeployFailed,
 // PruneFailed), and which objects a prune or a deletion must leave alone
 // (annotated convoy.kumodo.io/prune: disabled, taken over by another

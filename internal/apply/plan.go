@@ -51,6 +51,10 @@ type planned struct {
 	digest uint64
 	// body is the rendered object's JSON (bodyOf); nil: not made yet.
 	body []byte
+	// takeOver: the Release did not apply the object before (it is not in the
+	// inventory DryRun was given, or there was no dry run): if it exists, the apply
+	// takes over the fields of HelmFieldManagers.
+	takeOver bool
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -70,7 +74,7 @@ func NewPlan(objects []Object) (*Plan, error) {
 	p := &Plan{objects: make([]*planned, 0, len(objects))}
 	for _, o := range objects {
 		o.Object = o.Object.DeepCopy()
-		p.objects = append(p.objects, &planned{Object: o, entry: o.Entry()})
+		p.objects = append(p.objects, &planned{Object: o, entry: o.Entry(), takeOver: true})
 	}
 	return p, nil
 }
@@ -158,6 +162,10 @@ func (p *Plan) Checked() []Change {
 // whether it changed anything. A new object thus costs two requests instead
 // of three.
 //
+// The apply of an existing object that applied does not list takes over the fields
+// of Helm's field managers (HelmFieldManagers), also when the dry run found it
+// unchanged; a listed object costs nothing more.
+//
 // seen is what the Release's last apply saw of its objects (Plan.Seen; nil: nothing):
 // an object seen as rendered, rendered the same and not written since costs the dry
 // run only.
@@ -172,6 +180,7 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object, seen Seen, appli
 	}
 	var defs, rest []*planned
 	for _, o := range plan.objects {
+		o.takeOver = !known[identityOf(o.entry.ObjectReference)]
 		if isCRD(o.entry.Group, o.entry.Kind) || isNamespace(o.entry.Group, o.entry.Kind) {
 			defs = append(defs, o)
 		} else {

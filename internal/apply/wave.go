@@ -67,7 +67,9 @@ func (r *WaveResult) Changed() bool {
 // active, then everything else, a few at a time. An object the dry run found
 // unchanged costs no request, one it found new or changed costs the apply;
 // an object it did not check costs a GET and a dry run, and an apply only
-// when it differs.
+// when it differs. An existing object the Release did not apply before has the
+// fields of Helm's field managers taken over (HelmFieldManagers): one more patch
+// when they own any, and a GET first when the dry run found it unchanged.
 //
 // Which waves to apply, and whether the previous waves are healthy enough to
 // go on, is the caller's decision. An error is an *Error with
@@ -149,7 +151,10 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 }
 
 // applyOne applies o unless the dry run found it unchanged, and returns what the
-// apply did and the object's generation in the server's answer. An object without a
+// apply did and the object's generation in the server's answer. An existing object
+// the Release did not apply before (takeOver) then has the fields of Helm's field
+// managers taken over (one JSON patch, when they own any; an unchanged one is read
+// first): the Action stays what the apply did to the object's content. An object without a
 // dry run (a forced sync's, or one a later reconcile carries on at a later sync wave)
 // is first read (metadata only) to tell a create from a change: a GET and the apply,
 // and no dry run, which a forced sync skips.
@@ -157,6 +162,15 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	st, liveVersion := o.state, o.liveVersion
 	switch st {
 	case unchanged:
+		if o.takeOver {
+			version, err := a.takeOverLive(ctx, o)
+			if err != nil {
+				return "", 0, err
+			}
+			if version != "" {
+				o.liveVersion = version
+			}
+		}
 		return Unchanged, o.liveGeneration, nil
 	case unchecked:
 		var err error
@@ -175,6 +189,19 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	}
 	head := applied.head
 	o.liveUID, o.liveVersion = head.UID, head.ResourceVersion
+	if o.takeOver && st != created {
+		managed, err := managedFieldsOf(applied.raw)
+		if err != nil {
+			return "", 0, fmt.Errorf("read the field managers of %s: %w", Describe(o.entry.ObjectReference), err)
+		}
+		version, err := a.takeOver(ctx, o, managed)
+		if err != nil {
+			return "", 0, err
+		}
+		if version != "" {
+			o.liveVersion = version
+		}
+	}
 	switch {
 	case st == created:
 		return Created, head.Generation, nil

@@ -1,0 +1,217 @@
+package apply
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kumodo.io/convoy/api/v1alpha1"
+)
+
+// helmApply applies u as Helm 4 does: server-side apply by the field manager helm.
+func (e *env) helmApply(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	if err := e.client.Apply(e.ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership); err != nil {
+		t.Fatalf("helm's apply of %s: %v", describeObject(u), err)
+	}
+}
+
+// applyKnown dry-runs objs with applied as the Release's inventory (and seen) and
+// applies wave 0; it returns the plan.
+func (e *env) applyKnown(t *testing.T, seen Seen, applied []v1alpha1.InventoryObject, objs ...Object) *Plan {
+	t.Helper()
+	plan, err := e.applier.DryRun(e.ctx, objs, seen, applied...)
+	if err != nil {
+		t.Fatalf("DryRun: %v", err)
+	}
+	if _, err := e.applier.ApplyWave(e.ctx, plan, 0); err != nil {
+		t.Fatalf("ApplyWave: %v", err)
+	}
+	return plan
+}
+
+// mustHaveTakenOver checks the live ConfigMap's data, that no entry of helm is left
+// and that convoy owns data.a.
+func (e *env) mustHaveTakenOver(t *testing.T, cm *unstructured.Unstructured, want map[string]any) {
+	t.Helper()
+	live, _ := e.get(t, cm)
+	got, _, _ := unstructured.NestedMap(live.Object, "data")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("data once convoy applied it without b (-want +got):\n%s", diff)
+	}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == "helm" {
+			t.Errorf("managedFields still has %s entry of helm", mf.Operation)
+		}
+	}
+	if owner := fieldOwner(live, "f:data", "f:a"); owner != v1alpha1.FieldManager {
+		t.Errorf("data.a is owned by %q, want %q", owner, v1alpha1.FieldManager)
+	}
+}
+
+// An object `helm install` made with server-side apply (Helm 4): once convoy applied
+// it, a key the chart drops goes from the object.
+func TestTakeOverFieldsOfHelmServerSideApply(t *testing.T) {
+	e := integration(t)
+	both := configMap(e.ns, "helm-ssa", map[string]string{"a": "1", "b": "2"})
+	e.helmApply(t, both)
+
+	render := []Object{{Object: both}}
+	e.applyKnown(t, nil, nil, render...) // the first apply: not in the inventory
+	e.applyKnown(t, nil, Entries(render), Object{Object: configMap(e.ns, "helm-ssa", map[string]string{"a": "1"})})
+	e.mustHaveTakenOver(t, both, map[string]any{"a": "1"})
+}
+
+// An object Helm 3 made and upgraded client-side (create, then a patch: Update
+// entries of the field manager helm).
+func TestTakeOverFieldsOfHelmClientSideApply(t *testing.T) {
+	e := integration(t)
+	both := configMap(e.ns, "helm-csa", map[string]string{"a": "1", "b": "2"})
+	if err := e.client.Create(e.ctx, configMap(e.ns, "helm-csa", map[string]string{"a": "1"}), client.FieldOwner("helm")); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"b":"2"}}`))
+	if err := e.client.Patch(e.ctx, configMap(e.ns, "helm-csa", nil), patch, client.FieldOwner("helm")); err != nil {
+		t.Fatal(err)
+	}
+	live, _ := e.get(t, both)
+	if got := managers(live); !cmp.Equal(got, []string{"helm/Update"}) {
+		t.Fatalf("managers of Helm 3's object: %v, want helm/Update", got)
+	}
+
+	render := []Object{{Object: both}}
+	e.applyKnown(t, nil, nil, render...)
+	e.applyKnown(t, nil, Entries(render), Object{Object: configMap(e.ns, "helm-csa", map[string]string{"a": "1"})})
+	e.mustHaveTakenOver(t, both, map[string]any{"a": "1"})
+}
+
+// An object whose dry run finds it unchanged is not applied, but still taken over
+// when the Release did not apply it before: here one seen by an earlier apply of the
+// Release whose inventory was lost, which Helm applied again since, as rendered.
+func TestTakeOverFieldsOfAnUnchangedObject(t *testing.T) {
+	e := integration(t)
+	both := configMap(e.ns, "helm-unchanged", map[string]string{"a": "1", "b": "2"})
+	e.helmApply(t, both)
+	render := []Object{{Object: both}}
+	first := e.applyKnown(t, nil, nil, render...)
+	e.helmApply(t, both)
+
+	second := e.applyKnown(t, first.Seen(), nil, render...)
+	if diff := cmp.Diff([]Change{{Object: Entries(render)[0].ObjectReference, Action: Unchanged}}, second.Checked()); diff != "" {
+		t.Fatalf("dry run (-want +got):\n%s", diff)
+	}
+	e.applyKnown(t, nil, Entries(render), Object{Object: configMap(e.ns, "helm-unchanged", map[string]string{"a": "1"})})
+	e.mustHaveTakenOver(t, both, map[string]any{"a": "1"})
+}
+
+// The take-over costs one patch, at the first apply of an object Helm's managers own
+// fields of; an object without them, or one the inventory lists, costs nothing more.
+func TestTakeOverCostsOnePatchOnlyWhenHelmOwnsFields(t *testing.T) {
+	e := integration(t)
+	applier, counter := countedApplier(t, schema.GroupKind{Kind: "ConfigMap"})
+	helms := configMap(e.ns, "helms", map[string]string{"a": "1"})
+	others := configMap(e.ns, "others", map[string]string{"a": "1"})
+	e.helmApply(t, helms)
+	if err := e.client.Apply(e.ctx, client.ApplyConfigurationFromUnstructured(others.DeepCopy()), client.FieldOwner("helm-controller")); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(o *unstructured.Unstructured, applied ...v1alpha1.InventoryObject) string {
+		t.Helper()
+		plan, err := applier.DryRun(e.ctx, []Object{{Object: o}}, nil, applied...)
+		applyOnlyChange(t, e.ctx, applier, plan, err)
+		live, _ := e.get(t, o)
+		return live.GetResourceVersion()
+	}
+	counter.Take()
+	for _, step := range []struct {
+		what     string
+		object   *unstructured.Unstructured
+		known    bool
+		requests map[string]int
+	}{
+		{"Helm's, first apply", helms, false, map[string]int{"dry-run": 1, "write": 2}},
+		{"Helm's, listed", helms, true, map[string]int{"read": 1, "dry-run": 1}},
+		{"helm-controller's, first apply", others, false, map[string]int{"dry-run": 1, "write": 1}},
+	} {
+		var applied []v1alpha1.InventoryObject
+		if step.known {
+			applied = Entries([]Object{{Object: step.object}})
+		}
+		before, _ := e.get(t, step.object)
+		after := apply(step.object, applied...)
+		if diff := cmp.Diff(step.requests, counter.Take()); diff != "" {
+			t.Errorf("%s: requests (-want +got):\n%s", step.what, diff)
+		}
+		if step.known && after != before.GetResourceVersion() {
+			t.Errorf("%s: resourceVersion %s after an unchanged apply, want %s", step.what, after, before.GetResourceVersion())
+		}
+	}
+	live, _ := e.get(t, others)
+	if got := managers(live); !cmp.Equal(got, []string{"convoy/Apply", "helm-controller/Apply"}) {
+		t.Errorf("managers of an object helm-controller applied: %v, want convoy's and helm-controller's", got)
+	}
+}
+
+// managers lists the manager/operation of u's managedFields entries, sorted.
+func managers(u *unstructured.Unstructured) []string {
+	var out []string
+	for _, mf := range u.GetManagedFields() {
+		out = append(out, mf.Manager+"/"+string(mf.Operation))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestTakeOverPatch checks which entries move to convoy's Apply entry.
+func TestTakeOverPatch(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}, Subresource: subresource}
+	}
+	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
+	for name, tc := range map[string]struct {
+		managed []metav1.ManagedFieldsEntry
+		want    string // the patch; "" for none
+	}{
+		"convoy's only": {
+			managed: []metav1.ManagedFieldsEntry{entry("convoy", apply, "", `{"f:data":{"f:a":{}}}`)},
+		},
+		"other managers": {
+			managed: []metav1.ManagedFieldsEntry{
+				entry("helm-controller", apply, "", `{"f:data":{"f:a":{}}}`),
+				entry("kubectl", update, "", `{"f:data":{"f:b":{}}}`),
+				entry("helm", update, "status", `{"f:status":{}}`),
+			},
+		},
+		"helm's apply merged into convoy's": {
+			managed: []metav1.ManagedFieldsEntry{
+				entry("helm", apply, "", `{"f:data":{"f:b":{}}}`),
+				entry("convoy", apply, "", `{"f:data":{"f:a":{}}}`),
+			},
+			want: `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{},"f:b":{}}}}]}]`,
+		},
+		"helm's update made convoy's": {
+			managed: []metav1.ManagedFieldsEntry{
+				entry("kubectl", update, "", `{"f:data":{"f:c":{}}}`),
+				entry("helm", update, "", `{"f:data":{"f:a":{}}}`),
+			},
+			want: `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"kubectl","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:c":{}}}},{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]}]`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := takeOverPatch(tc.managed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("patch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
