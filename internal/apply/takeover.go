@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -51,8 +53,11 @@ func managedFieldsOf(raw []byte) ([]metav1.ManagedFieldsEntry, error) {
 }
 
 // takeOverPatch is the JSON patch that moves the fields of HelmFieldManagers in
-// managed to convoy's Apply entry; nil when none of them owns fields.
-func takeOverPatch(managed []metav1.ManagedFieldsEntry) ([]byte, error) {
+// managed to convoy's Apply entry; nil when none of them owns fields. lacks says
+// whether they own fields that convoy's Apply entry does not (fields the render
+// lacks, which an apply removes once convoy owns them); true when that cannot be
+// told.
+func takeOverPatch(managed []metav1.ManagedFieldsEntry) (patch []byte, lacks bool, err error) {
 	// convoy's Apply entry first: PatchReplaceFieldsManagers keeps an entry of its
 	// own after one it merged into it (a second convoy/Apply entry), as the API
 	// server lists helm's Apply entry first when it is older.
@@ -64,39 +69,85 @@ func takeOverPatch(managed []metav1.ManagedFieldsEntry) ([]byte, error) {
 	u.SetManagedFields(ordered)
 	patches, err := ssa.PatchReplaceFieldsManagers(u, HelmFieldManagers, v1alpha1.FieldManager)
 	if err != nil || len(patches) == 0 {
-		return nil, err
+		return nil, false, err
 	}
-	return json.Marshal(patches)
+	if patch, err = json.Marshal(patches); err != nil {
+		return nil, false, err
+	}
+	return patch, helmOwnsMore(managed), nil
 }
 
-// takeOver sends the take-over patch of o (takeOverPatch of managed, its live
-// managedFields) and returns the object's resourceVersion after it; "" when no
-// patch was needed.
-func (a *Applier) takeOver(ctx context.Context, o *planned, managed []metav1.ManagedFieldsEntry) (string, error) {
+// helmOwnsMore says whether the entries of HelmFieldManagers in managed own a field
+// that convoy's Apply entry does not; true when an entry cannot be decoded or is of
+// another API version than convoy's.
+func helmOwnsMore(managed []metav1.ManagedFieldsEntry) bool {
+	set := func(e metav1.ManagedFieldsEntry) (*fieldpath.Set, bool) {
+		s := &fieldpath.Set{}
+		if e.FieldsV1 == nil {
+			return s, true
+		}
+		return s, s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil
+	}
+	convoys, version := &fieldpath.Set{}, ""
+	for _, e := range managed {
+		if isConvoysApply(e) {
+			s, ok := set(e)
+			if !ok {
+				return true
+			}
+			convoys, version = s, e.APIVersion
+		}
+	}
+	for _, e := range managed {
+		if !isHelms(e) {
+			continue
+		}
+		s, ok := set(e)
+		if !ok || e.APIVersion != version || !s.Difference(convoys).Empty() {
+			return true
+		}
+	}
+	return false
+}
+
+// isHelms says whether e is an entry of HelmFieldManagers (the main resource's).
+func isHelms(e metav1.ManagedFieldsEntry) bool {
+	return e.Subresource == "" && slices.ContainsFunc(HelmFieldManagers, func(m ssa.FieldManager) bool {
+		return e.Manager == m.Name && e.Operation == m.OperationType
+	})
+}
+
+// takeOver sends the take-over patch of o, from the managedFields of applied (the
+// answer of its apply), and records the object's resourceVersion after it in o.
+// When Helm's managers owned fields that the render lacks, o is applied again (with
+// opts), which removes them now that convoy owns them, and takeOver returns that
+// apply's answer; nil when there was no second apply.
+func (a *Applier) takeOver(ctx context.Context, o *planned, applied *answer, opts ...client.PatchOption) (*answer, error) {
 	ref := Describe(o.entry.ObjectReference)
-	patch, err := takeOverPatch(managed)
+	managed, err := managedFieldsOf(applied.raw)
 	if err != nil {
-		return "", fmt.Errorf("take over the fields of Helm's field managers of %s: %w", ref, err)
+		return nil, fmt.Errorf("read the field managers of %s: %w", ref, err)
+	}
+	patch, lacks, err := takeOverPatch(managed)
+	if err != nil {
+		return nil, fmt.Errorf("take over the fields of Helm's field managers of %s: %w", ref, err)
 	}
 	if patch == nil {
-		return "", nil
+		return nil, nil
 	}
 	target := objectFor(o.entry.ObjectReference)
 	if err := a.client.Patch(ctx, target, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		return "", fmt.Errorf("take over the fields of Helm's field managers of %s: %w", ref, err)
+		return nil, fmt.Errorf("take over the fields of Helm's field managers of %s: %w", ref, err)
 	}
-	return target.GetResourceVersion(), nil
-}
-
-// takeOverLive is takeOver of an object the apply did not write (its dry run found
-// it unchanged): its managedFields are read first (metadata only).
-func (a *Applier) takeOverLive(ctx context.Context, o *planned) (string, error) {
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(gvkOf(o.entry.ObjectReference))
-	if err := a.client.Get(ctx, client.ObjectKeyFromObject(o.Object.Object), live); err != nil {
-		return "", fmt.Errorf("read the field managers of %s: %w", Describe(o.entry.ObjectReference), err)
+	o.liveVersion = target.GetResourceVersion()
+	if !lacks {
+		return nil, nil
 	}
-	return a.takeOver(ctx, o, live.ManagedFields)
+	again, err := a.send(ctx, o, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("apply %s again once its fields were taken over from Helm: %w", ref, err)
+	}
+	return again, nil
 }
 
 func isConvoysApply(e metav1.ManagedFieldsEntry) bool {

@@ -91,6 +91,40 @@ func TestTakeOverFieldsOfHelmClientSideApply(t *testing.T) {
 	e.mustHaveTakenOver(t, both, map[string]any{"a": "1"})
 }
 
+// A key Helm set and the Release's first render already lacks goes from the object
+// at that first apply (the apply after the take-over), not one apply later: the
+// object is as rendered once the apply that took it over returns, and a dry run of
+// the same render finds it unchanged. Helm's own markers (the managed-by label, the
+// release annotations) are such keys in every chart.
+func TestTakeOverRemovesWhatTheFirstRenderLacks(t *testing.T) {
+	e := integration(t)
+	for _, c := range []struct {
+		name string
+		helm func(*unstructured.Unstructured)
+	}{
+		{"helm-ssa-lacks", func(u *unstructured.Unstructured) { e.helmApply(t, u) }},
+		{"helm-csa-lacks", func(u *unstructured.Unstructured) {
+			if err := e.client.Create(e.ctx, u.DeepCopy(), client.FieldOwner("helm")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		c.helm(configMap(e.ns, c.name, map[string]string{"a": "1", "b": "2"}))
+		render := []Object{{Object: configMap(e.ns, c.name, map[string]string{"a": "1"})}}
+		e.applyKnown(t, nil, nil, render...) // the first apply: not in the inventory
+		e.mustHaveTakenOver(t, render[0].Object, map[string]any{"a": "1"})
+
+		plan, err := e.applier.DryRun(e.ctx, render, nil, Entries(render)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Change{{Object: Entries(render)[0].ObjectReference, Action: Unchanged}}
+		if diff := cmp.Diff(want, plan.Checked()); diff != "" {
+			t.Errorf("%s: dry run of the same render after the take-over (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
 // An object whose dry run finds it unchanged is not applied, but still taken over
 // when the Release did not apply it before: here one seen by an earlier apply of the
 // Release whose inventory was lost, which Helm applied again since, as rendered.
@@ -168,7 +202,8 @@ func managers(u *unstructured.Unstructured) []string {
 	return out
 }
 
-// TestTakeOverPatch checks which entries move to convoy's Apply entry.
+// TestTakeOverPatch checks which entries move to convoy's Apply entry, and whether
+// Helm's own fields convoy's entry lacks.
 func TestTakeOverPatch(t *testing.T) {
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
@@ -178,6 +213,8 @@ func TestTakeOverPatch(t *testing.T) {
 	for name, tc := range map[string]struct {
 		managed []metav1.ManagedFieldsEntry
 		want    string // the patch; "" for none
+		// lacks: helm owns fields convoy's Apply entry does not (an apply again).
+		lacks bool
 	}{
 		"convoy's only": {
 			managed: []metav1.ManagedFieldsEntry{entry("convoy", apply, "", `{"f:data":{"f:a":{}}}`)},
@@ -194,6 +231,14 @@ func TestTakeOverPatch(t *testing.T) {
 				entry("helm", apply, "", `{"f:data":{"f:b":{}}}`),
 				entry("convoy", apply, "", `{"f:data":{"f:a":{}}}`),
 			},
+			want:  `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{},"f:b":{}}}}]}]`,
+			lacks: true,
+		},
+		"helm's fields all convoy's too": {
+			managed: []metav1.ManagedFieldsEntry{
+				entry("helm", update, "", `{"f:data":{"f:a":{}}}`),
+				entry("convoy", apply, "", `{"f:data":{"f:a":{},"f:b":{}}}`),
+			},
 			want: `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{},"f:b":{}}}}]}]`,
 		},
 		"helm's update made convoy's": {
@@ -201,16 +246,20 @@ func TestTakeOverPatch(t *testing.T) {
 				entry("kubectl", update, "", `{"f:data":{"f:c":{}}}`),
 				entry("helm", update, "", `{"f:data":{"f:a":{}}}`),
 			},
-			want: `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"kubectl","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:c":{}}}},{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]}]`,
+			want:  `[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"kubectl","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:c":{}}}},{"manager":"convoy","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]}]`,
+			lacks: true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := takeOverPatch(tc.managed)
+			got, lacks, err := takeOverPatch(tc.managed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
+			}
+			if lacks != tc.lacks {
+				t.Errorf("helm owns fields convoy's entry does not: %v, want %v", lacks, tc.lacks)
 			}
 		})
 	}

@@ -152,26 +152,20 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 
 // applyOne applies o unless the dry run found it unchanged, and returns what the
 // apply did and the object's generation in the server's answer. An existing object
-// the Release did not apply before (takeOver) then has the fields of Helm's field
-// managers taken over (one JSON patch, when they own any; an unchanged one is read
-// first): the Action stays what the apply did to the object's content. An object without a
-// dry run (a forced sync's, or one a later reconcile carries on at a later sync wave)
-// is first read (metadata only) to tell a create from a change: a GET and the apply,
-// and no dry run, which a forced sync skips.
+// the Release did not apply before (takeOver) is applied also when unchanged, and
+// then has the fields of Helm's field managers taken over (one JSON patch, when they
+// own any); when Helm owned fields the render lacks, it is applied once more, which
+// removes them, so that the object is as rendered when applyOne returns. An object
+// without a dry run (a forced sync's, or one a later reconcile carries on at a later
+// sync wave) is first read (metadata only) to tell a create from a change: a GET and
+// the apply, and no dry run, which a forced sync skips.
 func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, error) {
 	st, liveVersion := o.state, o.liveVersion
 	switch st {
 	case unchanged:
-		if o.takeOver {
-			version, err := a.takeOverLive(ctx, o)
-			if err != nil {
-				return "", 0, err
-			}
-			if version != "" {
-				o.liveVersion = version
-			}
+		if !o.takeOver {
+			return Unchanged, o.liveGeneration, nil
 		}
-		return Unchanged, o.liveGeneration, nil
 	case unchecked:
 		var err error
 		if st, liveVersion, err = a.stateOf(ctx, o.Object.Object); err != nil {
@@ -189,23 +183,21 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	}
 	head := applied.head
 	o.liveUID, o.liveVersion = head.UID, head.ResourceVersion
+	changed := st == created || head.ResourceVersion != liveVersion
 	if o.takeOver && st != created {
-		managed, err := managedFieldsOf(applied.raw)
-		if err != nil {
-			return "", 0, fmt.Errorf("read the field managers of %s: %w", Describe(o.entry.ObjectReference), err)
-		}
-		version, err := a.takeOver(ctx, o, managed)
-		if err != nil {
+		if applied, err = a.takeOver(ctx, o, applied, opts...); err != nil {
 			return "", 0, err
 		}
-		if version != "" {
-			o.liveVersion = version
+		if applied != nil {
+			changed = changed || applied.head.ResourceVersion != o.liveVersion
+			head = applied.head
+			o.liveUID, o.liveVersion = head.UID, head.ResourceVersion
 		}
 	}
 	switch {
 	case st == created:
 		return Created, head.Generation, nil
-	case st == existing && head.ResourceVersion == liveVersion:
+	case !changed:
 		// The server stored nothing: the object was as rendered.
 		return Unchanged, head.Generation, nil
 	default:
