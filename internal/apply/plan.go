@@ -164,7 +164,8 @@ func (p *Plan) Checked() []Change {
 //
 // The apply of an existing object that applied does not list takes over the fields
 // of Helm's field managers (HelmFieldManagers), also when the dry run found it
-// unchanged; a listed object costs nothing more.
+// unchanged (it is applied then, for the managedFields of the answer); a listed
+// object costs nothing more.
 //
 // seen is what the Release's last apply saw of its objects (Plan.Seen; nil: nothing):
 // an object seen as rendered, rendered the same and not written since costs the dry

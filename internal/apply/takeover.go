@@ -25,7 +25,10 @@ import (
 // (not in its previous inventory), convoy moves the fields of HelmFieldManagers to
 // its own Apply entry, as Flux's helm-controller and kubectl's csaupgrade do: one
 // JSON patch of metadata.managedFields, sent only when one of those managers owns
-// fields of the object.
+// fields of the object. When they owned fields that the render lacks (Helm's own
+// markers, app.kubernetes.io/managed-by and the meta.helm.sh annotations, in every
+// chart; a value the Release's values leave out), the object is applied once more,
+// which removes them: the first apply leaves the object as rendered.
 
 // HelmFieldManagers are the field managers whose fields convoy takes over: Helm's
 // CLI and SDK name their requests after the binary ("helm"), with server-side

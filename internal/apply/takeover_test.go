@@ -125,7 +125,7 @@ func TestTakeOverRemovesWhatTheFirstRenderLacks(t *testing.T) {
 	}
 }
 
-// An object whose dry run finds it unchanged is not applied, but still taken over
+// An object whose dry run finds it unchanged is still applied and taken over
 // when the Release did not apply it before: here one seen by an earlier apply of the
 // Release whose inventory was lost, which Helm applied again since, as rendered.
 func TestTakeOverFieldsOfAnUnchangedObject(t *testing.T) {

@@ -39,7 +39,9 @@ const takeOverValues = `{"resources":{"limits":{"memory":"64Mi"}}}`
 // --server-side=false) or server-side (Helm 4's default), is taken over by a Release
 // of the same chart, version and values in manual mode: its /sync recreates nothing
 // (the same uids, the Deployment's pod template untouched: the same ReplicaSet, no
-// rollout), and no field stays Helm's. A value the Release then drops shows in
+// rollout), no field stays Helm's, and the objects are as rendered: `kubectl convoy
+// release diff` shows nothing (Helm's markers, which the render lacks, are gone).
+// A value the Release then drops shows in
 // `kubectl convoy release diff` as the field's removal before the /sync, and is gone
 // from the object after it: no field stays behind, owned by Helm alone.
 func TestTakeOverAHelmRelease(t *testing.T) {
