@@ -117,6 +117,9 @@ const (
 	// AnnotationHookRun on a hook Job names the hook run that created it, "<run>/<hook phase>/<render ref>"
 	// (Upgrade/PreApply/sha256:…): a chart's hook Job keeps its name from run to run, so the name does not tell them apart.
 	AnnotationHookRun = "convoy.kumodo.io/hook-run"
+	// AnnotationHelmRelease on a Release records the Helm release it took over, "<namespace>/<name>.v<revision>":
+	// its first apply is an upgrade (the chart's upgrade hooks run, the templates see .Release.IsUpgrade).
+	AnnotationHelmRelease = "convoy.kumodo.io/helm-release"
 )
 
 // Labels.
@@ -143,6 +146,9 @@ const (
 	LabelReleaseSet = "convoy.kumodo.io/release-set"
 	// LabelCluster on a Release that a ReleaseSet writes names its Cluster (LabelValue of its name).
 	LabelCluster = "convoy.kumodo.io/cluster"
+	// LabelTakenOverBy on a Helm release record (its Secret) that convoy marked superseded names the
+	// Release that took it over, "<namespace>.<name>".
+	LabelTakenOverBy = "convoy.kumodo.io/taken-over-by"
 )
 
 // ReleaseSet names.

@@ -281,3 +281,14 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]string, error) {
 	}
 	return names, nil
 }
+
+// CreateRelease creates rel.
+func (c *Client) CreateRelease(ctx context.Context, rel *v1.Release) (*v1.Release, error) {
+	out := &v1.Release{}
+	err := c.rest.Post().Namespace(rel.Namespace).Resource(v1.ResourceReleases).Body(rel).Do(ctx).Into(out)
+	if apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("release %s/%s exists already: choose another name with --name, or see kubectl convoy release status %s -n %s",
+			rel.Namespace, rel.Name, rel.Name, rel.Namespace)
+	}
+	return out, c.fail(ctx, request{verb: "create", resource: v1.ResourceReleases, namespace: rel.Namespace, name: rel.Name}, err)
+}

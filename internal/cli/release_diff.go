@@ -24,6 +24,7 @@ import (
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/manifest"
+	convoyrelease "kumodo.io/convoy/internal/release"
 )
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
@@ -150,10 +151,11 @@ func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	run := v1.HookRunUpgrade
-	if rel.Status.LastSuccessful == nil {
-		run = v1.HookRunInstall
+	lastSuccessful := ""
+	if rel.Status.LastSuccessful != nil {
+		lastSuccessful = rel.Status.LastSuccessful.RenderRef
 	}
+	run := convoyrelease.ApplyHookRun(lastSuccessful, rel.Annotations)
 	objs, err := diff.Applied(decoded, convoyhooks.Owner{Name: rel.Name, Namespace: rel.Namespace}, run)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

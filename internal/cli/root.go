@@ -81,6 +81,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newReleasePinCommand(o),
 		newReleaseUnpinCommand(o),
 		newReleaseMutateCommand(o),
+		newReleaseFromHelmCommand(o),
 	)
 	cluster := &cobra.Command{
 		Use:     "cluster",

@@ -45,8 +45,9 @@ type hookRun struct {
 }
 
 // newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
-// for this render (a run that goes on), else Install when nothing was applied
-// successfully yet, else Upgrade.
+// for this render (a run that goes on), else the one release.ApplyHookRun decides:
+// Install when nothing was applied successfully yet and the Release took over no Helm
+// release, else Upgrade.
 func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, chartHooks []hooks.Chart) (*hookRun, error) {
 	rel := st.rel
 	owner := hooks.Owner{Name: rel.Name, Namespace: rel.Namespace, TargetNamespace: render.TargetNamespace(rel)}
@@ -67,11 +68,7 @@ func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, ch
 			return h, err
 		}
 	}
-	run := v1.HookRunUpgrade
-	if in.LastSuccessfulRender == "" {
-		run = v1.HookRunInstall
-	}
-	return build(run)
+	return build(release.ApplyHookRun(in.LastSuccessfulRender, rel.Annotations))
 }
 
 // resumeOf is the batch that status.hooks records for these hooks, of the run run of

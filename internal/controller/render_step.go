@@ -81,7 +81,7 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) 
 	if err != nil {
 		return nil, err
 	}
-	next := release.NextRenderRevision(rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.RenderRef != "", hist.revisions())
+	next := release.NextRenderRevision(release.IsUpgrade(lastSuccessfulRender(rel), rel.Annotations), hist.revisions())
 	req.Revision, req.IsUpgrade = next.Revision, next.IsUpgrade
 	var key render.ReuseKey
 	offered := false // an earlier render was offered: templated anew, its lookups changed
@@ -319,4 +319,12 @@ func (m *capabilitiesMemo) of(cluster string, disc *clusters.Discovery) render.C
 	}
 	m.byCluster[cluster] = memoCapabilities{disc: disc, caps: caps}
 	return caps
+}
+
+// lastSuccessfulRender is status.lastSuccessful.renderRef; empty for none.
+func lastSuccessfulRender(rel *v1.Release) string {
+	if rel.Status.LastSuccessful == nil {
+		return ""
+	}
+	return rel.Status.LastSuccessful.RenderRef
 }

@@ -13,7 +13,9 @@
 //     names are internal/hooks');
 //   - whether a pending force was used up without acting on it (SpentForce);
 //   - whether the Release holds before anything is rendered (HoldsBeforeRender), the
-//     revision of a new render (NextRenderRevision), and whether a target namespace
+//     revision of a new render (NextRenderRevision), whether an apply is an install or
+//     an upgrade (IsUpgrade, ApplyHookRun: a Release taken over from Helm upgrades
+//     from its first apply), and whether a target namespace
 //     outlived the Release that created it (OutlivedNamespace);
 //   - from how the attempt ended: the Applied, Healthy and Ready conditions, the status
 //     fields to write (lastSuccessful, lastHandledSyncAt, lastHandledForceSyncAt, a new

@@ -1,5 +1,7 @@
 package release
 
+import v1 "kumodo.io/convoy/api/v1alpha1"
+
 // RenderRevision is what the templates of a new render see of the Release's history:
 // .Release.Revision, and .Release.IsUpgrade or .Release.IsInstall.
 type RenderRevision struct {
@@ -24,4 +26,31 @@ func NextRenderRevision(applied bool, revisions []int64) RenderRevision {
 		highest = max(highest, r)
 	}
 	return RenderRevision{Revision: highest + 1, IsUpgrade: applied}
+}
+
+// IsUpgrade decides whether the next apply of a Release is an upgrade (the chart's
+// pre-upgrade and post-upgrade hooks run, the templates see .Release.IsUpgrade) or an
+// install, from the render of its last successful apply (status.lastSuccessful, empty
+// for none) and its annotations:
+//
+//   - an upgrade once it was applied successfully, as `helm upgrade --install` decides;
+//   - an upgrade from its first apply when it took over a Helm release
+//     (AnnotationHelmRelease, any value): Helm installed the objects, and the apply
+//     upgrades them, as `helm upgrade` of that release would;
+//   - else an install.
+func IsUpgrade(lastSuccessfulRender string, annotations map[string]string) bool {
+	if lastSuccessfulRender != "" {
+		return true
+	}
+	_, fromHelm := annotations[v1.AnnotationHelmRelease]
+	return fromHelm
+}
+
+// ApplyHookRun is the hook run of the next apply of a Release: Upgrade when
+// IsUpgrade, else Install.
+func ApplyHookRun(lastSuccessfulRender string, annotations map[string]string) v1.HookRun {
+	if IsUpgrade(lastSuccessfulRender, annotations) {
+		return v1.HookRunUpgrade
+	}
+	return v1.HookRunInstall
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
 // The revision and install or upgrade of a new render (rule 3 of issue 12; the
@@ -28,6 +30,41 @@ func TestNextRenderRevision(t *testing.T) {
 			got := NextRenderRevision(tc.applied, tc.revisions)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("NextRenderRevision(%v, %v) (-want +got):\n%s", tc.applied, tc.revisions, diff)
+			}
+		})
+	}
+}
+
+// The first apply of a Release that took over a Helm release is an upgrade: the
+// objects exist, Helm installed them.
+func TestIsUpgrade(t *testing.T) {
+	const ref = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	fromHelm := map[string]string{v1.AnnotationHelmRelease: "apps/podinfo.v3"}
+	cases := map[string]struct {
+		lastSuccessful string
+		annotations    map[string]string
+		want           bool
+		wantRun        v1.HookRun
+	}{
+		"the first apply of a new Release: an install":         {wantRun: v1.HookRunInstall},
+		"a later apply: an upgrade":                            {lastSuccessful: ref, want: true, wantRun: v1.HookRunUpgrade},
+		"the first apply of a Release taken over from Helm":    {annotations: fromHelm, want: true, wantRun: v1.HookRunUpgrade},
+		"a later apply of a Release taken over from Helm":      {lastSuccessful: ref, annotations: fromHelm, want: true, wantRun: v1.HookRunUpgrade},
+		"other annotations do not make an upgrade":             {annotations: map[string]string{v1.AnnotationSyncRequestedAt: "2026-01-02T03:04:05Z"}, wantRun: v1.HookRunInstall},
+		"the annotation with any value: it names the takeover": {annotations: map[string]string{v1.AnnotationHelmRelease: ""}, want: true, wantRun: v1.HookRunUpgrade},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := struct {
+				IsUpgrade bool
+				Run       v1.HookRun
+			}{IsUpgrade(tc.lastSuccessful, tc.annotations), ApplyHookRun(tc.lastSuccessful, tc.annotations)}
+			want := struct {
+				IsUpgrade bool
+				Run       v1.HookRun
+			}{tc.want, tc.wantRun}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("IsUpgrade, ApplyHookRun (-want +got):\n%s", diff)
 			}
 		})
 	}
