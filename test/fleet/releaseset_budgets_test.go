@@ -100,25 +100,12 @@ func readySince(rel *v1.Release) time.Time {
 // Release, its Cluster and the reason; the other canary Release and the stage rest
 // keep the revision before.
 func (f *rsFleet) anUnappliableCanaryHalts(t *testing.T) {
-	f.t = t
-	const set = "refused"
-	f.create(f.set(set, budgetFleet, `{"value":"one"}`, budgetStages(nil)...))
-	s := f.waitPhases(set, "", "canary Complete, rest Complete")
-	rev1 := s.Status.Revision
-	before := f.releases(set)
-
-	f.updateTemplate(set, func(t *v1.ReleaseTemplate) {
-		t.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"value":"two","invalid":true}`)}
-	})
-	s = f.waitPhases(set, rev1, "canary Halted, rest Waiting")
-	halted := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
-	first := f.release(set, 1)
-	for _, want := range []string{first, f.clusters[0], v1.ReasonUnappliable, "change the template"} {
+	halted := f.failingCanaryHalts(t, "refused", `{"value":"two","invalid":true}`)
+	for _, want := range []string{f.release("refused", 1), f.clusters[0], v1.ReasonUnappliable, "change the template"} {
 		if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1.ReasonReleaseFailed || !strings.Contains(halted.Message, want) {
 			t.Errorf("Halted %+v, want True/%s saying %q", halted, v1.ReasonReleaseFailed, want)
 		}
 	}
-	f.wantUntouched(set, before, rev1, f.release(set, 2), f.release(set, 3))
 }
 
 // A revision whose canary's PreApply hook the API server refuses halts the set as
@@ -126,25 +113,32 @@ func (f *rsFleet) anUnappliableCanaryHalts(t *testing.T) {
 // (HookFailed or Unappliable, whichever step refuses it first), no retry cures it, and
 // no other Release gets the revision.
 func (f *rsFleet) aRefusedHookOnTheCanaryHalts(t *testing.T) {
+	halted := f.failingCanaryHalts(t, "hook", `{"value":"two","refusedHook":true}`)
+	first := f.release("hook", 1)
+	if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1.ReasonReleaseFailed ||
+		!strings.Contains(halted.Message, first) ||
+		!(strings.Contains(halted.Message, v1.ReasonHookFailed) || strings.Contains(halted.Message, v1.ReasonUnappliable)) {
+		t.Errorf("Halted %+v, want True/%s naming %s and HookFailed or Unappliable", halted, v1.ReasonReleaseFailed, first)
+	}
+}
+
+// failingCanaryHalts rolls the set out Complete, then a revision of values that the
+// canary cannot apply: it waits until the canary stage is Halted and the rest Waiting,
+// checks that the Releases after the canary keep the revision before, and returns the
+// set's Halted condition.
+func (f *rsFleet) failingCanaryHalts(t *testing.T, set, values string) *metav1.Condition {
 	f.t = t
-	const set = "hook"
 	f.create(f.set(set, budgetFleet, `{"value":"one"}`, budgetStages(nil)...))
 	s := f.waitPhases(set, "", "canary Complete, rest Complete")
 	rev1 := s.Status.Revision
 	before := f.releases(set)
 
 	f.updateTemplate(set, func(t *v1.ReleaseTemplate) {
-		t.Spec.Values = &runtime.RawExtension{Raw: []byte(`{"value":"two","refusedHook":true}`)}
+		t.Spec.Values = &runtime.RawExtension{Raw: []byte(values)}
 	})
 	s = f.waitPhases(set, rev1, "canary Halted, rest Waiting")
-	halted := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
-	first := f.release(set, 1)
-	if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1.ReasonReleaseFailed ||
-		!strings.Contains(halted.Message, first) ||
-		!(strings.Contains(halted.Message, v1.ReasonHookFailed) || strings.Contains(halted.Message, v1.ReasonUnappliable)) {
-		t.Errorf("Halted %+v, want True/%s naming %s and HookFailed or Unappliable", halted, v1.ReasonReleaseFailed, first)
-	}
 	f.wantUntouched(set, before, rev1, f.release(set, 2), f.release(set, 3))
+	return apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionHalted)
 }
 
 // wantUntouched checks for a few seconds that the Releases names of set keep the
