@@ -5,31 +5,17 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/releaseset"
 )
 
 // OverridesFor is the indexes, in order, of the entries of spec.clusterOverrides
-// whose clusterSelector selects a Cluster with these labels ({} selects every
-// Cluster; a missing selector selects none). It only shows what the API says a set's
-// Release gets; the controller decides.
+// whose clusterSelector selects a Cluster with these labels, as the ReleaseSet
+// controller picks them (releaseset.OverridesFor). It only shows what the API says a
+// set's Release gets; the controller decides.
 func OverridesFor(s *v1.ReleaseSet, clusterLabels map[string]string) ([]int, error) {
-	var out []int
-	for i, o := range s.Spec.ClusterOverrides {
-		if o.ClusterSelector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(o.ClusterSelector)
-		if err != nil {
-			return nil, fmt.Errorf("spec.clusterOverrides[%d].clusterSelector: %w", i, err)
-		}
-		if sel.Matches(labels.Set(clusterLabels)) {
-			out = append(out, i)
-		}
-	}
-	return out, nil
+	return releaseset.OverridesFor(s.Spec.ClusterOverrides, clusterLabels)
 }
 
 // OverrideValues is the values the overrides idx give a Cluster: what the ReleaseSet

@@ -36,13 +36,14 @@ import (
 // requires one). The errors name the field: an invalid clusterSelector, values that
 // are not a JSON object.
 func ClusterValues(template *runtime.RawExtension, overrides []v1.ClusterOverride, cluster *v1.Cluster) (*runtime.RawExtension, error) {
+	selecting, err := OverridesFor(overrides, cluster.Labels)
+	if err != nil {
+		return nil, err
+	}
 	var merged map[string]any
-	for i, o := range overrides {
-		sel, err := metav1.LabelSelectorAsSelector(o.ClusterSelector)
-		if err != nil {
-			return nil, fmt.Errorf("spec.clusterOverrides[%d].clusterSelector: %w", i, err)
-		}
-		if !sel.Matches(labels.Set(cluster.Labels)) || isNull(o.Values) {
+	for _, i := range selecting {
+		o := overrides[i]
+		if isNull(o.Values) {
 			continue
 		}
 		vals, err := decodeObject(o.Values.Raw)
@@ -70,6 +71,23 @@ func ClusterValues(template *runtime.RawExtension, overrides []v1.ClusterOverrid
 		return nil, fmt.Errorf("the values of Cluster %s: %w", cluster.Name, err)
 	}
 	return &runtime.RawExtension{Raw: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}, nil
+}
+
+// OverridesFor is the indexes, in order, of the overrides whose clusterSelector
+// selects a Cluster with these labels ({} selects every Cluster; a missing selector
+// selects none). An invalid selector is an error naming its field.
+func OverridesFor(overrides []v1.ClusterOverride, clusterLabels map[string]string) ([]int, error) {
+	var out []int
+	for i, o := range overrides {
+		sel, err := metav1.LabelSelectorAsSelector(o.ClusterSelector)
+		if err != nil {
+			return nil, fmt.Errorf("spec.clusterOverrides[%d].clusterSelector: %w", i, err)
+		}
+		if sel.Matches(labels.Set(clusterLabels)) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // isNull says whether v holds no values: unset, empty, or null.
