@@ -225,7 +225,7 @@ func chartCredentials(ctx context.Context, reader client.Reader, ns string, char
 func readValues(ctx context.Context, reader client.Reader, ns string, refs []v1.ValuesReference) ([]valuesRead, error) {
 	out := make([]valuesRead, 0, len(refs))
 	for i, ref := range refs {
-		key := valuesKey(ref)
+		key := render.ValuesKey(ref)
 		what := fmt.Sprintf("spec.template.spec.valuesFrom[%d] (%s %s/%s, key %s)", i, ref.Kind, ns, ref.Name, key)
 		data, err := convoyclusters.ReadValuesSource(ctx, reader, ns, ref.Kind, ref.Name)
 		switch {

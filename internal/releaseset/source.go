@@ -23,8 +23,6 @@ import (
 // the stages (docs/fleets.md, "What a revision covers").
 
 const (
-	// defaultValuesKey is the key of a valuesFrom entry that names none (as render reads it).
-	defaultValuesKey = "values.yaml"
 	// maxCopyNameLength is the longest name of a values copy (a ConfigMap's or Secret's).
 	maxCopyNameLength = 253
 	// copyHex is the number of hex digits that end a copy's name.
@@ -37,14 +35,6 @@ const (
 // the revision that of the template alone).
 func resolves(t v1.ReleaseTemplate) bool {
 	return render.Moves(t.Spec.Chart) || len(t.Spec.ValuesFrom) > 0
-}
-
-// valuesKey is the key a valuesFrom entry reads.
-func valuesKey(ref v1.ValuesReference) string {
-	if ref.Key == "" {
-		return defaultValuesKey
-	}
-	return ref.Key
 }
 
 // valuesRead is what one valuesFrom entry read: its key's data, or nothing (Found
@@ -60,7 +50,7 @@ type valuesRead struct {
 func valuesDigest(reads []valuesRead) string {
 	h := sha256.New()
 	for _, r := range reads {
-		for _, part := range [][]byte{[]byte(r.Ref.Kind), []byte(valuesKey(r.Ref)), []byte(fmt.Sprint(r.Found)), r.Data} {
+		for _, part := range [][]byte{[]byte(r.Ref.Kind), []byte(render.ValuesKey(r.Ref)), []byte(fmt.Sprint(r.Found)), r.Data} {
 			var n [8]byte
 			binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 			h.Write(n[:])
@@ -94,7 +84,7 @@ func valuesCopy(set *v1.ReleaseSet, digest string, i int, r valuesRead) client.O
 			APIVersion: v1.SchemeGroupVersion.String(), Kind: "ReleaseSet", Name: set.Name, UID: set.UID,
 		}},
 	}
-	key := valuesKey(r.Ref)
+	key := render.ValuesKey(r.Ref)
 	if r.Ref.Kind == v1.ValuesSourceSecret {
 		s := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Immutable: ptr.To(true)}
 		if r.Found {

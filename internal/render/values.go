@@ -60,11 +60,16 @@ func mergeValues(ctx context.Context, rel *v1alpha1.Release, reader ValuesReader
 	return merged, nil
 }
 
-func readValuesFrom(ctx context.Context, namespace string, i int, ref v1alpha1.ValuesReference, reader ValuesReader) (map[string]any, error) {
-	key := ref.Key
-	if key == "" {
-		key = defaultValuesKey
+// ValuesKey is the key that a valuesFrom entry reads: its key, or values.yaml.
+func ValuesKey(ref v1alpha1.ValuesReference) string {
+	if ref.Key == "" {
+		return defaultValuesKey
 	}
+	return ref.Key
+}
+
+func readValuesFrom(ctx context.Context, namespace string, i int, ref v1alpha1.ValuesReference, reader ValuesReader) (map[string]any, error) {
+	key := ValuesKey(ref)
 	what := fmt.Sprintf("spec.valuesFrom[%d] (%s %s/%s, key %s)", i, ref.Kind, namespace, ref.Name, key)
 	switch ref.Kind {
 	case v1alpha1.ValuesSourceConfigMap, v1alpha1.ValuesSourceSecret:
