@@ -51,10 +51,11 @@ type planned struct {
 	digest uint64
 	// body is the rendered object's JSON (bodyOf); nil: not made yet.
 	body []byte
-	// takeOver: the Release did not apply the object before (it is not in the
-	// inventory DryRun was given, or there was no dry run): if it exists, the apply
-	// takes over the fields of HelmFieldManagers.
-	takeOver bool
+	// helm: the dry run's answer lists an entry of HelmFieldManagers in the object's
+	// managedFields, so an object the dry run found unchanged is applied all the same,
+	// for the take-over (takeOver). Whether an object that is applied anyway is taken
+	// over, its apply's answer tells.
+	helm bool
 }
 
 // Plan is a render ready to be applied wave by wave. A Plan from DryRun
@@ -74,7 +75,7 @@ func NewPlan(objects []Object) (*Plan, error) {
 	p := &Plan{objects: make([]*planned, 0, len(objects))}
 	for _, o := range objects {
 		o.Object = o.Object.DeepCopy()
-		p.objects = append(p.objects, &planned{Object: o, entry: o.Entry(), takeOver: true})
+		p.objects = append(p.objects, &planned{Object: o, entry: o.Entry()})
 	}
 	return p, nil
 }
@@ -162,10 +163,11 @@ func (p *Plan) Checked() []Change {
 // whether it changed anything. A new object thus costs two requests instead
 // of three.
 //
-// The apply of an existing object that applied does not list takes over the fields
-// of Helm's field managers (HelmFieldManagers), also when the dry run found it
-// unchanged (it is applied then, for the managedFields of the answer); a listed
-// object costs nothing more.
+// The apply of an object whose managedFields list an entry of Helm's field managers
+// (HelmFieldManagers) takes over their fields, whether applied lists the object or
+// not: also when the dry run found it unchanged (it is applied then, when the dry
+// run's answer lists such an entry). An object whose dry run finds it unchanged and
+// Helm's managers owning nothing costs nothing more.
 //
 // seen is what the Release's last apply saw of its objects (Plan.Seen; nil: nothing):
 // an object seen as rendered, rendered the same and not written since costs the dry
@@ -181,7 +183,6 @@ func (a *Applier) DryRun(ctx context.Context, objects []Object, seen Seen, appli
 	}
 	var defs, rest []*planned
 	for _, o := range plan.objects {
-		o.takeOver = !known[identityOf(o.entry.ObjectReference)]
 		if isCRD(o.entry.Group, o.entry.Kind) || isNamespace(o.entry.Group, o.entry.Kind) {
 			defs = append(defs, o)
 		} else {
@@ -284,6 +285,7 @@ func (a *Applier) diffKnown(ctx context.Context, o *planned) error {
 	default:
 		o.state = configured
 	}
+	o.helm = slices.ContainsFunc(r.Managers, isHelms)
 	return nil
 }
 

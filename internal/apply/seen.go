@@ -131,6 +131,9 @@ func (a *Applier) diffSeen(ctx context.Context, o *planned, s sighting) error {
 		o.state = created
 		return nil
 	}
+	if o.helm, err = helmManages(dryRun.raw); err != nil {
+		return err
+	}
 	if uid, version := dryRun.head.UID, dryRun.head.ResourceVersion; at(uid, version) == s.at {
 		o.state = unchanged
 		o.liveUID, o.liveVersion, o.liveGeneration = uid, version, dryRun.head.Generation

@@ -20,15 +20,21 @@ import (
 // Taking over from Helm: an object that `helm install` or `helm upgrade` made has
 // its fields owned by Helm's field manager. Once convoy applies the same chart, both
 // managers own them, and a field the chart later drops stays on the object, owned by
-// Helm alone: server-side apply only removes the fields nobody else owns. At the
-// first apply of an object that exists and that the Release did not apply before
-// (not in its previous inventory), convoy moves the fields of HelmFieldManagers to
-// its own Apply entry, as Flux's helm-controller and kubectl's csaupgrade do: one
-// JSON patch of metadata.managedFields, sent only when one of those managers owns
-// fields of the object. When they owned fields that the render lacks (Helm's own
-// markers, app.kubernetes.io/managed-by and the meta.helm.sh annotations, in every
-// chart; a value the Release's values leave out), the object is applied once more,
-// which removes them: the first apply leaves the object as rendered.
+// Helm alone: server-side apply only removes the fields nobody else owns. At an
+// apply of an object whose managedFields list an entry of HelmFieldManagers, convoy
+// moves their fields to its own Apply entry, as Flux's helm-controller and kubectl's
+// csaupgrade do: one JSON patch of metadata.managedFields. What decides is the
+// object's managedFields (the answer of the dry run, or of the apply), not the
+// Release's inventory: the controller lists objects in the inventory before it
+// applies them, so a take-over an error or a restart cut short (the patch failed,
+// convoy was killed between the inventory's write and the patch), or an object
+// adopted after a restore, is taken over at the next apply. An object the dry run
+// found unchanged is applied for it when the dry run's answer lists such an entry;
+// one without costs nothing more. When they owned fields that the render lacks
+// (Helm's own markers, app.kubernetes.io/managed-by and the meta.helm.sh
+// annotations, in every chart; a value the Release's values leave out), the object
+// is applied once more, which removes them: the apply that takes an object over
+// leaves it as rendered.
 
 // HelmFieldManagers are the field managers whose fields convoy takes over: Helm's
 // CLI and SDK name their requests after the binary ("helm"), with server-side
@@ -53,6 +59,21 @@ func managedFieldsOf(raw []byte) ([]metav1.ManagedFieldsEntry, error) {
 		return nil, err
 	}
 	return head.Metadata.ManagedFields, nil
+}
+
+// helmManages says whether raw, a server's answer (an object's JSON), lists an entry
+// of HelmFieldManagers in its metadata.managedFields. An answer without the JSON
+// string "helm" (an object Helm never wrote, or one taken over) is only scanned, not
+// decoded: the steady state pays no decoding for it.
+func helmManages(raw []byte) (bool, error) {
+	if !bytes.Contains(raw, []byte(`"helm"`)) {
+		return false, nil
+	}
+	managed, err := managedFieldsOf(raw)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(managed, isHelms), nil
 }
 
 // takeOverPatch is the JSON patch that moves the fields of HelmFieldManagers in

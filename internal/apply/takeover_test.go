@@ -1,7 +1,10 @@
 package apply
 
 import (
+	"errors"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -144,14 +147,101 @@ func TestTakeOverFieldsOfAnUnchangedObject(t *testing.T) {
 	e.mustHaveTakenOver(t, both, map[string]any{"a": "1"})
 }
 
-// The take-over costs one patch, at the first apply of an object Helm's managers own
-// fields of; an object without them, or one the inventory lists, costs nothing more.
+// roundTripperFunc is an http.RoundTripper.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// failingPatchApplier is an Applier whose JSON patches fail (the take-over's patch of
+// metadata.managedFields), as when the API server restarts, or convoy is killed,
+// between the apply and the patch.
+func failingPatchApplier(t *testing.T) *Applier {
+	t.Helper()
+	cfg := cluster.RestConfig()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch && r.Header.Get("Content-Type") == string(types.JSONPatchType) {
+				return nil, errors.New("the test's connection reset")
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	return New(newClient(t, cfg), Options{})
+}
+
+// A take-over cut short is made at the next apply, although the Release's inventory
+// lists the object by then (the controller grows the inventory before it applies):
+// what decides is whether Helm's managers still own fields of the object. Whether the
+// patch failed after convoy's apply (the next dry run seen as rendered by that apply,
+// or read after a restart), or convoy was killed before it applied the object at all,
+// or the next sync is forced: a value the chart drops then goes from the object.
+func TestTakeOverInterruptedIsMadeAtTheNextApply(t *testing.T) {
+	e := integration(t)
+	failing := failingPatchApplier(t)
+	for _, c := range []struct {
+		name string
+		// cut applies render as far as the interrupted apply got; it returns what
+		// that apply saw (nil: nothing).
+		cut func(render []Object) Seen
+		// forced: the next apply is a forced sync's (no dry run).
+		forced bool
+	}{
+		{name: "helm-patch-failed", cut: func(render []Object) Seen {
+			plan, err := failing.DryRun(e.ctx, render, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := failing.ApplyWave(e.ctx, plan, 0); err == nil || !strings.Contains(err.Error(), "take over the fields of Helm's field managers") {
+				t.Fatalf("the apply with a failing patch: %v, want the take-over's failure", err)
+			}
+			return plan.Seen()
+		}},
+		{name: "helm-patch-failed-restart", cut: func(render []Object) Seen {
+			plan, err := failing.DryRun(e.ctx, render, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := failing.ApplyWave(e.ctx, plan, 0); err == nil {
+				t.Fatal("the apply with a failing patch got through")
+			}
+			return nil // a restart forgets what the apply saw
+		}},
+		{name: "helm-killed-before-apply", cut: func([]Object) Seen { return nil }},
+		{name: "helm-forced", cut: func([]Object) Seen { return nil }, forced: true},
+	} {
+		both := configMap(e.ns, c.name, map[string]string{"a": "1", "b": "2"})
+		e.helmApply(t, both)
+		render := []Object{{Object: both}}
+		seen := c.cut(render)
+
+		inventory := Entries(render) // the inventory grown before the apply
+		if c.forced {
+			plan, err := NewPlan(render)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.applier.ApplyWave(e.ctx, plan, 0); err != nil {
+				t.Fatalf("%s: forced apply: %v", c.name, err)
+			}
+		} else {
+			e.applyKnown(t, seen, inventory, render...)
+		}
+		e.applyKnown(t, nil, inventory, Object{Object: configMap(e.ns, c.name, map[string]string{"a": "1"})})
+		t.Run(c.name, func(t *testing.T) { e.mustHaveTakenOver(t, both, map[string]any{"a": "1"}) })
+	}
+}
+
+// The take-over costs one patch, at the apply of an object Helm's managers own fields
+// of, whether the inventory lists it or not; an object without them, or one taken
+// over, costs nothing more.
 func TestTakeOverCostsOnePatchOnlyWhenHelmOwnsFields(t *testing.T) {
 	e := integration(t)
 	applier, counter := countedApplier(t, schema.GroupKind{Kind: "ConfigMap"})
 	helms := configMap(e.ns, "helms", map[string]string{"a": "1"})
 	others := configMap(e.ns, "others", map[string]string{"a": "1"})
+	helmsAgain := configMap(e.ns, "helms-again", map[string]string{"a": "1"})
 	e.helmApply(t, helms)
+	e.helmApply(t, helmsAgain)
 	if err := e.client.Apply(e.ctx, client.ApplyConfigurationFromUnstructured(others.DeepCopy()), client.FieldOwner("helm-controller")); err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +259,9 @@ func TestTakeOverCostsOnePatchOnlyWhenHelmOwnsFields(t *testing.T) {
 		known    bool
 		requests map[string]int
 	}{
-		{"Helm's, first apply", helms, false, map[string]int{"dry-run": 1, "write": 2}},
-		{"Helm's, listed", helms, true, map[string]int{"read": 1, "dry-run": 1}},
+		{"Helm's, listed before its first apply", helms, true, map[string]int{"read": 1, "dry-run": 1, "write": 2}},
+		{"Helm's, taken over, listed", helms, true, map[string]int{"read": 1, "dry-run": 1}},
+		{"Helm's again, first apply", helmsAgain, false, map[string]int{"dry-run": 1, "write": 2}},
 		{"helm-controller's, first apply", others, false, map[string]int{"dry-run": 1, "write": 1}},
 	} {
 		var applied []v1alpha1.InventoryObject
@@ -182,7 +273,7 @@ func TestTakeOverCostsOnePatchOnlyWhenHelmOwnsFields(t *testing.T) {
 		if diff := cmp.Diff(step.requests, counter.Take()); diff != "" {
 			t.Errorf("%s: requests (-want +got):\n%s", step.what, diff)
 		}
-		if step.known && after != before.GetResourceVersion() {
+		if step.requests["write"] == 0 && after != before.GetResourceVersion() {
 			t.Errorf("%s: resourceVersion %s after an unchanged apply, want %s", step.what, after, before.GetResourceVersion())
 		}
 	}
@@ -260,6 +351,36 @@ func TestTakeOverPatch(t *testing.T) {
 			}
 			if lacks != tc.lacks {
 				t.Errorf("helm owns fields convoy's entry does not: %v, want %v", lacks, tc.lacks)
+			}
+		})
+	}
+}
+
+// TestHelmManages reads whether an answer lists an entry of HelmFieldManagers.
+func TestHelmManages(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw  string
+		want bool
+		err  bool
+	}{
+		"no managedFields":               {raw: `{"metadata":{"name":"web"}}`},
+		"convoy's only":                  {raw: `{"metadata":{"managedFields":[{"manager":"convoy","operation":"Apply","fieldsV1":{"f:data":{}}}]}}`},
+		"helm's apply":                   {raw: `{"metadata":{"managedFields":[{"manager":"convoy","operation":"Apply"},{"manager":"helm","operation":"Apply","fieldsV1":{"f:data":{}}}]}}`, want: true},
+		"helm's update":                  {raw: `{"metadata":{"managedFields":[{"manager":"helm","operation":"Update","fieldsV1":{"f:data":{}}}]}}`, want: true},
+		"helm's status":                  {raw: `{"metadata":{"managedFields":[{"manager":"helm","operation":"Update","subresource":"status"}]}}`},
+		"helm-controller's":              {raw: `{"metadata":{"managedFields":[{"manager":"helm-controller","operation":"Apply"}]}}`},
+		"helm as a value, not a manager": {raw: `{"metadata":{"labels":{"tool":"helm"},"managedFields":[{"manager":"convoy","operation":"Apply"}]}}`},
+		// Not decoded without the string "helm"; an answer that has it is.
+		"not JSON, without helm": {raw: `{"metadata":`},
+		"not JSON, with helm":    {raw: `{"metadata":{"managedFields":[{"manager":"helm"`, err: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := helmManages([]byte(tc.raw))
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v, want one: %v", err, tc.err)
+			}
+			if got != tc.want {
+				t.Errorf("helmManages: %v, want %v", got, tc.want)
 			}
 		})
 	}

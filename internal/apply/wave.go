@@ -67,9 +67,9 @@ func (r *WaveResult) Changed() bool {
 // active, then everything else, a few at a time. An object the dry run found
 // unchanged costs no request, one it found new or changed costs the apply;
 // an object it did not check costs a GET and a dry run, and an apply only
-// when it differs. An existing object the Release did not apply before has the
-// fields of Helm's field managers taken over (HelmFieldManagers): one more patch
-// when they own any, and a GET first when the dry run found it unchanged.
+// when it differs. An object whose managedFields list an entry of Helm's field
+// managers (HelmFieldManagers) has their fields taken over: one more patch, and
+// the apply of an object the dry run found unchanged, which is skipped otherwise.
 //
 // Which waves to apply, and whether the previous waves are healthy enough to
 // go on, is the caller's decision. An error is an *Error with
@@ -151,19 +151,22 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 }
 
 // applyOne applies o unless the dry run found it unchanged, and returns what the
-// apply did and the object's generation in the server's answer. An existing object
-// the Release did not apply before (takeOver) is applied also when unchanged, and
-// then has the fields of Helm's field managers taken over (one JSON patch, when they
-// own any); when Helm owned fields the render lacks, it is applied once more, which
-// removes them, so that the object is as rendered when applyOne returns. An object
-// without a dry run (a forced sync's, or one a later reconcile carries on at a later
-// sync wave) is first read (metadata only) to tell a create from a change: a GET and
-// the apply, and no dry run, which a forced sync skips.
+// apply did and the object's generation in the server's answer. An object whose
+// apply answers with an entry of Helm's field managers in its managedFields has
+// their fields taken over (one JSON patch); one the dry run found unchanged is
+// applied when the dry run's answer listed such an entry (o.helm), whether the
+// Release applied it before or not, so that a take-over an error or a restart cut
+// short is made at the next apply. When Helm owned fields the render lacks, the
+// object is applied once more, which removes them, so that the object is as
+// rendered when applyOne returns. An object without a dry run (a forced sync's, or
+// one a later reconcile carries on at a later sync wave) is first read (metadata
+// only) to tell a create from a change: a GET and the apply, and no dry run, which a
+// forced sync skips; its apply's answer tells whether Helm's managers own fields.
 func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, error) {
 	st, liveVersion := o.state, o.liveVersion
 	switch st {
 	case unchanged:
-		if !o.takeOver {
+		if !o.helm {
 			return Unchanged, o.liveGeneration, nil
 		}
 	case unchecked:
@@ -184,7 +187,11 @@ func (a *Applier) applyOne(ctx context.Context, o *planned) (Action, int64, erro
 	head := applied.head
 	o.liveUID, o.liveVersion = head.UID, head.ResourceVersion
 	changed := st == created || head.ResourceVersion != liveVersion
-	if o.takeOver && st != created {
+	helm, err := helmManages(applied.raw)
+	if err != nil {
+		return "", 0, fmt.Errorf("read the field managers of %s: %w", Describe(o.entry.ObjectReference), err)
+	}
+	if helm {
 		if applied, err = a.takeOver(ctx, o, applied, opts...); err != nil {
 			return "", 0, err
 		}

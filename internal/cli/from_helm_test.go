@@ -20,17 +20,25 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/fromhelm"
 )
 
 // helmConfig is Helm's action configuration for namespace ns of the local control
 // plane, with Helm's default Secrets storage.
 func helmConfig(t *testing.T, ns string) *action.Configuration {
 	t.Helper()
+	return helmConfigWith(t, ns, "secret")
+}
+
+// helmConfigWith is Helm's action configuration for namespace ns of the local control
+// plane, with Helm's storage driver (HELM_DRIVER) helmDriver.
+func helmConfigWith(t *testing.T, ns, helmDriver string) *action.Configuration {
+	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	kubeconfig := env.kubeconfig
 	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
 	cfg := action.NewConfiguration()
-	if err := cfg.Init(flags, ns, "secret"); err != nil {
+	if err := cfg.Init(flags, ns, helmDriver); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -39,11 +47,17 @@ func helmConfig(t *testing.T, ns string) *action.Configuration {
 // helmInstall installs the chart in dir as Helm does, as release name in ns.
 func helmInstall(ctx context.Context, t *testing.T, dir, name, ns string, values map[string]any) *releasev1.Release {
 	t.Helper()
+	return helmInstallWith(ctx, t, "secret", dir, name, ns, values)
+}
+
+// helmInstallWith is helmInstall with Helm's storage driver helmDriver.
+func helmInstallWith(ctx context.Context, t *testing.T, helmDriver, dir, name, ns string, values map[string]any) *releasev1.Release {
+	t.Helper()
 	c, err := loader.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(helmConfig(t, ns))
+	in := action.NewInstall(helmConfigWith(t, ns, helmDriver))
 	in.ReleaseName, in.Namespace = name, ns
 	in.WaitStrategy = kube.HookOnlyStrategy
 	in.Timeout = time.Minute
@@ -152,5 +166,110 @@ func TestReleaseFromHelm(t *testing.T) {
 	res = plugin(t, nil, "release", "from-helm", "api", "-n", ns)
 	if res.code != 2 || !strings.Contains(res.stderr, "--repository is required: Helm does not record where a chart came from") {
 		t.Errorf("from-helm without --repository: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+// With HELM_DRIVER=configmap, Helm keeps its records in ConfigMaps: release from-helm
+// reads them with --helm-driver configmap, or with HELM_DRIVER set as for helm, and
+// --supersede marks the ConfigMap; the default (secret) does not find the release and
+// says how to read ConfigMaps; a driver other than secret or configmap is refused.
+func TestReleaseFromHelmConfigMapDriver(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	ctx := testCtx(t)
+	helmInstallWith(ctx, t, "configmap", "testdata/charts/settings", "web", ns, map[string]any{"greeting": "hola"})
+
+	res := plugin(t, nil, "release", "from-helm", "web", "-n", ns, "--repository", "https://charts.example.com", "--dry-run")
+	if res.code != 1 || !strings.Contains(res.stderr, `no Helm release "web" in namespace `+ns+" (no Secret sh.helm.release.v1.web.v<revision>)") ||
+		!strings.Contains(res.stderr, "give --helm-driver configmap") {
+		t.Errorf("from-helm of a release in ConfigMaps, reading Secrets: exit %d, stderr %q", res.code, res.stderr)
+	}
+	res = plugin(t, map[string]string{"HELM_DRIVER": "sql"}, "release", "from-helm", "web", "-n", ns, "--repository", "https://charts.example.com", "--dry-run")
+	if res.code != 1 || !strings.Contains(res.stderr, `HELM_DRIVER: storage driver "sql": only Helm's secret and configmap drivers are read; give --helm-driver secret or --helm-driver configmap`) {
+		t.Errorf("from-helm with HELM_DRIVER=sql: exit %d, stderr %q", res.code, res.stderr)
+	}
+	res = plugin(t, nil, "release", "from-helm", "web", "-n", ns, "--repository", "https://charts.example.com", "--helm-driver", "memory")
+	if res.code != 2 || !strings.Contains(res.stderr, `--helm-driver: storage driver "memory": only Helm's secret and configmap drivers are read`) {
+		t.Errorf("from-helm --helm-driver memory: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	res = plugin(t, nil, "release", "from-helm", "web", "-n", ns, "--repository", "https://charts.example.com", "--helm-driver", "configmap")
+	if res.code != 0 || !strings.Contains(res.stdout, "release.convoy.kumodo.io/web created from Helm release "+ns+"/web.v1") ||
+		!strings.Contains(res.stdout, "kubectl convoy release from-helm web -n "+ns+" --supersede --helm-driver configmap") {
+		t.Fatalf("from-helm --helm-driver configmap: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	got := getRelease(t, ns, "web")
+	if got.Annotations[v1.AnnotationHelmRelease] != ns+"/web.v1" || string(got.Spec.Values.Raw) != `{"greeting":"hola"}` {
+		t.Errorf("the Release created: annotations %v, values %s", got.Annotations, got.Spec.Values.Raw)
+	}
+	writeStatus(t, ns, "web", func(r *v1.Release) {
+		r.Status.LastSuccessful = &v1.LastSuccessful{RenderRef: refB}
+	})
+	// HELM_DRIVER as helm reads it, without the flag.
+	res = plugin(t, map[string]string{"HELM_DRIVER": "configmaps"}, "release", "from-helm", "web", "-n", ns, "--supersede")
+	if res.code != 0 || !strings.Contains(res.stdout, "marked superseded") {
+		t.Fatalf("--supersede with HELM_DRIVER=configmaps: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	cm, err := kubernetes.NewForConfigOrDie(env.admin).CoreV1().ConfigMaps(ns).Get(ctx, "sh.helm.release.v1.web.v1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Helm's record is gone: %v", err)
+	}
+	if d := cmp.Diff(map[string]string{"status": "superseded", v1.LabelTakenOverBy: ns + ".web"},
+		map[string]string{"status": cm.Labels["status"], v1.LabelTakenOverBy: cm.Labels[v1.LabelTakenOverBy]}); d != "" {
+		t.Errorf("the labels of Helm's record (-want +got):\n%s", d)
+	}
+	list := action.NewList(helmConfigWith(t, ns, "configmap"))
+	list.StateMask = action.ListDeployed
+	if deployed, err := list.Run(); err != nil || len(deployed) != 0 {
+		t.Errorf("helm list after --supersede: %d deployed, %v; want none", len(deployed), err)
+	}
+	if history, err := action.NewHistory(helmConfigWith(t, ns, "configmap")).Run("web"); err != nil || len(history) != 1 {
+		t.Errorf("helm history after --supersede: %d revisions, %v; want 1", len(history), err)
+	}
+}
+
+func TestHelmDriverOf(t *testing.T) {
+	cases := map[string]struct {
+		flag string
+		set  bool
+		env  string
+		want fromhelm.Driver
+		err  string // part of the error
+		// usage: the error is a usage error (exit 2).
+		usage bool
+	}{
+		"neither: Helm's default":              {want: fromhelm.DriverSecret},
+		"HELM_DRIVER=configmap":                {env: "configmap", want: fromhelm.DriverConfigMap},
+		"HELM_DRIVER=configmaps, as helm":      {env: "configmaps", want: fromhelm.DriverConfigMap},
+		"HELM_DRIVER=secrets":                  {env: "secrets", want: fromhelm.DriverSecret},
+		"the flag before HELM_DRIVER":          {flag: "secret", set: true, env: "configmap", want: fromhelm.DriverSecret},
+		"the flag alone":                       {flag: "configmap", set: true, want: fromhelm.DriverConfigMap},
+		"the flag given empty: Helm's default": {flag: "", set: true, env: "configmap", want: fromhelm.DriverSecret},
+		"the flag sql": {flag: "sql", set: true, usage: true,
+			err: `--helm-driver: storage driver "sql": only Helm's secret and configmap drivers are read`},
+		"HELM_DRIVER=memory": {env: "memory",
+			err: `HELM_DRIVER: storage driver "memory": only Helm's secret and configmap drivers are read; give --helm-driver secret or --helm-driver configmap`},
+		"HELM_DRIVER=sql, the flag right": {flag: "configmap", set: true, env: "sql", want: fromhelm.DriverConfigMap},
+		"case matters, as for helm":       {env: "ConfigMap", err: `storage driver "ConfigMap"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := helmDriverOf(tc.flag, tc.set, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				if code, want := ExitCode(err), map[bool]int{true: ExitUsage, false: ExitFailure}[tc.usage]; code != want {
+					t.Errorf("exit code %d, want %d", code, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("driver %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

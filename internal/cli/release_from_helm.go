@@ -17,14 +17,37 @@ import (
 type fromHelmFlags struct {
 	repository, name, cluster, helmNamespace, output string
 	automatic, dryRun, supersede                     bool
+	// helmDriver is --helm-driver as given; driver the storage read (helmDriverOf).
+	helmDriver string
+	driver     fromhelm.Driver
+}
+
+// helmDriverOf is the Helm storage driver that release from-helm reads: that of
+// --helm-driver when it was given (set), else that of HELM_DRIVER as helm reads it
+// (env), else secret. Helm's other drivers (memory, sql) are refused: from the flag a
+// usage error.
+func helmDriverOf(flag string, set bool, env string) (fromhelm.Driver, error) {
+	if set {
+		d, err := fromhelm.ParseDriver(flag)
+		if err != nil {
+			return "", usageErrorf("--helm-driver: %w", err)
+		}
+		return d, nil
+	}
+	d, err := fromhelm.ParseDriver(env)
+	if err != nil {
+		return "", fmt.Errorf("HELM_DRIVER: %w; give --helm-driver secret or --helm-driver configmap", err)
+	}
+	return d, nil
 }
 
 func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 	var f fromHelmFlags
 	cmd := &cobra.Command{
-		Use:   "from-helm HELM_RELEASE --repository URL [--name NAME] [--cluster CLUSTER] [--automatic] [--dry-run]",
+		Use:   "from-helm HELM_RELEASE --repository URL [--name NAME] [--cluster CLUSTER] [--helm-driver secret|configmap] [--automatic] [--dry-run]",
 		Short: "Create the Release that takes over a deployed Helm release; mark Helm's record superseded after its first apply",
-		Long: "Read the deployed Helm release HELM_RELEASE from Helm's storage (Secrets sh.helm.release.v1.<name>.v<revision>) " +
+		Long: "Read the deployed Helm release HELM_RELEASE from Helm's storage (Secrets sh.helm.release.v1.<name>.v<revision>, " +
+			"or ConfigMaps of the same names with --helm-driver configmap; the default is HELM_DRIVER as helm reads it, else secret) " +
 			"on the target cluster (the Cluster of --cluster through its kubeconfig Secret, else the current context) and create " +
 			"the equivalent Release in the namespace of -n: the chart of --repository with the name and version the Helm release " +
 			"records, the values the user gave Helm (not the chart's defaults), spec.targetNamespace when the Helm release's namespace " +
@@ -48,6 +71,10 @@ func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 			if err := checkOutputFormat(f.output); err != nil {
 				return err
 			}
+			var err error
+			if f.driver, err = helmDriverOf(f.helmDriver, cmd.Flags().Changed("helm-driver"), o.Getenv("HELM_DRIVER")); err != nil {
+				return err
+			}
 			if f.supersede {
 				if f.repository != "" || f.automatic {
 					return usageErrorf("--supersede reads the Release that took the Helm release over: --repository and --automatic do not apply")
@@ -64,6 +91,7 @@ func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&f.name, "name", "", "the Release's name (default: HELM_RELEASE; another name changes .Release.Name)")
 	cmd.Flags().StringVar(&f.cluster, "cluster", "", "the Cluster where the Helm release runs, read through its kubeconfig Secret (default: the current context's cluster)")
 	cmd.Flags().StringVar(&f.helmNamespace, "helm-namespace", "", "the Helm release's namespace (default: the namespace of -n)")
+	cmd.Flags().StringVar(&f.helmDriver, "helm-driver", "", "Helm's storage driver to read and mark the records in: secret or configmap (default: HELM_DRIVER as helm reads it, else secret)")
 	cmd.Flags().BoolVar(&f.automatic, "automatic", false, "automatic mode (spec.syncPolicy.automatic); default: manual mode, the first apply waits for a sync")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the Release (YAML unless -o json) instead of creating it; with --supersede, say what would be marked")
 	cmd.Flags().BoolVar(&f.supersede, "supersede", false, "after the Release's first successful apply: mark the Helm release's deployed record superseded")
@@ -74,9 +102,9 @@ func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
-// helmStorage is Helm's storage of namespace ns on the target cluster of rel, with the
-// user's own credentials.
-func (o *Options) helmStorage(ctx context.Context, rel *v1.Release, ns string) (*fromhelm.Storage, error) {
+// helmStorage is Helm's storage d of namespace ns on the target cluster of rel, with
+// the user's own credentials.
+func (o *Options) helmStorage(ctx context.Context, rel *v1.Release, ns string, d fromhelm.Driver) (*fromhelm.Storage, error) {
 	target, err := o.target(ctx, rel)
 	if err != nil {
 		return nil, err
@@ -85,7 +113,7 @@ func (o *Options) helmStorage(ctx context.Context, rel *v1.Release, ns string) (
 	if err != nil {
 		return nil, fmt.Errorf("connect to the target cluster: %w", err)
 	}
-	return fromhelm.NewStorage(ns, kube.CoreV1().Secrets(ns)), nil
+	return fromhelm.NewStorage(ns, d, kube), nil
 }
 
 // fromHelm creates (or with --dry-run prints) the Release that takes over the Helm
@@ -105,7 +133,7 @@ func (o *Options) fromHelm(ctx context.Context, name string, f fromHelmFlags) er
 	if f.name != "" {
 		probe.Name = f.name
 	}
-	storage, err := o.helmStorage(ctx, probe, helmNS)
+	storage, err := o.helmStorage(ctx, probe, helmNS, f.driver)
 	if err != nil {
 		return err
 	}
@@ -141,13 +169,13 @@ func (o *Options) fromHelm(ctx context.Context, name string, f fromHelmFlags) er
 		return err
 	}
 	return o.show(f.output, created, func() (string, error) {
-		return fromHelmNextSteps(created, fromhelm.RefOf(h), name), nil
+		return fromHelmNextSteps(created, fromhelm.RefOf(h), name, f.driver), nil
 	})
 }
 
 // fromHelmNextSteps is what release from-helm prints once it created rel from the
-// Helm release ref.
-func fromHelmNextSteps(rel *v1.Release, ref fromhelm.Ref, helmName string) string {
+// Helm release ref, read from Helm's storage d.
+func fromHelmNextSteps(rel *v1.Release, ref fromhelm.Ref, helmName string, d fromhelm.Driver) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "release.%s/%s created from Helm release %s\n", v1.GroupName, rel.Name, ref)
 	fmt.Fprintf(&b, "Next:\n")
@@ -158,6 +186,9 @@ func fromHelmNextSteps(rel *v1.Release, ref fromhelm.Ref, helmName string) strin
 	supersede := fmt.Sprintf("kubectl convoy release from-helm %s -n %s --supersede", helmName, rel.Namespace)
 	if rel.Name != helmName {
 		supersede += " --name " + rel.Name
+	}
+	if d != fromhelm.DriverSecret {
+		supersede += " --helm-driver " + string(d)
 	}
 	fmt.Fprintf(&b, "  %s   # then: helm list no longer shows it deployed; helm history keeps it\n", supersede)
 	return b.String()
@@ -194,7 +225,7 @@ func (o *Options) supersedeHelm(ctx context.Context, helmName string, f fromHelm
 		return fmt.Errorf("release %s/%s took over the Helm release %s, not %q: run kubectl convoy release from-helm %s -n %s --supersede --name %s",
 			ns, name, ref, helmName, ref.Name, ns, name)
 	}
-	storage, err := o.helmStorage(ctx, rel, ref.Namespace)
+	storage, err := o.helmStorage(ctx, rel, ref.Namespace, f.driver)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/normalize"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,6 +58,11 @@ type Result struct {
 	LiveGeneration int64
 	// LiveUID is the live object's uid; empty when absent.
 	LiveUID string
+	// Managers are the entries of metadata.managedFields in the dry run's answer
+	// (who owns the object's fields once the apply is made), without their fields
+	// (FieldsV1 is nil): the apply reads whether Helm's field managers own any; nil
+	// without a dry run.
+	Managers []metav1.ManagedFieldsEntry
 }
 
 // Options tune Check. The zero value is the drift check's: an object that is not
@@ -102,6 +108,7 @@ func Check(ctx context.Context, target client.Client, obj *unstructured.Unstruct
 		client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1.FieldManager)); err != nil {
 		return r, err
 	}
+	r.Managers = managers(dryRun)
 	if r.Want, err = Comparable(dryRun); err != nil {
 		return r, err
 	}
@@ -119,6 +126,29 @@ func Check(ctx context.Context, target client.Client, obj *unstructured.Unstruct
 		r.Action = Configure
 	}
 	return r, nil
+}
+
+// managers are the entries of u's metadata.managedFields, without their fields, read
+// from the map as it is (unstructured's GetManagedFields copies and converts each
+// entry's fields).
+func managers(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
+	md, _ := u.Object["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		out = append(out, metav1.ManagedFieldsEntry{Manager: str("manager"),
+			Operation:  metav1.ManagedFieldsOperationType(str("operation")),
+			APIVersion: str("apiVersion"), Subresource: str("subresource")})
+	}
+	return out
 }
 
 // Comparable is a copy of u as it is compared: without status and

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -116,5 +117,38 @@ func TestUnifiedMasksSecrets(t *testing.T) {
 	}
 	if Unified("x", Result{Action: Unchanged, Live: live, Want: live}) != "" {
 		t.Error("an Unchanged object has a diff")
+	}
+}
+
+// TestManagers reads the field managers of an answer without their fields.
+func TestManagers(t *testing.T) {
+	cases := map[string]struct {
+		object string
+		want   []metav1.ManagedFieldsEntry
+	}{
+		"none":        {object: `{metadata: {name: web}}`},
+		"no metadata": {object: `{kind: ConfigMap}`},
+		"entries, fields left out": {
+			object: `{metadata: {name: web, managedFields: [
+  {manager: helm, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {f:data: {f:a: {}}}},
+  {manager: convoy, operation: Apply, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {f:data: {f:b: {}}}},
+  {manager: helm, operation: Update, apiVersion: v1, subresource: status}]}}`,
+			want: []metav1.ManagedFieldsEntry{
+				{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"},
+				{Manager: "convoy", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1"},
+				{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Subresource: "status"},
+			},
+		},
+		"an entry that is not an object is skipped": {
+			object: `{metadata: {managedFields: [x, {manager: helm, operation: Apply}]}}`,
+			want:   []metav1.ManagedFieldsEntry{{Manager: "helm", Operation: metav1.ManagedFieldsOperationApply}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, managers(obj(t, tc.object))); d != "" {
+				t.Errorf("managers (-want +got):\n%s", d)
+			}
+		})
 	}
 }

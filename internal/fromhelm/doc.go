@@ -5,7 +5,8 @@
 // is marked once convoy applied it (superseded, labelled LabelTakenOverBy).
 //
 // The decisions (Pick, ReleaseFrom, CheckSupersede) are pure. Storage reads and
-// writes Helm's records through Helm's own Secrets storage driver; it never deletes
+// writes Helm's records through Helm's own Secrets or ConfigMaps storage driver (Driver,
+// ParseDriver reads HELM_DRIVER's values); it never deletes
 // a record, so that helm history keeps every revision. It must not apply or delete
 // anything else on a cluster.
 package fromhelm

@@ -196,3 +196,23 @@ func TestCheckSupersede(t *testing.T) {
 		})
 	}
 }
+
+// TestParseDriver reads HELM_DRIVER's values as helm does; only secret and configmap.
+func TestParseDriver(t *testing.T) {
+	for name, want := range map[string]Driver{
+		"": DriverSecret, "secret": DriverSecret, "secrets": DriverSecret,
+		"configmap": DriverConfigMap, "configmaps": DriverConfigMap,
+		"sql": "", "memory": "", "Secret": "", "cfgmap": "",
+	} {
+		got, err := ParseDriver(name)
+		if want == "" {
+			if err == nil || !strings.Contains(err.Error(), "only Helm's secret and configmap drivers are read") {
+				t.Errorf("ParseDriver(%q): %q, %v; want the refusal", name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ParseDriver(%q): %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
