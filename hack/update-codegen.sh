@@ -13,6 +13,7 @@
 #   docs/reference/kubectl-convoy/*.md       hack/gen-cli-docs (cobra/doc)
 #   docs/reference/convoy/*.md               cmd/convoy's TestCLIReferenceIsCurrent -update-reference
 #   deploy/{apiserver,controller,observer,rbac,monitoring}/*.yaml  hack/gen-deploy (from charts/convoy)
+#   docs/development.md, section Layout    hack/layout (the packages' doc comments)
 # Usage: hack/update-codegen.sh [repository root, default: this repository]
 set -euo pipefail
 
@@ -82,5 +83,7 @@ if [ "$root" = "$(cd "$here/.." && pwd)" ]; then
   go test -count=1 -run '^TestCLIReferenceIsCurrent$' ./cmd/convoy -update-reference >/dev/null
   echo "gen-deploy (deploy/ from charts/convoy)..."
   go run ./hack/gen-deploy >/dev/null
+  echo "layout (docs/development.md's package list)..."
+  go run ./hack/layout
 fi
 echo "Done."

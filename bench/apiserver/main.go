@@ -1,5 +1,5 @@
 // Command apiserver benchmarks convoy's aggregated API server through the host
-// kube-apiserver's aggregator (issue 3, "Performance"):
+// kube-apiserver's aggregator. It measures:
 //
 //   - POST releases/<name>/sync at 1 and 16 concurrent clients, spread over N
 //     Releases and on one Release (the contention path: conflicts are retried

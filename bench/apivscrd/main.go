@@ -1,5 +1,5 @@
 // Command apivscrd benchmarks convoy's API against a CRD of the same shape served by
-// kube-apiserver itself, in the same run on the same control plane (issue 35):
+// kube-apiserver itself, in the same run on the same control plane. It measures:
 //
 //   - sequential creates, one client and one request at a time, as `kubectl create -f`
 //     of a folder sends them: p50/p99 per request;

@@ -1,4 +1,4 @@
-// Command controller benchmarks convoy controller (issue 4, "Performance"): N
+// Command controller benchmarks convoy controller: N
 // Releases of one podinfo-shaped chart (testdata/podinfo: a Deployment at 0
 // replicas, a ServiceAccount, a Service and an Ingress) in automatic mode, no
 // interval, on a local control plane with simulated (kwok) nodes. For each N it

@@ -1,4 +1,4 @@
-// Command e2e benchmarks convoy as a user gets it (issue 15): the processes run
+// Command e2e benchmarks convoy as a user gets it. The processes run
 // exactly as `convoy dev` runs them — convoy apiserver, convoy controller and convoy
 // observer as separate processes with their default flags, each with its own identity
 // (a ServiceAccount's token, as in an installation: identity.go) and the rights dev

@@ -1,5 +1,5 @@
-// Command fleet benchmarks convoy across a fleet of target clusters (issue 34, "Scale
-// across clusters, measured"): a host control plane with convoy apiserver, convoy
+// Command fleet benchmarks convoy across a fleet of target clusters: a
+// host control plane with convoy apiserver, convoy
 // controller and convoy observer as processes with their default flags (./cmd/convoy
 // built once, or -convoy=<binary>), and -clusters target control planes on the host's
 // etcd (localcluster.StartFleet, with kwok nodes so that workloads become ready), each

@@ -1,4 +1,4 @@
-// Command git benchmarks charts from Git (issue 36): N Releases of one chart folder of
+// Command git benchmarks charts from Git: N Releases of one chart folder of
 // one Git repository against the same N Releases of the same chart from a Helm
 // repository, on a local control plane with simulated workloads, convoy apiserver,
 // convoy controller and convoy observer as separate processes (benchenv), the

@@ -1,4 +1,4 @@
-// Command largechart measures one large chart end to end (issue 31): the corpus
+// Command largechart measures one large chart end to end: the corpus
 // chart large-umbrella (test/corpus/charts) with its ci/large-values.yaml — about 150
 // objects, four vendored subcharts (one with its own dependency), CRDs of 1.1 MB and
 // 0.5 MB in a subchart's crds/, a StatefulSet with volumeClaimTemplates and a

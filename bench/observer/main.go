@@ -1,4 +1,4 @@
-// Command observer benchmarks convoy observer (issue 5, "Performance"): N Releases of
+// Command observer benchmarks convoy observer: N Releases of
 // a two-wave chart (testdata/waves: wave 0 a Deployment with -replicas Pods on
 // simulated kwok nodes, wave 1 a ConfigMap) in manual mode, each started by one
 // person's POST …/sync, on a local control plane. convoy controller and convoy

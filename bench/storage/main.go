@@ -1,4 +1,4 @@
-// Command storage measures what convoy keeps in its etcd (issue 38, point 4: sizing):
+// Command storage measures what convoy keeps in its etcd, for sizing:
 // N Releases of a chart shaped like real ones (testdata/webapp: 20 objects — two
 // Deployments at 0 replicas, their ServiceAccounts, Roles and RoleBindings, three
 // ConfigMaps, two Secrets, two Services, an Ingress, a PodDisruptionBudget, two

@@ -1,6 +1,6 @@
 // Command gen-cli-docs writes the command reference of kubectl-convoy, one Markdown
 // page per command, from its cobra command tree (internal/cli) with
-// github.com/spf13/cobra/doc:
+// github.com/spf13/cobra/doc.
 //
 //	go run ./hack/gen-cli-docs [-out docs/reference/kubectl-convoy]
 //

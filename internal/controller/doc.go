@@ -1,5 +1,5 @@
 // Package controller is convoy's release controller: the controller-runtime wiring that
-// carries out the reconcile flow of design/sync-policy.md for each Release.
+// carries out the reconcile flow of docs/architecture.md for each Release.
 //
 // One reconcile handles the deletion and the finalizer (step 1), gathers a
 // release.Input once — the cluster-wave blocker, the target cluster and the render

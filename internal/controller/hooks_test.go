@@ -19,7 +19,7 @@ import (
 	"kumodo.io/convoy/internal/hooks"
 )
 
-// Lifecycle hooks (rollout-hooks-pin-waves.md, "Lifecycle hooks") against the local
+// Lifecycle hooks (docs/hooks.md) against the local
 // control plane: kube-controller-manager runs the Jobs and kwok's simulated node
 // completes their pods. The observer is not running here: the tests drive the next
 // step with /sync (as the observer would when a batch completes) or with the periodic

@@ -40,7 +40,7 @@ func (e *env) waitGreeting(want string) {
 	})
 }
 
-// Pin (rollout-hooks-pin-waves.md): in automatic mode a pin to an older render rolls
+// Pin (docs/rollouts.md, "Pin"): in automatic mode a pin to an older render rolls
 // back to it; a new render is then held (Applied=False/Pinned) while the pinned
 // objects stay applied and their drift is still corrected; unpinning applies the
 // current render.

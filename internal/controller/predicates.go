@@ -19,7 +19,7 @@ import (
 )
 
 // The watch predicates, as pure functions of the objects of an event
-// (design/sync-policy.md, "Triggers and requeues"). Each has a table test.
+// (docs/sync-policy.md, "What starts a reconcile"). Each has a table test.
 
 // releaseUpdateTriggers says whether an update of a Release starts a reconcile of that
 // Release:

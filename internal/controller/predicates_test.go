@@ -12,8 +12,8 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// The design's trigger list (design/sync-policy.md, "Triggers and requeues") and the
-// seed's "What starts a reconcile", one row per sentence.
+// The trigger list of docs/sync-policy.md ("What starts a reconcile") and the seed's,
+// one row per sentence.
 func TestReleaseUpdateTriggers(t *testing.T) {
 	base := testRelease("podinfo", resourceVersion("10"), generation(3),
 		annotation(v1.AnnotationSyncRequestedAt, "2026-12-02T10:04:05Z"))

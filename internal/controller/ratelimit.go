@@ -9,7 +9,7 @@ import (
 )
 
 // Bounds of the work queue's per-Release retry delay when a Release has no
-// retryBackoff.initial (design/sync-policy.md: 5 ms doubling to 1000 s).
+// retryBackoff.initial (docs/sync-policy.md, "Requeue and retries": 5 ms doubling to 1000 s).
 const (
 	retryBaseDelay = 5 * time.Millisecond
 	retryMaxDelay  = 1000 * time.Second

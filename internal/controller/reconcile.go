@@ -77,7 +77,8 @@ type Reconciler struct {
 	adopted *releaseMemory[struct{}]
 }
 
-// Reconcile carries out one reconcile of one Release (design/sync-policy.md).
+// Reconcile carries out one reconcile of one Release (docs/architecture.md, "The
+// reconcile of a Release").
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := release.Key{Namespace: req.Namespace, Name: req.Name}
 	rel, err := r.readRelease(ctx, key)

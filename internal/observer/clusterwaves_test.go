@@ -20,7 +20,7 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// SP-30 and the cluster waves of design/rollout-hooks-pin-waves.md end to end: three
+// SP-30 and the cluster waves of docs/waves.md end to end: three
 // automatic Releases on the host cluster in cluster waves 0, 1 and 2, in two
 // namespaces, with no interval (no periodic reconcile) and a 10-minute informer resync.
 // Each applies only once the Release of the wave below is Applied and Healthy, and
@@ -255,9 +255,9 @@ func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
 }
 
 // SP-30 — seed: "The status of the Applied or Healthy condition changes on a Release of
-// a lower cluster wave on the same Cluster." — and design/sync-policy.md step 2 ("If a
+// a lower cluster wave on the same Cluster." — and step 2 of the reconcile (docs/architecture.md: while a
 // Release of a lower clusterWave on the same Cluster is not Applied=True and
-// Healthy=True: WaitingForClusterWave"), on an upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
+// Healthy=True, WaitingForClusterWave), on an upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
 // render while the lower one, edited just before, still showed the Applied and Healthy
 // of its previous spec. A condition observed at an older generation does not count: the
 // higher wave waits from the lower one's edit on, then while the lower one's new render

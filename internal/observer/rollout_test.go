@@ -41,7 +41,7 @@ const (
 	valuesFixed = `{"image":"registry.example/app:2"}`
 )
 
-// SP-20 and the rollout of design/rollout-hooks-pin-waves.md with action Rollback (the
+// SP-20 and the rollout of docs/rollouts.md with action Rollback (the
 // default): a render whose Deployment never becomes Available fails at its deadline;
 // the previous render's objects are back, the phase is RolledBack and the periodic
 // reconciles keep it so; a forced /sync starts a new Progressing rollout of the failed

@@ -98,7 +98,8 @@ type decision struct {
 // or nil to go on.
 type step func(d *decision) *Result
 
-// steps are the steps of design/sync-policy.md that decide before the apply, in order.
+// steps are the steps of the reconcile flow (docs/architecture.md, "The reconcile of a
+// Release") that decide before the apply, in order.
 // Step 1 (deletion) is the controller's; steps 10–12 are carried out by the controller
 // (PlanWaves decides the sync waves) and judged by Finish.
 var steps = []step{

@@ -5,7 +5,7 @@
 // the pin, the rollout, the observer's health data, the time and the failure count):
 //
 //   - whether this reconcile applies, and which render (steps 5–9 of the reconcile
-//     flow in design/sync-policy.md: pin, sync policy, rollout hold, hooks, dry run),
+//     flow in docs/architecture.md: pin, sync policy, rollout hold, hooks, dry run),
 //     or stops with which reason and message (Decide);
 //   - which sync waves to apply before holding with WaitingForSyncWave (PlanWaves);
 //   - the next step of the lifecycle hooks of one phase: which batch runs, which of

@@ -20,7 +20,7 @@ func object(kind, name string) *unstructured.Unstructured {
 	return u
 }
 
-// Lifecycle hooks (rollout-hooks-pin-waves.md, "Lifecycle hooks"): batches of one
+// Lifecycle hooks (docs/hooks.md): batches of one
 // phase in ascending order, WaitingForHooks while one runs, HookFailed when a Job
 // failed or timed out.
 func TestPlanHooks(t *testing.T) {

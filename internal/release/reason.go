@@ -61,7 +61,7 @@ const (
 	KindFailure Kind = "Failure"
 )
 
-// kinds lists every Applied reason of api.md with its kind.
+// kinds lists every Applied reason of docs/reference/api.md with its kind.
 var kinds = map[string]Kind{
 	v1.ReasonApplied: KindSuccess,
 

@@ -29,7 +29,7 @@ func healthOf(ref string, state v1.HealthStatus) option {
 	return health(Health{RenderRef: ref, State: state})
 }
 
-// How a Progressing rollout ends (rollout-hooks-pin-waves.md, "Progressive rollout"):
+// How a Progressing rollout ends (docs/rollouts.md, "Progressive rollout"):
 // the phase written, and what the reconcile applies.
 func TestRolloutOutcome(t *testing.T) {
 	rolledBack := &Result{Reason: v1.ReasonRolledBack, Message: msgRolledBack}

@@ -19,7 +19,10 @@
 //     the same; the templates see the API versions of the chart's crds/ as served;
 //   - what a Render object holds, and which Render objects the history keeps.
 //
-// It is the only package of convoy that calls Helm. It keeps a cache of chart
+// It is the only package of convoy that renders with Helm: it alone fetches, loads and
+// templates charts with Helm's packages (hack/layout's TestImportRules checks it); elsewhere
+// Helm is used for its hook names and types (internal/hooks, internal/apply), its values
+// merge (internal/releaseset) and its release records (internal/fromhelm). It keeps a cache of chart
 // archives on disk and of repository indexes in memory, so that many Releases of one
 // chart fetch it once.
 //

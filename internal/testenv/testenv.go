@@ -1,7 +1,8 @@
 // Package testenv is what the integration tests of convoy's packages share: a TestMain
 // that runs them against a local control plane (or only the unit tests with -short),
 // polling helpers with a deadline, a namespace per test and an admin client. Only
-// tests import it.
+// tests, the test harnesses (test/, internal/apiserver/apiservertest) and the benchmarks
+// import it.
 package testenv
 
 import (

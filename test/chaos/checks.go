@@ -357,7 +357,7 @@ func renderInputs(states map[string][]relState) map[string]map[string]string {
 // checkClusterWaves finds Releases applied out of cluster-wave order: when an object of
 // a Release of cluster wave k first carries some inputs, every Release of a lower wave
 // on the same Cluster must have been Applied=True and Healthy=True in its last state
-// before (see held), or not exist yet, or be being deleted (rollout-hooks-pin-waves.md).
+// before (see held), or not exist yet, or be being deleted (docs/waves.md, "Cluster waves").
 // judged counts the applies of a wave above 0 that it checked.
 //
 // A lower wave that stopped being ready while the higher one's reconcile ran is not a

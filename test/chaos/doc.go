@@ -1,4 +1,4 @@
-// Package chaos is convoy's chaos and soak harness (issue 16). It starts a local
+// Package chaos is convoy's chaos and soak harness. It starts a local
 // control plane with kwok nodes, convoy apiserver, two controller replicas that elect
 // a leader, and the observer as separate processes of the built binary; a second local
 // control plane as a remote Cluster, reached through a fault-injecting TCP proxy (the

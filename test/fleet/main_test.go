@@ -1,5 +1,5 @@
 // Package fleet_test proves on real control planes what a fleet of target clusters
-// asks of the controller and the observer (issue 34, "Scale across clusters"): one
+// asks of the controller and the observer: one
 // cluster that cannot be reached — its kube-apiserver stopped, or a link that holds
 // connections — delays no Release of another cluster and leaks no goroutine.
 //

@@ -1,4 +1,4 @@
-// Package restore_test proves issue 38 point 3 on real parts, end to end: Releases on
+// Package restore_test proves backup and restore on real parts, end to end: Releases on
 // the host and on a remote Cluster, a real `convoy backup` to a folder, changes (new
 // Releases, upgrades that add and drop objects, a deletion, a /sync), the controller
 // stopped, a real `convoy restore`, the controller started again, and `kubectl convoy

@@ -1,5 +1,5 @@
-// Package secrets_test proves that the Secrets convoy handles never leak (issue 14,
-// point 6): one local control plane, convoy's API server, a chart repository behind
+// Package secrets_test proves that the Secrets convoy handles never leak: one
+// local control plane, convoy's API server, a chart repository behind
 // basic auth, and `convoy controller` and `convoy observer` run as processes at the
 // highest verbosity they accept (-v 7). A Release reads values from a Secret, fetches
 // its chart with credentials from a Secret, and renders Secrets; another targets a

@@ -1,4 +1,4 @@
-// Package shards_test proves sharding (issue 15, point 4) on a real local control
+// Package shards_test proves sharding on a real local control
 // plane: the release controller and the observer each run as two shards in this
 // process (--shard=a and --shard=b: hostmanager.Options.Shard), beside convoy's API
 // server, and a Release labelled convoy.kumodo.io/shard is reconciled and assessed

@@ -173,7 +173,7 @@ func (c counts) String() string {
 // its convoy.kumodo.io/shard label names, and by no other; when the label moves it to
 // another shard, the new shard's controller and observer take it over and the old
 // shard's let it go: its later changes are reconciled and assessed by the new shard
-// only (issue 15, point 4; architecture.md, "Scale-out").
+// only (docs/operations/scaling.md, "Sharding").
 func TestAReleaseMovedBetweenShardsIsReconciledByExactlyOne(t *testing.T) {
 	ctx, c, ns := setUp(t, 4*time.Minute, "shards")
 	a, b := startShard(t, ctx, ns, "a"), startShard(t, ctx, ns, "b")

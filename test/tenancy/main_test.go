@@ -1,4 +1,4 @@
-// Package tenancy_test proves the lockdown of issue 14 end to end: one local control
+// Package tenancy_test proves the multi-tenancy lockdown end to end: one local control
 // plane, convoy's API server and one release controller started with
 // --default-service-account=convoy-deployer, shared by every test. The controller
 // runs as a user with only the chart's controller ClusterRoles under lockdown

@@ -51,7 +51,7 @@ func fromKstatus(s status.Status) v1.HealthStatus {
 }
 
 // rank orders health states, worst first: Degraded > Missing > Progressing > Unknown >
-// Healthy (design/observer.md). A state convoy does not know ranks as Unknown.
+// Healthy (docs/architecture.md, "The observer"). A state convoy does not know ranks as Unknown.
 func rank(h v1.HealthStatus) int {
 	switch h {
 	case v1.HealthDegraded:

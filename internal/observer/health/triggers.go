@@ -15,7 +15,7 @@ import (
 // TriggerKind is why the observer sends a /sync.
 type TriggerKind string
 
-// The occurrences that make the observer send a /sync (design/observer.md).
+// The occurrences that make the observer send a /sync (docs/architecture.md, "The observer").
 const (
 	// TriggerSyncWave: every object of the waves applied so far is Healthy for the
 	// render while the Release is WaitingForSyncWave (SP-14).
