@@ -29,7 +29,7 @@ var host, remote *localcluster.Cluster
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if host, err = s.Cluster("the host control plane", localcluster.Options{}); err != nil {
+		if host, err = s.Cluster("the host control plane", localcluster.Options{AuditWrites: true}); err != nil {
 			return err
 		}
 		if remote, err = s.Cluster("the remote control plane", localcluster.Options{}); err != nil {

@@ -68,6 +68,12 @@ type Discovery struct {
 // and returns the connection. name is the Cluster's name, empty for the host.
 func newTarget(ctx context.Context, name string, cfg *rest.Config, clk clock.PassiveClock, ttl time.Duration) (*Target, error) {
 	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		// The requests name convoy in the target's audit log (client-go's default:
+		// "<binary>/<version> (<os>/<arch>) kubernetes/<commit>"); a kubeconfig has no
+		// user agent, and the clients below would send Go's.
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
 	var reach *reachability
 	if name != "" {
 		// A remote cluster: its requests are bounded and fail at once while it does

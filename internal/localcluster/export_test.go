@@ -8,3 +8,5 @@ var (
 )
 
 var ValidateEtcd = validateEtcd
+
+var ParseAudit = parseAudit

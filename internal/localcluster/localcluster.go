@@ -47,6 +47,10 @@ type Options struct {
 	// EtcdPrefix is where kube-apiserver keeps its keys in etcd; required with
 	// Etcd and unique among the clusters on that etcd (default /registry).
 	EtcdPrefix string
+	// AuditWrites makes kube-apiserver write an audit event (level Metadata: who,
+	// which user agent, what, when) for every write request into AuditLog(), so
+	// that a harness can tell whose a write was. Reads are not logged.
+	AuditWrites bool
 }
 
 // Cluster is a running local control plane.
@@ -67,6 +71,8 @@ type Cluster struct {
 	processes []*process // in start order
 	stopped   bool
 	profiling bool
+	// auditLog is the audit log's path; "" without Options.AuditWrites.
+	auditLog string
 	// supervisor restarts processes that exit; nil until Supervise.
 	supervisor *supervisor
 }
@@ -129,6 +135,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.logDir = filepath.Join(c.dir, "logs")
 	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
 		return nil, err
+	}
+	if opts.AuditWrites {
+		if c.auditLog, err = writeAuditPolicy(c.dir, c.logDir); err != nil {
+			return nil, err
+		}
 	}
 	if c.pki, err = loadOrCreatePKI(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, fmt.Errorf("make the PKI: %w", err)
@@ -342,7 +353,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	c.apiserverPort = ports[0]
 	pk := c.pki.path
 	c.step("Starting kube-apiserver %s on https://127.0.0.1:%d", KubernetesVersion, c.apiserverPort)
-	p, err := c.start("kube-apiserver", []string{
+	p, err := c.start("kube-apiserver", append([]string{
 		"--etcd-servers=" + c.etcdURL,
 		"--etcd-prefix=" + c.etcdPrefix,
 		"--bind-address=127.0.0.1",
@@ -370,7 +381,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--proxy-client-key-file=" + pk(frontProxyClient+".key"),
 		"--enable-aggregator-routing=false",
 		"--profiling=" + strconv.FormatBool(c.profiling),
-	})
+	}, auditFlags(c.dir, c.auditLog)...))
 	if err != nil {
 		return err
 	}

@@ -111,10 +111,10 @@ func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_
 	var hostErr, remoteErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		e.cluster, hostErr = localcluster.Start(ctx, localcluster.Options{Dir: dir, Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute})
+		e.cluster, hostErr = localcluster.Start(ctx, localcluster.Options{Dir: dir, Workloads: true, Nodes: nodes, StartTimeout: 5 * time.Minute, AuditWrites: true})
 	})
 	wg.Go(func() {
-		e.remote, remoteErr = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(dir, "remote"), Workloads: true, Nodes: 1, StartTimeout: 5 * time.Minute})
+		e.remote, remoteErr = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(dir, "remote"), Workloads: true, Nodes: 1, StartTimeout: 5 * time.Minute, AuditWrites: true})
 	})
 	wg.Wait()
 	if hostErr != nil {

@@ -173,7 +173,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	res.start = e.snapshotProcs(ctx)
-	kubeBefore := kubeMetrics(ctx, e.kube)
+	kubeBefore, phaseFrom := kubeMetrics(ctx, e.kube), time.Now()
 
 	log.printf("Fault phase: %d driver steps from %d clients and %d faults, for at most %s", len(steps), cfg.Workers, len(faults), cfg.Duration)
 	phase, endPhase := context.WithTimeout(ctx, cfg.Duration)
@@ -245,20 +245,25 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	log.printf("Quiet window of %s: counting writes", cfg.Quiet)
 	quietFrom := time.Now()
-	kubeA, remoteA, convoyA := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
+	kubeA, convoyA := kubeMetrics(ctx, e.kube), e.metrics(ctx, procAPIServer)
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(cfg.Quiet):
 	}
-	kubeB, remoteB, convoyB := kubeMetrics(ctx, e.kube), kubeMetrics(ctx, e.remoteKube), e.metrics(ctx, procAPIServer)
+	convoyB := e.metrics(ctx, procAPIServer)
+	quietTo := time.Now()
 	// Which Releases the window's writes changed, as far as the watch has delivered them.
-	for _, c := range changedIn(rec.snapshot().states, quietFrom, time.Now()) {
+	for _, c := range changedIn(rec.snapshot().states, quietFrom, quietTo) {
 		log.printf("Quiet window: the watch saw %s", c)
 	}
-	res.quietWrites = delta(writes(kubeA, appliedResources), writes(kubeB, appliedResources))
-	for k, v := range delta(writes(remoteA, appliedResources), writes(remoteB, appliedResources)) {
-		res.quietWrites["remote "+k] += v
+	var others []string
+	res.quietWrites, others, err = e.quietKubeWrites(quietFrom, quietTo)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		log.printf("Quiet window: not convoy's: %s", o)
 	}
 	for k, v := range delta(writes(convoyA, convoyResources), writes(convoyB, convoyResources)) {
 		res.quietWrites["convoy "+k] += v
@@ -270,6 +275,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	for k, v := range applied {
 		if k[:5] == "PATCH" || k[:5] == "APPLY" {
 			res.applies += v
+		}
+	}
+	// The quiet window's count is only as good as its attribution: the audit log must
+	// name convoy's applies of the run as convoy's.
+	if res.applies > 0 {
+		ours, _, err := e.quietKubeWrites(phaseFrom, quietFrom)
+		if err != nil {
+			return nil, err
+		}
+		if ours["patch configmaps"]+ours["patch deployments"]+ours["remote patch configmaps"]+ours["remote patch deployments"] == 0 {
+			return nil, fmt.Errorf("the audit logs name none of the run's %.0f applies as convoy's (user agent %s…): the quiet window could not see convoy's writes", res.applies, convoyUserAgents[0])
 		}
 	}
 	// A convoy process that exited is named first: Releases that did not converge
