@@ -38,6 +38,8 @@ const (
 	// fleetBakeTime is the canary stage's bakeTime: long enough that a rest stage
 	// started without it shows, short beside a run.
 	fleetBakeTime = 3 * time.Second
+	// fleetResolveInterval is the template's syncPolicy.interval.
+	fleetResolveInterval = 20 * time.Second
 	// longFleetPhase: a fault phase this long writes a second template revision.
 	longFleetPhase = 3 * time.Minute
 )
@@ -130,6 +132,11 @@ func (e *env) startFleet(ctx context.Context) error {
 				Values: valuesOf("set-1"),
 				SyncPolicy: v1alpha1.SyncPolicy{
 					Automatic: ptr.To(true),
+					// The set resolves its chart version range once per interval: a version
+					// published during the faults is resolved during them. Its Releases
+					// reconcile and check drift at the same interval, which at rest writes
+					// nothing (the quiet window).
+					Interval: &metav1.Duration{Duration: fleetResolveInterval},
 					RetryBackoff: &v1alpha1.RetryBackoff{
 						Initial: &metav1.Duration{Duration: 2 * time.Second},
 						Max:     &metav1.Duration{Duration: 20 * time.Second},
