@@ -11,11 +11,18 @@
 // that a /sync bound to another render approved, nothing orphaned on either cluster,
 // no sync wave or cluster wave applied out of order, an unreachable Cluster blocking
 // nothing on the host, a leader handover after a kill, convergence within a bound
-// followed by a quiet window, and flat memory and goroutines over a soak.
+// followed by a quiet window, and flat memory and goroutines over a soak. A ReleaseSet
+// over both clusters meets its gates under the faults (fleetgates.go): a new template
+// revision and a chart version published in its range roll out stage by stage, a
+// pause holds every Release write, the remote Cluster leaves the set mid-stage (a
+// removal within maxRemovals, or a held mass removal acknowledged) and comes back, and
+// the leader is killed mid-stage.
 //
 // TestChaos is the entry point: a short seeded run in `make test`, longer ones through
 // `make chaos` and `make soak` (flags in chaos_test.go). The decisions the checks make
 // (what a Release converges to, whether waves came in order, whether an apply had a
-// sync, and one that approved its render) are pure functions with table tests; everything else talks to real processes.
+// sync, and one that approved its render, whether stages came in order, a pause held,
+// a leave was held as it should) are pure functions with table tests; everything else
+// talks to real processes.
 // See docs/reliability.md.
 package chaos

@@ -70,11 +70,13 @@ type env struct {
 	remoteKube kubernetes.Interface // straight to the remote kube-apiserver (the harness's view)
 	link       *proxy               // in front of the remote kube-apiserver: convoy's way there
 
-	canary *release // an automatic Release on the host that only the injector changes
+	canary *release   // an automatic Release on the host that only the injector changes
+	fleet  fleetState // what the harness did to the ReleaseSet during the faults (fleetgates.go)
 
 	// moments receive, for each aimed kill, what just happened when a fault waits for
 	// it (senders drop them otherwise): the deletions the driver sends, the first wave
-	// of an apply, hook Jobs and prunes that the recorder sees (aim).
+	// of an apply, hook Jobs, prunes and a stage of the ReleaseSet rolling out that the
+	// recorder sees (aim).
 	moments map[faultKind]chan string
 
 	mu          sync.Mutex
@@ -93,7 +95,7 @@ type env struct {
 // startEnv starts everything; stop with env.stop. On error nothing is left running.
 func startEnv(ctx context.Context, bin, dir string, nodes int, log *eventLog) (_ *env, err error) {
 	e := &env{bin: bin, log: log, metricsURL: map[string]string{}, readyURL: map[string]string{}, moments: map[faultKind]chan string{}, dead: map[string]bool{}}
-	for _, k := range []faultKind{faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune} {
+	for _, k := range []faultKind{faultKillMidDelete, faultKillMidApply, faultKillMidHook, faultKillMidPrune, faultKillMidStage, faultLeaveMidStage} {
 		e.moments[k] = make(chan string)
 	}
 	defer func() {

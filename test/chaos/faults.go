@@ -24,6 +24,11 @@ const (
 	faultKillMidApply   faultKind = "kill the leader mid-apply"
 	faultKillMidHook    faultKind = "kill the leader mid-hook"
 	faultKillMidPrune   faultKind = "kill the leader mid-prune"
+	// The ReleaseSet's gates under faults (fleetgates.go): the leader killed while a
+	// stage of the set rolls out; the remote Cluster leaving the set while its stage
+	// rolls out, then coming back.
+	faultKillMidStage   faultKind = "kill the leader mid-stage"
+	faultLeaveMidStage  faultKind = "cluster leaves mid-stage"
 	faultKillObserver   faultKind = "kill convoy-observer"
 	faultKillAPIServer  faultKind = "kill convoy-apiserver"
 	faultRestartEtcd    faultKind = "restart etcd"
@@ -49,12 +54,14 @@ var faultKinds = []faultKind{
 	faultStartKubeAPIDown, faultStartAPIServerDown,
 	faultRepo5xx, faultRepoTruncated, faultProxyStall, faultProxyReset, faultProxySlow,
 	faultRemoteDown, faultLinkStall, faultLinkReset, faultLinkSlow,
+	faultKillMidStage, faultLeaveMidStage,
 }
 
 // processFaults are the kinds that kill a process; a soak leaves them out.
 var processFaults = map[faultKind]string{
 	faultKillController: procController, faultKillLeader: procController, faultKillMidDelete: procController,
 	faultKillMidApply: procController, faultKillMidHook: procController, faultKillMidPrune: procController,
+	faultKillMidStage: procController,
 	faultKillObserver: procObserver, faultKillAPIServer: procAPIServer,
 	faultRestartEtcd: procEtcd, faultRestartKubeAPI: procKubeAPI, faultRemoteDown: procRemoteKubeAPI,
 	faultStartKubeAPIDown: procKubeAPI, faultStartAPIServerDown: procAPIServer,
@@ -204,6 +211,12 @@ func (e *env) cause(ctx context.Context, f fault) error {
 		case <-ctx.Done():
 		}
 		return e.killLeader(ctx, f, moment)
+	case faultKillMidStage:
+		// A moment that lasts: a stage rolling out now, or the next one the recorder
+		// sees start (within stageMomentBound).
+		return e.killLeader(ctx, f, e.midStage(ctx, f.kind, ""))
+	case faultLeaveMidStage:
+		return e.leaveMidStage(ctx, f)
 	default:
 		return fmt.Errorf("unknown fault %q", f.kind)
 	}

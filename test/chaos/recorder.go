@@ -54,6 +54,8 @@ type recorder struct {
 	// applying records the (Release, inputs) whose first wave it has seen applied.
 	aim      func(faultKind, string)
 	applying map[string]bool
+	// sets are the states of the ReleaseSet seen (pauseWindows).
+	sets []setState
 }
 
 // relState is a Release at one resourceVersion: was a sync request pending, was it
@@ -171,6 +173,13 @@ func (r *recorder) start(ctx context.Context, e *env) {
 		},
 	})
 	informers = append(informers, rels)
+	slw := cache.NewListWatchFromClient(e.convoy, v1alpha1.ResourceReleaseSets, fleetNamespace, fields.Everything())
+	sets := cache.NewSharedIndexInformer(slw, &v1alpha1.ReleaseSet{}, 0, nil)
+	_, _ = sets.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.releaseSet(obj) },
+		UpdateFunc: func(_, obj any) { r.releaseSet(obj) },
+	})
+	informers = append(informers, sets)
 	synced := make([]cache.InformerSynced, 0, len(informers))
 	for _, inf := range informers {
 		go inf.Run(ctx.Done())
@@ -396,6 +405,31 @@ func (r *recorder) removed(cluster string, obj any) {
 	}
 }
 
+// releaseSet records a state of the ReleaseSet that the watch saw, and offers a stage
+// that rolls out to the faults aimed at one.
+func (r *recorder) releaseSet(obj any) {
+	set, ok := obj.(*v1alpha1.ReleaseSet)
+	if !ok {
+		return
+	}
+	rv, err := strconv.ParseInt(set.ResourceVersion, 10, 64)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.sets = append(r.sets, setState{rv: rv, observedGeneration: set.Status.ObservedGeneration})
+	r.mu.Unlock()
+	if set.Spec.Paused {
+		return
+	}
+	if m := progressing(set, ""); m != "" {
+		r.offer(faultKillMidStage, m)
+	}
+	if m := progressing(set, restStage); m != "" {
+		r.offer(faultLeaveMidStage, m)
+	}
+}
+
 // offer tells aim of a moment, when a run set it.
 func (r *recorder) offer(kind faultKind, moment string) {
 	if r.aim != nil {
@@ -601,6 +635,7 @@ type history struct {
 	manual map[string]bool       // Release → manual mode
 	places map[string]place      // Release → its Cluster and cluster wave
 	gaps   relists
+	sets   []setState // the ReleaseSet's states seen
 }
 
 // snapshot copies what the checks read.
@@ -610,6 +645,7 @@ func (r *recorder) snapshot() history {
 	h := history{
 		events: slices.Clone(r.events), states: make(map[string][]relState, len(r.states)),
 		manual: maps.Clone(r.manual), places: maps.Clone(r.places), gaps: make(relists, len(r.gaps)),
+		sets: slices.Clone(r.sets),
 	}
 	for k, v := range r.states {
 		h.states[k] = slices.Clone(v)

@@ -10,9 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -23,10 +23,12 @@ import (
 
 // The ReleaseSet of a run (issue 34): one set over two Clusters, "host" (the host
 // control plane, registered as a Cluster too) in the stage canary and the remote
-// Cluster in the stage rest. It is created before the faults, rolls its first
-// revision, and a new revision is written while the faults run; the check: no Release
-// of a later stage got a revision before every Release of the earlier stages was
-// Ready at it (checkStageOrder).
+// Cluster in the stage rest, its chart version a range (fleetVersionRange). It is
+// created before the faults and rolls its first revision; while the faults run a new
+// template revision is written (two in a long run), a chart version in its range is
+// published, and it is paused for a while (fleetgates.go); the check: no Release of a
+// later stage got a revision before every Release of the earlier stages was Ready at
+// it (checkStageOrder), whether the revision came from the template or the source.
 const (
 	fleetNamespace  = "chaos-fleet"
 	fleetSetName    = "fleet"
@@ -36,6 +38,10 @@ const (
 	// fleetBakeTime is the canary stage's bakeTime: long enough that a rest stage
 	// started without it shows, short beside a run.
 	fleetBakeTime = 3 * time.Second
+	// fleetResolveInterval is the template's syncPolicy.interval.
+	fleetResolveInterval = 20 * time.Second
+	// longFleetPhase: a fault phase this long writes a second template revision.
+	longFleetPhase = 3 * time.Minute
 )
 
 // fleetStages are the stages of the set's Releases, by key (namespace/name).
@@ -59,13 +65,18 @@ func fleetBakeTimes() map[int]time.Duration {
 }
 
 // fleetStrategy is the set's strategy: the host Cluster in the stage canary, baked
-// for a few seconds before the rest starts, the remote Cluster in the stage rest.
+// for a few seconds before the rest starts, the remote Cluster in the stage rest; one
+// removal allowed (fleetMaxRemovals). maxUnavailable is left at 0: with one Cluster a
+// stage, a canary that is not Ready holds the rest, which checkStageOrder checks.
 func fleetStrategy() v1alpha1.ReleaseSetStrategy {
-	return v1alpha1.ReleaseSetStrategy{Stages: []v1alpha1.Stage{
-		{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRing: "canary"}},
-			BakeTime: &metav1.Duration{Duration: fleetBakeTime}},
-		{Name: "rest"},
-	}}
+	return v1alpha1.ReleaseSetStrategy{
+		Stages: []v1alpha1.Stage{
+			{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRing: "canary"}},
+				BakeTime: &metav1.Duration{Duration: fleetBakeTime}},
+			{Name: restStage},
+		},
+		MaxRemovals: ptr.To(intstr.FromInt32(fleetMaxRemovals)),
+	}
 }
 
 // fleetReleases are the set's Releases as the orphan check knows Releases.
@@ -117,10 +128,15 @@ func (e *env) startFleet(ctx context.Context) error {
 		Spec: v1alpha1.ReleaseSetSpec{
 			ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelFleet: "true"}},
 			Template: v1alpha1.ReleaseTemplate{Spec: v1alpha1.ReleaseSpec{
-				Chart:  v1alpha1.ChartSource{Repository: e.proxy.url(), Name: chartName, Version: versionA},
+				Chart:  v1alpha1.ChartSource{Repository: e.proxy.url(), Name: chartName, Version: fleetVersionRange},
 				Values: valuesOf("set-1"),
 				SyncPolicy: v1alpha1.SyncPolicy{
 					Automatic: ptr.To(true),
+					// The set resolves its chart version range once per interval: a version
+					// published during the faults is resolved during them. Its Releases
+					// reconcile and check drift at the same interval, which at rest writes
+					// nothing (the quiet window).
+					Interval: &metav1.Duration{Duration: fleetResolveInterval},
 					RetryBackoff: &v1alpha1.RetryBackoff{
 						Initial: &metav1.Duration{Duration: 2 * time.Second},
 						Max:     &metav1.Duration{Duration: 20 * time.Second},
@@ -137,16 +153,21 @@ func (e *env) startFleet(ctx context.Context) error {
 	return nil
 }
 
-// newFleetRevision writes the set's new revision (token set-2) after wait, while the
-// faults run, retrying until phase ends; it says whether the write went through.
-func (e *env) newFleetRevision(phase context.Context, wait time.Duration) bool {
+// newFleetRevision writes a new revision of the set's template (values token token)
+// after wait, while the faults run, retrying until phase ends; it says whether the
+// write went through.
+func (e *env) newFleetRevision(phase context.Context, wait time.Duration, token string) bool {
 	select {
 	case <-phase.Done():
 		return false
 	case <-time.After(wait):
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-		"values": map[string]string{"token": "set-2"}}}}})
+		"values": map[string]string{"token": token}}}}})
+	tokens := e.fleetTokens()
+	e.fleet.mu.Lock()
+	e.fleet.tokens = []string{tokens[0], token} // the last one written, and this one: its answer may be lost
+	e.fleet.mu.Unlock()
 	err := retry(phase, time.Hour, func(ctx context.Context) error {
 		return e.convoy.Patch(types.MergePatchType).Namespace(fleetNamespace).Resource(v1alpha1.ResourceReleaseSets).
 			Name(fleetSetName).Body(patch).Do(ctx).Error()
@@ -155,31 +176,40 @@ func (e *env) newFleetRevision(phase context.Context, wait time.Duration) bool {
 		e.log.printf("ReleaseSet %s/%s: the new revision was not written during the faults: %v", fleetNamespace, fleetSetName, err)
 		return false
 	}
-	e.log.printf("ReleaseSet %s/%s: new revision written (token set-2)", fleetNamespace, fleetSetName)
+	e.fleet.mu.Lock()
+	e.fleet.tokens = []string{token}
+	e.fleet.mu.Unlock()
+	e.log.printf("ReleaseSet %s/%s: new revision written (token %s)", fleetNamespace, fleetSetName, token)
 	return true
 }
 
 // waitFleetReady waits up to timeout until the set is Ready at the revision of its
-// current spec; a violation when it is not.
+// current spec, the last token written and the newest chart version in its range,
+// with a Release of each Cluster at it (fleetReadyAt); a violation when it is not.
 func (e *env) waitFleetReady(ctx context.Context, timeout time.Duration, log *eventLog) []violation {
 	var last string
+	tokens, version := e.fleetTokens(), e.fleetVersion()
 	err := retry(ctx, timeout, func(ctx context.Context) error {
 		s := &v1alpha1.ReleaseSet{}
 		if err := e.convoy.Get().Namespace(fleetNamespace).Resource(v1alpha1.ResourceReleaseSets).Name(fleetSetName).Do(ctx).Into(s); err != nil {
 			last = err.Error()
 			return err
 		}
-		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
-		last = fmt.Sprintf("status of generation %d (spec %d) at %s, Ready %+v", s.Status.ObservedGeneration, s.Generation, s.Status.Revision, ready)
-		if s.Status.ObservedGeneration != s.Generation || ready == nil || ready.Status != metav1.ConditionTrue || tokenOf(s.Spec.Template.Spec.Values) != "set-2" {
+		rels := &v1alpha1.ReleaseList{}
+		if err := e.convoy.Get().Namespace(fleetNamespace).Resource(v1alpha1.ResourceReleases).Do(ctx).Into(rels); err != nil {
+			last = err.Error()
+			return err
+		}
+		if last = fleetReadyAt(s, rels.Items, tokens, version); last != "" {
+			last = fmt.Sprintf("revision %s: %s", s.Status.Revision, last)
 			return fmt.Errorf("%s", last)
 		}
 		return nil
 	})
 	if err != nil {
-		return []violation{{"releaseset", fleetNamespace + "/" + fleetSetName, fmt.Sprintf("not Ready at its last revision %s after the faults stopped: %s", timeout, last)}}
+		return []violation{{"releaseset", fleetNamespace + "/" + fleetSetName, fmt.Sprintf("not Ready at its last revision (token %v, chart version %s) %s after the faults stopped: %s", tokens, version, timeout, last)}}
 	}
-	log.printf("ReleaseSet %s/%s Ready at its last revision", fleetNamespace, fleetSetName)
+	log.printf("ReleaseSet %s/%s Ready at its last revision (chart version %s)", fleetNamespace, fleetSetName, version)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,6 +64,16 @@ type result struct {
 	// stageRevisions counts the revisions of later-stage Releases of the ReleaseSet that
 	// the stage order check judged, stagesUnverified those a relist may have hidden.
 	stageRevisions, stagesUnverified int
+	// sourceRevisions counts those of them at the chart version published during the
+	// run (a revision from the set's source, not its template).
+	sourceRevisions int
+	// pauses counts the set's pauses; pausedJudged the states of its Releases that
+	// checkPaused judged while it was paused, pausedInFlight the changes written by a
+	// reconcile in flight at a pause, pausedUnverified those a relist may have hidden.
+	pauses, pausedJudged, pausedInFlight, pausedUnverified int
+	// leaves counts the faults "cluster leaves mid-stage", leavesHeld those whose
+	// removal the set held (MassRemoval) and the harness acknowledged.
+	leaves, leavesHeld int
 	// rollouts counts what the check of the lower waves' rollouts judged
 	// (checkLowerWaveRollouts).
 	rollouts rolloutCounts
@@ -184,7 +195,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	wg.Go(func() { res.samples = e.sampleProcs(phase, max(cfg.Duration/6, 10*time.Second)) })
 	wg.Go(func() { e.keepPodsReady(phase, e.kube, podNamespaces, log) })
 	wg.Go(func() { e.keepPodsReady(phase, e.remoteKube, podNamespaces, log) })
-	wg.Go(func() { e.newFleetRevision(phase, cfg.Duration/3) })
+	wg.Go(func() {
+		e.newFleetRevision(phase, cfg.Duration/3, "set-2")
+		if cfg.Duration >= longFleetPhase { // a second template revision in a long run
+			e.newFleetRevision(phase, cfg.Duration/3, "set-3")
+		}
+	})
+	wg.Go(func() { e.publishChart(phase, cfg.Duration/6) })
+	wg.Go(func() { e.pauseFleet(ctx, phase, cfg.Duration/2, min(max(cfg.Duration/6, 5*time.Second), time.Minute)) })
 	wg.Wait()
 	endPhase()
 	if injectErr != nil {
@@ -233,6 +251,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	stages, judgedStages, stagesUnverified := checkStageOrder(h, fleetStages(), fleetBakeTimes())
 	res.violations = append(res.violations, stages...)
 	res.stageRevisions, res.stagesUnverified = judgedStages, stagesUnverified
+	res.sourceRevisions = sourceRevisions(h, fleetStages(), fleetPublished)
+	e.fleet.mu.Lock()
+	pauses := slices.Clone(e.fleet.pauses)
+	res.leaves, res.leavesHeld = e.fleet.leaves, e.fleet.held
+	e.fleet.mu.Unlock()
+	paused, pausedJudged, pausedInFlight, pausedUnverified := checkPaused(h, slices.Sorted(maps.Keys(fleetStages())), pauseWindows(pauses, h.sets))
+	res.violations = append(res.violations, paused...)
+	res.pauses, res.pausedJudged, res.pausedInFlight, res.pausedUnverified = len(pauses), pausedJudged, pausedInFlight, pausedUnverified
 	manualViolations, manualUnverified := checkManual(h)
 	res.violations = append(res.violations, manualViolations...)
 	approvals, judgedApprovals, boundApprovals, approvalsUnverified := checkApproval(h)
