@@ -53,7 +53,7 @@ func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 			"records, the values the user gave Helm (not the chart's defaults), spec.targetNamespace when the Helm release's namespace " +
 			"(--helm-namespace, default -n) is another, manual mode unless --automatic, and the annotation " + v1.AnnotationHelmRelease +
 			" naming the revision taken over.\n\n" +
-			"Helm does not record where a chart came from: --repository must be the repository (https:// or oci://) that holds " +
+			"Helm does not record where a chart came from: --repository must be the repository (https://, http:// or oci://) that holds " +
 			"that chart and version.\n\n" +
 			"The first apply of the Release takes over the fields Helm's field managers own, runs the chart's upgrade hooks (not its " +
 			"install hooks) and renders with .Release.IsUpgrade. Only a deployed Helm release is taken over: a failed or pending " +
@@ -82,12 +82,12 @@ func newReleaseFromHelmCommand(o *Options) *cobra.Command {
 				return o.supersedeHelm(cmd.Context(), args[0], f)
 			}
 			if f.repository == "" {
-				return usageErrorf("--repository is required: Helm does not record where a chart came from; give the https:// or oci:// repository that holds the chart")
+				return usageErrorf("--repository is required: Helm does not record where a chart came from; give the https://, http:// or oci:// repository that holds the chart")
 			}
 			return o.fromHelm(cmd.Context(), args[0], f)
 		},
 	}
-	cmd.Flags().StringVar(&f.repository, "repository", "", "the chart's repository, https:// or oci:// (Helm does not record it)")
+	cmd.Flags().StringVar(&f.repository, "repository", "", "the chart's repository, https://, http:// or oci:// (Helm does not record it)")
 	cmd.Flags().StringVar(&f.name, "name", "", "the Release's name (default: HELM_RELEASE; another name changes .Release.Name)")
 	cmd.Flags().StringVar(&f.cluster, "cluster", "", "the Cluster where the Helm release runs, read through its kubeconfig Secret (default: the current context's cluster)")
 	cmd.Flags().StringVar(&f.helmNamespace, "helm-namespace", "", "the Helm release's namespace (default: the namespace of -n)")

@@ -26,11 +26,16 @@ import (
 )
 
 // The pages run as walk-throughs, relative to the repository's root: the tutorial on
-// `convoy dev`, the fleet tutorial on `convoy dev --clusters 3`.
+// `convoy dev`, the fleet tutorial on `convoy dev --clusters 3`, the migration from
+// Helm on `convoy dev` with the helm CLI.
 const (
-	tutorialFile      = "docs/tutorial.md"
-	fleetTutorialFile = "docs/fleet-tutorial.md"
+	tutorialFile          = "docs/tutorial.md"
+	fleetTutorialFile     = "docs/fleet-tutorial.md"
+	migratingFromHelmFile = "docs/migrating-from-helm.md"
 )
+
+// helmTool is the helm CLI, of the version of the Helm SDK (go.mod's tool directive).
+const helmTool = "helm.sh/helm/v4/cmd/helm"
 
 // update: the walk-through tests write what each block printed into the page's text
 // blocks instead of comparing (go test ./test/ship/ -run TestFleetTutorial -update).
@@ -123,6 +128,10 @@ var outputPlaceholders = []struct {
 	{regexp.MustCompile(`sha256:[0-9a-f]{16}\b`), "sha256:<revision>"},
 	// A time in RFC 3339 (the sync annotation, deadlines), to the second.
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
+	// A time as helm list prints it (Go's time.String): 2026-12-07 22:50:01.1234 +0000 UTC.
+	{regexp.MustCompile(`\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? [+-]\d{4} [A-Z]+\b`), "<time>"},
+	// A time as helm install and helm history print it (time.ANSIC): Mon Dec  7 22:50:01 2026.
+	{regexp.MustCompile(`\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d \d{4}\b`), "<time>"},
 	// A render ref's short form (10 hex digits; also inside a Render's name).
 	{regexp.MustCompile(`\b[0-9a-f]{10}\b`), "<ref>"},
 	// An age as kubectl and the plugin print it: 7s, 59m, 2m10s, 3h4m, 5d.
@@ -162,7 +171,7 @@ func readsOnly(script string) bool {
 // that each have an output, the placeholders hide what changes from run to run and
 // nothing else, and `make dev` is still the recipe that TestTutorial copies.
 func TestTutorialParsesAndNormalises(t *testing.T) {
-	for _, file := range []string{tutorialFile, fleetTutorialFile} {
+	for _, file := range []string{tutorialFile, fleetTutorialFile, migratingFromHelmFile} {
 		doc, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 		if err != nil {
 			t.Fatal(err)
@@ -228,6 +237,10 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 			want: "sync requested at <time>\npinned to sha256:<digest>, <age> ago",
 		},
 		"a render's name": {in: "render hello-829b51f3ed", want: "render hello-<ref>"},
+		"helm's times": {
+			in:   "inventory  apps  1  2026-12-07 22:50:01.123456789 +0000 UTC  deployed\nLAST DEPLOYED: Mon Dec  7 22:50:01 2026\n1  Sun Dec 13 09:05:59 2026  superseded",
+			want: "inventory apps 1 <time> deployed\nLAST DEPLOYED: <time>\n1 <time> superseded",
+		},
 		"names, counts and versions stay": {
 			in:   "hello   2/2   hello 0.1.0   kwok-node-0   replicas: 3   v1.37.2   600",
 			want: "hello 2/2 hello 0.1.0 kwok-node-0 replicas: 3 v1.37.2 600",
@@ -241,6 +254,22 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 				t.Errorf("normaliseOutput(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+
+	// What -update writes: helm's tab-separated table as spaces, without trailing
+	// spaces, and the same once normalised as what was printed.
+	for in, want := range map[string]string{
+		"NAME     \tSTATUS    \tAPP VERSION\ninventory\tsuperseded\t1.0        \n\n": "NAME      STATUS     APP VERSION\ninventory superseded 1.0",
+		"convoy Apply \nkube-controller-manager Update status\n":                     "convoy Apply\nkube-controller-manager Update status",
+		"\nunchanged\n": "\nunchanged",
+	} {
+		got := asShown(in)
+		if got != want {
+			t.Errorf("asShown(%q) = %q, want %q", in, got, want)
+		}
+		if normaliseOutput(got) != normaliseOutput(in) {
+			t.Errorf("asShown(%q) = %q normalises to %q, what was printed to %q", in, got, normaliseOutput(got), normaliseOutput(in))
+		}
 	}
 
 	// TestTutorial starts convoy as `make dev` does: when the recipe changes, so must it.
@@ -274,19 +303,29 @@ func TestTutorialParsesAndNormalises(t *testing.T) {
 // after it once both are normalised (normaliseOutput). A block that fails, or prints
 // something else than the tutorial shows, fails the test.
 func TestTutorial(t *testing.T) {
-	runWalkThrough(t, tutorialFile)
+	runWalkThrough(t, tutorialFile, nil)
 }
 
 // TestFleetTutorial runs docs/fleet-tutorial.md as TestTutorial runs the tutorial, on
 // `convoy dev --clusters 3` (the host and the Clusters dev-1 … dev-3).
 func TestFleetTutorial(t *testing.T) {
-	runWalkThrough(t, fleetTutorialFile, "--clusters", "3")
+	runWalkThrough(t, fleetTutorialFile, nil, "--clusters", "3")
+}
+
+// TestMigratingFromHelm runs docs/migrating-from-helm.md as TestTutorial runs the
+// tutorial, with the helm CLI on the PATH: helm installs a chart of convoy dev's
+// repository, convoy takes the release over without restarting its pods and runs its
+// upgrade hook only, and Helm's record ends superseded.
+func TestMigratingFromHelm(t *testing.T) {
+	runWalkThrough(t, migratingFromHelmFile, []string{helmTool})
 }
 
 // runWalkThrough runs the page file against `convoy dev` with devArgs, in a copy of
 // examples/ (the page's commands may change it: publish a chart version), each ```sh
-// block in order; with -update it writes what each block printed into the page.
-func runWalkThrough(t *testing.T, file string, devArgs ...string) {
+// block in order, with tools (more Go packages of go.mod, such as helmTool) built onto
+// the PATH beside convoy and kubectl-convoy; with -update it writes what each block
+// printed into the page.
+func runWalkThrough(t *testing.T, file string, tools []string, devArgs ...string) {
 	testenv.Integration(t)
 	root := repoRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, file))
@@ -305,14 +344,16 @@ func runWalkThrough(t *testing.T, file string, devArgs ...string) {
 	// `make dev`: kubectl-convoy into a bin folder, then `convoy dev`.
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bin")
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/convoy", "./cmd/kubectl-convoy")
+	pkgs := append([]string{"./cmd/convoy", "./cmd/kubectl-convoy"}, tools...)
+	build := exec.Command("go", append([]string{"build", "-o", bin + "/"}, pkgs...)...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/convoy ./cmd/kubectl-convoy: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
 	}
 	// A free port, not the default one, so that a `make dev` beside the tests does not
-	// collide. The commands see examples/ with it written in, and their outputs read
-	// back as the default address.
+	// collide. The commands see examples/ with it written in, run with it in place of
+	// the default address (helm install --repo), and their outputs read back as the
+	// default address.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -370,6 +411,7 @@ func runWalkThrough(t *testing.T, file string, devArgs ...string) {
 	run := func(script string) (string, error) {
 		runCtx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
+		script = strings.ReplaceAll(script, defaultURL, chartsURL)
 		c := exec.CommandContext(runCtx, "bash", "-e", "-o", "pipefail", "-c", script)
 		c.Dir, c.Env = work, environ
 		b, err := c.CombinedOutput()
@@ -389,7 +431,7 @@ func runWalkThrough(t *testing.T, file string, devArgs ...string) {
 		if err != nil {
 			t.Fatalf("%s:%d: the block failed: %v\n$ %s\n%s", file, s.line, err, s.script, got)
 		}
-		printed[i] = strings.TrimRight(got, "\n")
+		printed[i] = asShown(got)
 		if s.hasWant && normaliseOutput(got) != want && !*update {
 			t.Fatalf("%s:%d: the block prints something else than the page shows (-page +printed, normalised):\n%s\n$ %s\n%s",
 				file, s.line, cmp.Diff(strings.Split(want, "\n"), strings.Split(normaliseOutput(got), "\n")), s.script, got)
@@ -405,6 +447,17 @@ func runWalkThrough(t *testing.T, file string, devArgs ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// asShown is what a block printed as -update writes it into the page: tabs as spaces
+// (helm's tables separate their padded columns with a tab), no spaces at the ends of
+// lines and no blank lines at the end; the comparison ignores all three.
+func asShown(printed string) string {
+	lines := strings.Split(strings.ReplaceAll(printed, "\t", " "), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
 // withOutputs is doc with the text block of each step replaced by what it printed
