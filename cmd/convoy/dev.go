@@ -32,7 +32,10 @@ a chart folder with a new version publishes that version; a chart that does
 not load is a 500 saying why), and, once everything answers, applies the
 example Release <examples-dir>/release-manual.yaml into namespace demo unless
 it is there. It writes <state-dir>/kubeconfig, creates <state-dir>/ready once
-everything is ready, and stops everything on Ctrl-C or SIGTERM.
+everything is ready, and stops everything on Ctrl-C or SIGTERM, in seconds:
+every process at once (convoy's and the controllers first, then the
+kube-apiservers, then etcd), each killed if it has not exited 5 s after
+SIGTERM. A second Ctrl-C ends dev at once; its processes die with it.
 
 --clusters N starts a local fleet beside it: N more control planes (on the same
 etcd, each with one simulated node, state in <state-dir>/clusters/dev-<i>/),
@@ -52,6 +55,12 @@ as "dev-1/kube-apiserver").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go func() {
+				// Once stopping, a second Ctrl-C or SIGTERM ends dev at once (its
+				// processes die with it: localcluster's Pdeathsig).
+				<-ctx.Done()
+				stop()
+			}()
 			opts.Out = cmd.OutOrStdout()
 			opts.Components = dev.Components()
 			return dev.Run(ctx, opts)

@@ -188,8 +188,11 @@ func TestDevStartsALocalFleet(t *testing.T) {
 		return conditionTrue(ctx, releases, "hello-dev-2", v1alpha1.ConditionReady)
 	})
 
+	// It stops in seconds: the host's and the fleet's processes together, each killed
+	// StopGrace after SIGTERM at the latest (three tiers: clients, kube-apiservers, etcd).
 	cancel()
 	stopped = true
+	stopping := time.Now()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -197,6 +200,14 @@ func TestDevStartsALocalFleet(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("convoy dev did not stop within 2 minutes")
+	}
+	took := time.Since(stopping)
+	t.Logf("convoy dev --clusters 2 stopped in %s", took.Round(10*time.Millisecond))
+	if bound := 4 * localcluster.StopGrace; took > bound {
+		t.Errorf("convoy dev --clusters 2 stopped in %s, want within %s", took.Round(10*time.Millisecond), bound)
+	}
+	if !strings.Contains(out.String(), "Stopped in ") {
+		t.Errorf("convoy dev did not say how long it took to stop:\n%s", out.String())
 	}
 
 	// dev again on the same state with --clusters 1: dev-1 comes back Ready (at its new

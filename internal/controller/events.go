@@ -50,7 +50,10 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 	if ro := out.Status.Rollout; ro != nil {
 		r.events.Eventf(rel, nil, corev1.EventTypeNormal, eventRollout+string(v1.RolloutProgressing), "Rollout",
 			"Rollout of render %s started; it has until %s to become Healthy.", ro.RenderRef, ro.Deadline.UTC().Format(time.RFC3339))
-	} else if p := out.Status.RolloutPhase; p != nil {
+	}
+	// The phase of the rollout status.rollout held, or of the new one when it ended as
+	// it started (Succeeded: its render was Healthy as applied).
+	if p := out.Status.RolloutPhase; p != nil {
 		if f := out.Status.RolloutFailure; f != nil {
 			r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventRollout+string(f.Phase), "Rollout", "%s", f.Message)
 		}

@@ -53,7 +53,8 @@ func newStatus(rel *v1.Release, st *state, ap applied, out release.Outcome) v1.R
 			Deadline:          timestamp(ro.Deadline),
 		}
 	}
-	if p := out.Status.RolloutPhase; p != nil && s.Rollout != nil && out.Status.Rollout == nil {
+	if p := out.Status.RolloutPhase; p != nil && s.Rollout != nil {
+		// Of the rollout status.rollout holds, or of the new one, which ended at once.
 		s.Rollout.Phase, s.Rollout.Message = v1.RolloutPhase(p.Phase), p.Message
 	}
 	if ap.syncWave.set {

@@ -131,13 +131,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("start the local control plane: %w", err)
 	}
+	// The local fleet, once started: it stops with the host (stopAll).
+	var fleet *localcluster.Fleet
 	defer func() {
 		_ = os.Remove(readyPath)
-		fmt.Fprintln(out, "Stopping convoy dev...")
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintf(out, "Stop: %v\n", err)
-		}
-		fmt.Fprintln(out, "Stopped.")
+		stopAll(cluster, fleet, out)
 	}()
 
 	kubeconfig := filepath.Join(stateDir, KubeconfigFile)
@@ -165,12 +163,9 @@ func Run(ctx context.Context, opts Options) error {
 	ready := newReadiness(readyPath, out)
 	defer ready.close()
 	ready.supervise(ctx, "", cluster)
-	fleet, err := runFleet(ctx, cluster, stateDir, opts.Clusters, ready, out)
-	if err != nil {
+	if fleet, err = runFleet(ctx, cluster, stateDir, opts.Clusters, ready, out); err != nil {
 		return err
 	}
-	// Before the host's deferred Stop: the fleet's kube-apiservers use the host's etcd.
-	defer stopFleet(fleet, out)
 	var example *ExampleRelease
 	if opts.ExamplesDir != "" {
 		if example, err = ApplyExample(ctx, cluster.RestConfig(), filepath.Join(opts.ExamplesDir, ExampleFile), env.ChartsURL); err != nil {
@@ -214,6 +209,23 @@ Press Ctrl-C to stop.
 
 	<-ctx.Done()
 	return nil
+}
+
+// stopAll stops the host control plane with convoy's processes and the local fleet
+// (nil: none) together, in seconds (localcluster.StopClusters: every process at
+// once, the clients first and the host's etcd, which the fleet shares, last; a
+// process still there StopGrace after SIGTERM is killed), and says how long it took.
+func stopAll(host *localcluster.Cluster, fleet *localcluster.Fleet, out io.Writer) {
+	fmt.Fprintln(out, "Stopping convoy dev...")
+	started := time.Now()
+	clusters := []*localcluster.Cluster{host}
+	if fleet != nil {
+		clusters = append(clusters, fleet.Clusters...)
+	}
+	if err := localcluster.StopClusters(clusters...); err != nil {
+		fmt.Fprintf(out, "Stop: %v\n", err)
+	}
+	fmt.Fprintf(out, "Stopped in %s.\n", time.Since(started).Round(100*time.Millisecond))
 }
 
 // serveCharts packages and serves the chart folders of dir on addr.

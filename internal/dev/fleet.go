@@ -92,7 +92,7 @@ func validateClusters(n int) error {
 // runFleet starts the local fleet of n clusters (none when n is 0) on the host's etcd,
 // each with one simulated node, in <state-dir>/clusters/dev-<i>; supervises its
 // processes with the host's (ready); and registers it (RegisterFleet), which with n 0
-// deletes an earlier run's fleet Clusters. Stop the fleet with stopFleet.
+// deletes an earlier run's fleet Clusters. Stop the fleet with the host (stopAll).
 func runFleet(ctx context.Context, host *localcluster.Cluster, stateDir string, n int, ready *readiness, out io.Writer) (*localcluster.Fleet, error) {
 	if n == 0 {
 		return nil, RegisterFleet(ctx, host.RestConfig(), nil)

@@ -26,7 +26,8 @@ type Process struct {
 }
 
 // Run starts p in the cluster's process set: it dies with the cluster's owner
-// and Stop stops it before the control plane (newest first). Under supervision
+// and Stop stops it with the control plane's other clients, before kube-apiserver
+// and etcd (StopClusters). Under supervision
 // (Supervise) it is started again when it exits.
 func (c *Cluster) Run(ctx context.Context, p Process) error {
 	c.mu.Lock()

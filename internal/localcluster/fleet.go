@@ -149,18 +149,14 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 	return f, nil
 }
 
-// Stop stops every cluster of the fleet, the last first (so the one that runs the
-// shared etcd, if any, stops last). It is safe to call more than once.
+// Stop stops every cluster of the fleet together (StopClusters: in seconds, whatever
+// the number of clusters; the shared etcd, if one of them runs it, last). It is safe
+// to call more than once.
 func (f *Fleet) Stop() error {
-	var errs []error
-	for i := len(f.Clusters) - 1; i >= 0; i-- {
-		if c := f.Clusters[i]; c != nil {
-			if err := c.Stop(); err != nil {
-				errs = append(errs, fmt.Errorf("stop fleet cluster %s: %w", f.names[i], err))
-			}
-		}
+	if err := StopClusters(f.Clusters...); err != nil {
+		return fmt.Errorf("stop the fleet: %w", err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // prefixWriter writes each Write (one progress line) with a prefix.

@@ -2,11 +2,13 @@ package localcluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,5 +218,58 @@ func BenchmarkFleetStart(b *testing.B) {
 				b.Logf("N=%d etcd grew by %.0f MiB", n, float64(etcdAfter-etcdBefore)/mib)
 			}
 		})
+	}
+}
+
+// A fleet stops within seconds, whatever its processes do with SIGTERM: its clusters'
+// processes stop together, each killed after StopGrace, the shared etcd last. Each
+// cluster runs, besides its control plane with workloads, a process that ignores
+// SIGTERM (as a kube-apiserver draining its requests, or a controller finishing its
+// reconciles, does for up to a minute under load).
+func TestFleetStopsWithinSeconds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kubernetes binaries")
+	}
+	const bound = 20 * time.Second
+	f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: 2, Workloads: true, Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	var pids []int
+	for i, c := range f.Clusters {
+		err := c.Run(t.Context(), localcluster.Process{
+			Name: "ignores-sigterm", Path: "/bin/sh", Args: []string{"-c", `trap "" TERM; exec sleep 600`},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := c.Running()
+		for _, name := range []string{"ignores-sigterm", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
+			if running[name] == 0 {
+				t.Fatalf("%s runs %v, no %s", f.Name(i), running, name)
+			}
+		}
+		for _, pid := range running {
+			pids = append(pids, pid)
+		}
+	}
+
+	started := time.Now()
+	if err := f.Stop(); err != nil {
+		t.Errorf("stop the fleet: %v", err)
+	}
+	took := time.Since(started)
+	t.Logf("the fleet of %d clusters (%d processes) stopped in %s", len(f.Clusters), len(pids), took.Round(10*time.Millisecond))
+	if took > bound {
+		t.Errorf("the fleet stopped in %s, want within %s", took.Round(10*time.Millisecond), bound)
+	}
+	if took < localcluster.StopGrace {
+		t.Errorf("the fleet stopped in %s, before the grace %s: the process that ignores SIGTERM was not waited for", took, localcluster.StopGrace)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still exists after the fleet stopped (kill -0: %v)", pid, err)
+		}
 	}
 }

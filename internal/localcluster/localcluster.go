@@ -42,7 +42,8 @@ type Options struct {
 	// cluster's EtcdURL: kube-apiserver keeps its data there under EtcdPrefix and
 	// no etcd of this cluster's own starts. Such a cluster is as independent as
 	// one with its own etcd (its own objects, PKI and admin) for a few tens of
-	// MiB less; it must be stopped before the cluster whose etcd it uses.
+	// MiB less; it must be stopped before the cluster whose etcd it uses, or
+	// with it (StopClusters).
 	Etcd string
 	// EtcdPrefix is where kube-apiserver keeps its keys in etcd; required with
 	// Etcd and unique among the clusters on that etcd (default /registry).
@@ -70,6 +71,8 @@ type Cluster struct {
 	mu        sync.Mutex
 	processes []*process // in start order
 	stopped   bool
+	// stopDone is closed when the Stop that set stopped is done (stop.go).
+	stopDone  chan struct{}
 	profiling bool
 	// auditLog is the audit log's path; "" without Options.AuditWrites.
 	auditLog string
@@ -220,29 +223,6 @@ func (c *Cluster) UserConfig(user string, groups ...string) (*rest.Config, error
 	cfg := rest.AnonymousClientConfig(c.restConfig)
 	cfg.CertData, cfg.KeyData = kp.certPEM, kp.keyPEM
 	return cfg, nil
-}
-
-// Stop stops every process (newest first) and, when Start made the folder,
-// removes it. It is safe to call more than once.
-func (c *Cluster) Stop() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return nil
-	}
-	c.stopped = true
-	var errs []error
-	for i := len(c.processes) - 1; i >= 0; i-- {
-		if err := c.processes[i].stop(15 * time.Second); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if c.ownsDir && c.dir != "" {
-		if err := os.RemoveAll(c.dir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (c *Cluster) start(name string, args []string) (*process, error) {

@@ -101,8 +101,8 @@ func (p *process) stop(grace time.Duration) error {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		select {
 		case <-p.done:
-		case <-time.After(10 * time.Second):
-			return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, pgid)
+		case <-time.After(killWait):
+			return stopError(p)
 		}
 	}
 	// Anything the process left in its group goes too.

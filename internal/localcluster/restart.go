@@ -78,8 +78,8 @@ func (p *process) kill() error {
 	select {
 	case <-p.done:
 		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.cmd.Process.Pid)
+	case <-time.After(killWait):
+		return stopError(p)
 	}
 }
 

@@ -54,8 +54,10 @@ type StatusUpdate struct {
 	LastHandledForceSyncAt *time.Time
 	// Rollout, when set, is a new Progressing rollout to write to status.rollout.
 	Rollout *RolloutStart
-	// RolloutPhase, when set, is a new phase of the rollout in status.rollout (when
-	// Rollout is nil): Succeeded, Failed or RolledBack, and why.
+	// RolloutPhase, when set, is a new phase of the rollout in status.rollout: with
+	// Rollout nil, of the rollout status.rollout holds (Succeeded, Failed or
+	// RolledBack); with Rollout set, of the new rollout, which then Succeeded at once
+	// (healthyAtStart), and both its start and its end are reported.
 	RolloutPhase *RolloutChange
 	// RolloutFailure, when set, is the Failed phase this reconcile judged when the
 	// rollback in the same reconcile follows it at once: status.rollout goes straight
@@ -130,8 +132,13 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 			out.Status.LastHandledSyncAt = timeCopy(plan.Sync.At)
 		}
 	}
+	// Health counts only when it assesses the inventory as this reconcile left it: the
+	// reconcile that applies a render's last wave must not report it Healthy from the
+	// assessment of its first waves (issue 33).
+	health := AssessedHealth(in.Health, max(in.InventoryGeneration, attempt.InventoryGeneration))
 	if (applied || started) && plan.Apply.StartRollout {
 		out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
+		out.Status.RolloutPhase = healthyAtStart(health, plan.Apply.RenderRef, applied)
 	}
 	if (applied || started) && in.HooksForced {
 		// The forced sync's PreApply batches have carried it into its apply: its
@@ -164,16 +171,12 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 
 	out.Applied = AppliedCondition(out.Result)
-	// Health counts only when it assesses the inventory as this reconcile left it: the
-	// reconcile that applies a render's last wave must not report it Healthy from the
-	// assessment of its first waves (issue 33).
-	health := AssessedHealth(in.Health, max(in.InventoryGeneration, attempt.InventoryGeneration))
 	out.Healthy = withFailedRollout(HealthyCondition(health, lastSuccessful), in.Rollout, out.Status, lastSuccessful)
 	out.Ready = ReadyCondition(out.Applied, out.Healthy)
 
 	var deadline time.Time
 	switch {
-	case out.Status.Rollout != nil:
+	case out.Status.Rollout != nil && out.Status.RolloutPhase == nil:
 		deadline = out.Status.Rollout.Deadline
 	case in.Rollout != nil && in.Rollout.Phase == v1.RolloutProgressing && out.Status.RolloutPhase == nil:
 		deadline = in.Rollout.Deadline
@@ -210,6 +213,26 @@ func withFailedRollout(c Condition, r *Rollout, st StatusUpdate, lastSuccessful 
 	c.Message = fmt.Sprintf("The rollout of render %s failed%s. It stays applied until a new render or a forced sync starts a new rollout. %s",
 		lastSuccessful, why, c.Message)
 	return c
+}
+
+// msgHealthyAtStart is the message of a rollout that Succeeded as it started.
+const msgHealthyAtStart = "The render was Healthy as applied: the apply changed nothing the observer assesses."
+
+// healthyAtStart is the end of a rollout of renderRef that starts in this reconcile
+// when it is known at once: Succeeded when the whole render is applied (applied: no
+// later sync wave waits) and health, the observer's health that counts for the
+// inventory as the apply left it (AssessedHealth), is Healthy for renderRef; nil
+// otherwise. That is the case when the apply changed nothing the observer assesses: a
+// forced sync of a render that is Healthy already, or a failurePolicy added to a
+// Healthy Release. The observer then has nothing new to write, and no reconcile would
+// come before the deadline to judge, from the same health, what rolloutStep judges
+// here. A render whose apply changed an object's generation, or the inventory, is
+// judged when the observer's assessment of the new inventory arrives.
+func healthyAtStart(health *Health, renderRef string, applied bool) *RolloutChange {
+	if !applied || health == nil || health.RenderRef != renderRef || health.State != v1.HealthHealthy {
+		return nil
+	}
+	return &RolloutChange{Phase: v1.RolloutSucceeded, Message: msgHealthyAtStart}
 }
 
 // rolloutStart is the new rollout of renderRef, started now. Its previous render is the

@@ -127,7 +127,8 @@ func next(in Input, out Outcome) Input {
 		r := out.Status.Rollout
 		in.Rollout = &Rollout{Phase: v1.RolloutProgressing, RenderRef: r.RenderRef,
 			PreviousRenderRef: r.PreviousRenderRef, Deadline: r.Deadline}
-	} else if p := out.Status.RolloutPhase; p != nil && in.Rollout != nil {
+	}
+	if p := out.Status.RolloutPhase; p != nil && in.Rollout != nil {
 		r := *in.Rollout
 		r.Phase = p.Phase
 		in.Rollout = &r
