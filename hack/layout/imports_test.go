@@ -77,7 +77,8 @@ var importRules = []importRule{
 	},
 	{
 		pkgs:   []string{mod + "..."},
-		except: []string{mod + "internal/render/...", mod + "hack/chart"},
+		// Test harnesses (test/...) package and serve charts of their own, as hack/chart does.
+		except: []string{mod + "internal/render/...", mod + "hack/chart", mod + "test/..."},
 		direct: true,
 		forbid: helmRender,
 		why:    "internal/render/doc.go: the only package of convoy that renders with Helm",
