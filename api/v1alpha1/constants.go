@@ -120,6 +120,11 @@ const (
 	// AnnotationHelmRelease on a Release records the Helm release it took over, "<namespace>/<name>.v<revision>":
 	// its first apply is an upgrade (the chart's upgrade hooks run, the templates see .Release.IsUpgrade).
 	AnnotationHelmRelease = "convoy.kumodo.io/helm-release"
+	// AnnotationNamespaceUID on a Release or ReleaseSet is the UID of the namespace it was created in: convoy apiserver
+	// writes it at creation (a value in the request is replaced) and every update keeps it; on one created before
+	// convoy recorded it, the controller records it once, when the object provably belongs to its namespace. An object
+	// whose namespace now has another UID outlived its namespace, and the controller deletes it.
+	AnnotationNamespaceUID = "convoy.kumodo.io/namespace-uid"
 )
 
 // Labels.
