@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -18,35 +19,68 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// outlivedNamespace says whether rel has outlived the namespace it was created in
-// (release.OutlivedNamespace): the namespace is read from the cache, and a namespace
-// missing there is looked for on the API server before it counts as gone (the cache
-// may not have seen a namespace just created).
-func (r *Reconciler) outlivedNamespace(ctx context.Context, rel *v1.Release) (bool, error) {
+// checkNamespace says whether rel has outlived the namespace it was created in
+// (release.OutlivedNamespace) and, on a Release created before convoy recorded its
+// namespace's UID, records it when the Release provably belongs to its namespace
+// (release.NamespaceUIDToRecord), once. The namespace is read from the cache, and a
+// namespace missing there is looked for on the API server before it counts as gone
+// (the cache may not have seen a namespace just created).
+func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outlived bool, ns release.Namespace, err error) {
+	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace)
+	if err != nil {
+		return false, ns, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+	}
+	stored := storedIn(rel)
+	if release.OutlivedNamespace(stored, ns) {
+		return true, ns, nil
+	}
+	if uid := release.NamespaceUIDToRecord(stored, ns); uid != "" {
+		log.FromContext(ctx).Info("Recording the UID of the Release's namespace", "namespaceUID", uid)
+		orig := rel.DeepCopy()
+		metav1.SetMetaDataAnnotation(&rel.ObjectMeta, v1.AnnotationNamespaceUID, string(uid))
+		if err := r.client.Patch(ctx, rel, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return false, ns, fmt.Errorf("record the UID of namespace %s on Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+		}
+		r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, rel.ResourceVersion)
+	}
+	return false, ns, nil
+}
+
+// readNamespace reads the namespace name from the cache c, and from the API server
+// (apiReader) when the cache does not hold it: the cache may not have seen a namespace
+// just created.
+func readNamespace(ctx context.Context, c, apiReader client.Reader, name string) (release.Namespace, error) {
 	ns := &corev1.Namespace{}
-	key := client.ObjectKey{Name: rel.Namespace}
-	err := r.client.Get(ctx, key, ns)
+	key := client.ObjectKey{Name: name}
+	err := c.Get(ctx, key, ns)
 	if apierrors.IsNotFound(err) {
-		err = r.apiReader.Get(ctx, key, ns)
+		err = apiReader.Get(ctx, key, ns)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return release.OutlivedNamespace(rel.CreationTimestamp.Time, release.Namespace{}), nil
+		return release.Namespace{}, nil
 	case err != nil:
-		return false, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+		return release.Namespace{}, err
 	}
-	return release.OutlivedNamespace(rel.CreationTimestamp.Time, release.Namespace{
-		Found: true, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil,
-	}), nil
+	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
 }
 
-// deleteOutlived deletes rel, which has outlived its namespace, as the namespace's
-// deletion meant: its finalizer then deletes its objects, as for any deletion. The
-// precondition keeps a Release created since, of the same name, from being deleted.
-func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release) error {
-	msg := fmt.Sprintf("Deleting the Release: it was created at %s, and its namespace %s has been deleted since "+
+// storedIn is what obj (a Release or a ReleaseSet) says of the namespace it was created in.
+func storedIn(obj metav1.Object) release.Stored {
+	return release.Stored{
+		NamespaceUID: types.UID(obj.GetAnnotations()[v1.AnnotationNamespaceUID]),
+		Created:      obj.GetCreationTimestamp().Time,
+	}
+}
+
+// deleteOutlived deletes rel, which has outlived its namespace (ns is what is there
+// now), as the namespace's deletion meant: its finalizer then deletes its objects, as
+// for any deletion. The precondition keeps a Release created since, of the same name,
+// from being deleted.
+func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release, ns release.Namespace) error {
+	msg := fmt.Sprintf("Deleting the Release: %s, and its namespace %s has been deleted since "+
 		"(the namespace controller did not delete it, most likely because convoy's API was not in discovery then).",
-		rel.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z07:00"), rel.Namespace)
+		release.HowOutlived(storedIn(rel), ns), rel.Namespace)
 	log.FromContext(ctx).Info(msg)
 	r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventOutlivedNamespace, "Delete", "%s", msg)
 	err := r.client.Delete(ctx, rel, client.Preconditions{UID: &rel.UID})

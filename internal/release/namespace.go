@@ -1,6 +1,7 @@
 package release
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -79,4 +80,18 @@ func NamespaceUIDToRecord(rel Stored, ns Namespace) types.UID {
 		return ""
 	}
 	return ns.UID
+}
+
+// HowOutlived says, for the message of its deletion, how an object (a Release or a
+// ReleaseSet) that OutlivedNamespace tells: by the namespace UID it recorded, or by
+// its creation time.
+func HowOutlived(rel Stored, ns Namespace) string {
+	if rel.NamespaceUID == "" {
+		return "it was created at " + rel.Created.UTC().Format(time.RFC3339)
+	}
+	now := "no namespace of that name exists now"
+	if ns.Found {
+		now = "the namespace of that name now has UID " + string(ns.UID)
+	}
+	return fmt.Sprintf("it was created in the namespace of UID %s (%s)", rel.NamespaceUID, now)
 }

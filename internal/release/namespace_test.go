@@ -95,3 +95,24 @@ func TestNamespaceUIDToRecord(t *testing.T) {
 		})
 	}
 }
+
+func TestHowOutlived(t *testing.T) {
+	tests := map[string]struct {
+		rel  Stored
+		ns   Namespace
+		want string
+	}{
+		"by its UID, a later namespace": {rel: recorded(ownUID), ns: namespace(laterUID, time.Second),
+			want: "it was created in the namespace of UID " + string(ownUID) + " (the namespace of that name now has UID " + string(laterUID) + ")"},
+		"by its UID, no namespace": {rel: recorded(ownUID), ns: Namespace{},
+			want: "it was created in the namespace of UID " + string(ownUID) + " (no namespace of that name exists now)"},
+		"by its creation time": {rel: legacy(), ns: namespace(laterUID, time.Hour), want: "it was created at 2026-12-06T05:18:02Z"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, HowOutlived(tc.rel, tc.ns)); diff != "" {
+				t.Errorf("HowOutlived (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
