@@ -80,7 +80,7 @@ const (
 const (
 	// EventObserverAssessmentOverdue: a Warning, once per wait, when the Release has waited on the observer's assessment of its ReleaseInventory for longer than the controller's bound.
 	EventObserverAssessmentOverdue = "ObserverAssessmentOverdue"
-	// EventOutlivedNamespace: a Warning when the controller deletes a Release that outlived its namespace (the namespace was deleted, or deleted and created again, and the Release was left in convoy's storage).
+	// EventOutlivedNamespace: a Warning when the controller deletes a Release or ReleaseSet that outlived its namespace (the namespace was deleted, or deleted and created again, and the object was left in convoy's storage).
 	EventOutlivedNamespace = "OutlivedNamespace"
 	// EventForceSpent: a Warning when a reconcile used up a forced /sync without acting on it (it waited for a cluster wave, stopped before the apply, or its forced apply failed); a new forced /sync is needed.
 	EventForceSpent = "ForceSpent"
