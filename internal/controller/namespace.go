@@ -22,15 +22,17 @@ import (
 // checkNamespace says whether rel has outlived the namespace it was created in
 // (release.OutlivedNamespace) and, on a Release created before convoy recorded its
 // namespace's UID, records it when the Release provably belongs to its namespace
-// (release.NamespaceUIDToRecord), once. The namespace is read from the cache, and a
-// namespace missing there is looked for on the API server before it counts as gone
-// (the cache may not have seen a namespace just created).
+// (release.NamespaceUIDToRecord), once. The namespace is read from the cache; either
+// action is taken only on what the API server says (the cache may still hold an
+// earlier namespace of that name, after a watch broke, or not yet one just created).
 func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outlived bool, ns release.Namespace, err error) {
-	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace)
+	stored := storedIn(rel)
+	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns release.Namespace) bool {
+		return release.OutlivedNamespace(stored, ns) || release.NamespaceUIDToRecord(stored, ns) != ""
+	})
 	if err != nil {
 		return false, ns, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
 	}
-	stored := storedIn(rel)
 	if release.OutlivedNamespace(stored, ns) {
 		return true, ns, nil
 	}
@@ -46,16 +48,20 @@ func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outli
 	return false, ns, nil
 }
 
-// readNamespace reads the namespace name from the cache c, and from the API server
-// (apiReader) when the cache does not hold it: the cache may not have seen a namespace
-// just created.
-func readNamespace(ctx context.Context, c, apiReader client.Reader, name string) (release.Namespace, error) {
-	ns := &corev1.Namespace{}
-	key := client.ObjectKey{Name: name}
-	err := c.Get(ctx, key, ns)
-	if apierrors.IsNotFound(err) {
-		err = apiReader.Get(ctx, key, ns)
+// readNamespace reads the namespace name from the cache c and, when acts says that
+// what the cache holds would make the caller act, from the API server (apiReader).
+func readNamespace(ctx context.Context, c, apiReader client.Reader, name string, acts func(release.Namespace) bool) (release.Namespace, error) {
+	ns, err := namespaceFrom(ctx, c, name)
+	if err != nil || !acts(ns) {
+		return ns, err
 	}
+	return namespaceFrom(ctx, apiReader, name)
+}
+
+// namespaceFrom reads the namespace name from reader.
+func namespaceFrom(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
+	ns := &corev1.Namespace{}
+	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
 	switch {
 	case apierrors.IsNotFound(err):
 		return release.Namespace{}, nil

@@ -22,23 +22,20 @@ import (
 // provably belongs to its namespace (release.NamespaceUIDToRecord), once. Left alone,
 // a set that outlived its namespace would create its Releases again in the next
 // namespace of its name, each recording that namespace's UID. The namespace is read
-// from the cache, and from the API server when the cache does not hold it.
+// from the cache; either action is taken only on what the API server says (the cache
+// may still hold an earlier namespace of that name, or not yet one just created).
 func (r *Reconciler) checkNamespace(ctx context.Context, set *v1.ReleaseSet) (bool, error) {
-	ns := &corev1.Namespace{}
-	key := client.ObjectKey{Name: set.Namespace}
-	err := r.client.Get(ctx, key, ns)
-	if apierrors.IsNotFound(err) {
-		err = r.apiReader.Get(ctx, key, ns)
-	}
-	now := release.Namespace{}
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return false, fmt.Errorf("read namespace %s of ReleaseSet %s: %w", set.Namespace, set.Name, err)
-	default:
-		now = release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}
-	}
 	stored := release.Stored{NamespaceUID: types.UID(set.Annotations[v1.AnnotationNamespaceUID]), Created: set.CreationTimestamp.Time}
+	acts := func(ns release.Namespace) bool {
+		return release.OutlivedNamespace(stored, ns) || release.NamespaceUIDToRecord(stored, ns) != ""
+	}
+	now, err := namespaceFrom(ctx, r.client, set.Namespace)
+	if err == nil && acts(now) {
+		now, err = namespaceFrom(ctx, r.apiReader, set.Namespace)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read namespace %s of ReleaseSet %s/%s: %w", set.Namespace, set.Namespace, set.Name, err)
+	}
 	if release.OutlivedNamespace(stored, now) {
 		return true, r.deleteOutlived(ctx, set, stored, now)
 	}
@@ -51,6 +48,19 @@ func (r *Reconciler) checkNamespace(ctx context.Context, set *v1.ReleaseSet) (bo
 		}
 	}
 	return false, nil
+}
+
+// namespaceFrom reads the namespace name from reader.
+func namespaceFrom(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
+	ns := &corev1.Namespace{}
+	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return release.Namespace{}, nil
+	case err != nil:
+		return release.Namespace{}, err
+	}
+	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
 }
 
 // deleteOutlived deletes set, which outlived its namespace: the garbage collector then
