@@ -80,7 +80,7 @@ const (
 const (
 	// EventObserverAssessmentOverdue: a Warning, once per wait, when the Release has waited on the observer's assessment of its ReleaseInventory for longer than the controller's bound.
 	EventObserverAssessmentOverdue = "ObserverAssessmentOverdue"
-	// EventOutlivedNamespace: a Warning when the controller deletes a Release that outlived its namespace (the namespace was deleted, or deleted and created again, and the Release was left in convoy's storage).
+	// EventOutlivedNamespace: a Warning when the controller deletes a Release or ReleaseSet that outlived its namespace (the namespace was deleted, or deleted and created again, and the object was left in convoy's storage).
 	EventOutlivedNamespace = "OutlivedNamespace"
 	// EventForceSpent: a Warning when a reconcile used up a forced /sync without acting on it (it waited for a cluster wave, stopped before the apply, or its forced apply failed); a new forced /sync is needed.
 	EventForceSpent = "ForceSpent"
@@ -120,6 +120,11 @@ const (
 	// AnnotationHelmRelease on a Release records the Helm release it took over, "<namespace>/<name>.v<revision>":
 	// its first apply is an upgrade (the chart's upgrade hooks run, the templates see .Release.IsUpgrade).
 	AnnotationHelmRelease = "convoy.kumodo.io/helm-release"
+	// AnnotationNamespaceUID on a Release or ReleaseSet is the UID of the namespace it was created in: convoy apiserver
+	// writes it at creation (a value in the request is replaced) and every update keeps it; on one created before
+	// convoy recorded it, the controller records it once, when the object provably belongs to its namespace. An object
+	// whose namespace now has another UID outlived its namespace, and the controller deletes it.
+	AnnotationNamespaceUID = "convoy.kumodo.io/namespace-uid"
 )
 
 // Labels.

@@ -7,8 +7,11 @@ import (
 
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/apiserver/registry"
 	"kumodo.io/convoy/internal/apiserver/registry/cluster"
 	"kumodo.io/convoy/internal/apiserver/registry/release"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseinventory"
@@ -73,7 +76,11 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	storage := map[string]rest.Storage{}
 	getter := cfg.RESTOptionsGetter
 
-	releases, err := release.NewStorage(Scheme, getter, o.Clock, validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs})
+	namespaces, err := hostNamespaces(cfg)
+	if err != nil {
+		return err
+	}
+	releases, err := release.NewStorage(Scheme, getter, o.Clock, validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs}, namespaces)
 	if err != nil {
 		return err
 	}
@@ -90,7 +97,7 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 		return err
 	}
 	sets, err := releaseset.NewStorage(Scheme, getter, o.Clock, releaseset.AuthorizerAccess{Authorizer: cfg.Authorization.Authorizer},
-		validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs})
+		validation.ReleaseOptions{AllowGitFileURLs: o.AllowGitFileURLs}, namespaces)
 	if err != nil {
 		return err
 	}
@@ -104,6 +111,24 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 		return fmt.Errorf("installing %s: %w", convoyv1alpha1.SchemeGroupVersion, err)
 	}
 	return nil
+}
+
+// hostNamespaces reads the host's namespaces whose UIDs Releases and ReleaseSets
+// record (registry.RecordNamespaceUID), with a client of its own: one read per create,
+// which a ReleaseSet makes by the hundred, beyond client-go's default rate (5/s).
+// nil when the server has no client of the host cluster (no --kubeconfig outside a
+// cluster): nothing is recorded then.
+func hostNamespaces(cfg *genericapiserver.RecommendedConfig) (registry.Namespaces, error) {
+	if cfg.ClientConfig == nil {
+		return nil, nil
+	}
+	c := restclient.CopyConfig(cfg.ClientConfig)
+	c.QPS, c.Burst = 100, 200
+	kube, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("a client of the host for its namespaces: %w", err)
+	}
+	return registry.LiveNamespaces{Client: kube}, nil
 }
 
 // Run serves until ctx is done.

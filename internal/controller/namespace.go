@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -18,35 +19,74 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// outlivedNamespace says whether rel has outlived the namespace it was created in
-// (release.OutlivedNamespace): the namespace is read from the cache, and a namespace
-// missing there is looked for on the API server before it counts as gone (the cache
-// may not have seen a namespace just created).
-func (r *Reconciler) outlivedNamespace(ctx context.Context, rel *v1.Release) (bool, error) {
-	ns := &corev1.Namespace{}
-	key := client.ObjectKey{Name: rel.Namespace}
-	err := r.client.Get(ctx, key, ns)
-	if apierrors.IsNotFound(err) {
-		err = r.apiReader.Get(ctx, key, ns)
+// checkNamespace says whether rel has outlived the namespace it was created in
+// (release.OutlivedNamespace) and, on a Release created before convoy recorded its
+// namespace's UID, records it when the Release provably belongs to its namespace
+// (release.NamespaceUIDToRecord), once. The namespace is read from the cache; either
+// action is taken only on what the API server says (the cache may still hold an
+// earlier namespace of that name, after a watch broke, or not yet one just created).
+func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outlived bool, ns release.Namespace, err error) {
+	stored := storedIn(rel)
+	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns release.Namespace) bool {
+		return release.OutlivedNamespace(stored, ns) || release.NamespaceUIDToRecord(stored, ns) != ""
+	})
+	if err != nil {
+		return false, ns, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
 	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return release.OutlivedNamespace(rel.CreationTimestamp.Time, release.Namespace{}), nil
-	case err != nil:
-		return false, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+	if release.OutlivedNamespace(stored, ns) {
+		return true, ns, nil
 	}
-	return release.OutlivedNamespace(rel.CreationTimestamp.Time, release.Namespace{
-		Found: true, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil,
-	}), nil
+	if uid := release.NamespaceUIDToRecord(stored, ns); uid != "" {
+		log.FromContext(ctx).Info("Recording the UID of the Release's namespace", "namespaceUID", uid)
+		orig := rel.DeepCopy()
+		metav1.SetMetaDataAnnotation(&rel.ObjectMeta, v1.AnnotationNamespaceUID, string(uid))
+		if err := r.client.Patch(ctx, rel, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return false, ns, fmt.Errorf("record the UID of namespace %s on Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+		}
+		r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, rel.ResourceVersion)
+	}
+	return false, ns, nil
 }
 
-// deleteOutlived deletes rel, which has outlived its namespace, as the namespace's
-// deletion meant: its finalizer then deletes its objects, as for any deletion. The
-// precondition keeps a Release created since, of the same name, from being deleted.
-func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release) error {
-	msg := fmt.Sprintf("Deleting the Release: it was created at %s, and its namespace %s has been deleted since "+
+// readNamespace reads the namespace name from the cache c and, when acts says that
+// what the cache holds would make the caller act, from the API server (apiReader).
+func readNamespace(ctx context.Context, c, apiReader client.Reader, name string, acts func(release.Namespace) bool) (release.Namespace, error) {
+	ns, err := namespaceFrom(ctx, c, name)
+	if err != nil || !acts(ns) {
+		return ns, err
+	}
+	return namespaceFrom(ctx, apiReader, name)
+}
+
+// namespaceFrom reads the namespace name from reader.
+func namespaceFrom(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
+	ns := &corev1.Namespace{}
+	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return release.Namespace{}, nil
+	case err != nil:
+		return release.Namespace{}, err
+	}
+	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
+}
+
+// storedIn is what obj (a Release or a ReleaseSet) says of the namespace it was created in.
+func storedIn(obj metav1.Object) release.Stored {
+	return release.Stored{
+		NamespaceUID: types.UID(obj.GetAnnotations()[v1.AnnotationNamespaceUID]),
+		Created:      obj.GetCreationTimestamp().Time,
+	}
+}
+
+// deleteOutlived deletes rel, which has outlived its namespace (ns is what is there
+// now), as the namespace's deletion meant: its finalizer then deletes its objects, as
+// for any deletion. The precondition keeps a Release created since, of the same name,
+// from being deleted.
+func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release, ns release.Namespace) error {
+	msg := fmt.Sprintf("Deleting the Release: %s, and its namespace %s has been deleted since "+
 		"(the namespace controller did not delete it, most likely because convoy's API was not in discovery then).",
-		rel.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z07:00"), rel.Namespace)
+		release.HowOutlived(storedIn(rel), ns), rel.Namespace)
 	log.FromContext(ctx).Info(msg)
 	r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventOutlivedNamespace, "Delete", "%s", msg)
 	err := r.client.Delete(ctx, rel, client.Preconditions{UID: &rel.UID})

@@ -23,7 +23,7 @@ const ReadyzInformers = "informers"
 // watch them (Secrets as metadata only): the release controller's Releases and
 // ReleaseInventories and Render metadata (indexed by Release), the Cluster status
 // controller's Clusters and kubeconfig Secrets, and the Namespaces (whose creations
-// and deletions reconcile the Releases in them: outlivedNamespace), and the ReleaseSet
+// and deletions reconcile the Releases in them: checkNamespace), and the ReleaseSet
 // controller's ReleaseSets.
 func watchedKinds() []client.Object {
 	secret := &metav1.PartialObjectMetadata{}

@@ -95,11 +95,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if rel.DeletionTimestamp != nil {
 		return r.reconcileDelete(ctx, rel)
 	}
-	if outlived, err := r.outlivedNamespace(ctx, rel); err != nil {
+	if outlived, ns, err := r.checkNamespace(ctx, rel); err != nil {
 		return r.ownFailureOf(ctx, rel, err)
 	} else if outlived {
 		// Its deletion event brings it back, to reconcileDelete.
-		if err := r.deleteOutlived(ctx, rel); err != nil {
+		if err := r.deleteOutlived(ctx, rel, ns); err != nil {
 			return r.ownFailureOf(ctx, rel, err)
 		}
 		return reconcile.Result{}, nil

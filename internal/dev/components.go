@@ -100,7 +100,8 @@ func ControllerRules() []rbacv1.PolicyRule {
 	write := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleaseSets}, Verbs: read},
+		// patch records the namespace UID on an older set; delete removes one that outlived its namespace.
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleaseSets}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{
 			v1alpha1.ResourceReleases + "/" + v1alpha1.SubresourceStatus,
 			v1alpha1.ResourceReleases + "/finalizers",

@@ -15,8 +15,9 @@
 //   - whether the Release holds before anything is rendered (HoldsBeforeRender), the
 //     revision of a new render (NextRenderRevision), whether an apply is an install or
 //     an upgrade (IsUpgrade, ApplyHookRun: a Release taken over from Helm upgrades
-//     from its first apply), and whether a target namespace
-//     outlived the Release that created it (OutlivedNamespace);
+//     from its first apply), and whether a Release outlived the namespace it was
+//     created in (OutlivedNamespace; NamespaceUIDToRecord for a Release created
+//     before convoy recorded its namespace's UID);
 //   - from how the attempt ended: the Applied, Healthy and Ready conditions, the status
 //     fields to write (lastSuccessful, lastHandledSyncAt, lastHandledForceSyncAt, a new
 //     rollout), how the in-memory failure count changes, and when to reconcile again

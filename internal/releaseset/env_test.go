@@ -53,6 +53,14 @@ type fleet struct {
 // controller and the observer.
 func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(*hostmanager.Options)) *fleet {
 	t.Helper()
+	f, start := newStoppedFleet(t, clusters, opts...)
+	start()
+	return f
+}
+
+// newStoppedFleet is newFleet without the controller and the observer: start starts them.
+func newStoppedFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(*hostmanager.Options)) (*fleet, func()) {
+	t.Helper()
 	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
@@ -91,12 +99,14 @@ func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(
 		o(&mo)
 	}
 	f.metrics = prometheus.NewRegistry()
-	startConvoy(t, ctx, inprocess.Options{
-		Manager: mo, ChartCacheDir: t.TempDir(),
-		Controller: controller.Options{Metrics: f.metrics, AssessmentOverdueAfter: -1},
-		Observer:   observer.Options{Metrics: prometheus.NewRegistry()},
-	})
-	return f
+	return f, func() {
+		t.Helper()
+		startConvoy(t, ctx, inprocess.Options{
+			Manager: mo, ChartCacheDir: t.TempDir(),
+			Controller: controller.Options{Metrics: f.metrics, AssessmentOverdueAfter: -1},
+			Observer:   observer.Options{Metrics: prometheus.NewRegistry()},
+		})
+	}
 }
 
 // inShard runs the test's controller and observer as the shard name (--shard).

@@ -39,7 +39,8 @@ type Reconciler struct {
 	clock   clock.Clock
 	events  EventRecorder
 	metrics *metrics
-	// apiReader reads ConfigMaps and Secrets (the values copies) uncached.
+	// apiReader reads ConfigMaps and Secrets (the values copies) uncached, and a
+	// namespace the cache does not hold.
 	apiReader client.Reader
 	// resolver resolves the template's chart source; nil: the set resolves nothing.
 	resolver SourceResolver
@@ -60,6 +61,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// The garbage collector deletes the Releases and the values copies (ownerReferences).
 		r.schedule.forget(set.UID)
 		return reconcile.Result{}, nil
+	}
+	if outlived, err := r.checkNamespace(ctx, set); err != nil || outlived {
+		if outlived {
+			r.schedule.forget(set.UID)
+		}
+		return reconcile.Result{}, err
 	}
 	in, err := r.observe(ctx, set)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -730,6 +731,15 @@ func TestGoingAway(t *testing.T) {
 		r.CreationTimestamp = metav1.NewTime(now.Add(d))
 		return r
 	}
+	// recorded sets the namespace UID the Release recorded; uid, the namespace's.
+	recorded := func(r *v1alpha1.Release, uid string) *v1alpha1.Release {
+		r.Annotations = map[string]string{v1alpha1.AnnotationNamespaceUID: uid}
+		return r
+	}
+	uid := func(n *corev1.Namespace, uid string) *corev1.Namespace {
+		n.UID = types.UID(uid)
+		return n
+	}
 	cases := map[string]struct {
 		rel  *v1alpha1.Release
 		ns   *corev1.Namespace
@@ -747,6 +757,10 @@ func TestGoingAway(t *testing.T) {
 		// Seed 1251186771: chaos-2 deleted without its Releases, and created again.
 		"a Release older than its namespace goes": {rel: created(rel(false), -2*time.Minute), ns: ns(false, corev1.NamespaceActive), want: true},
 		"a Release as old as its namespace stays": {rel: created(rel(false), 0), ns: ns(false, corev1.NamespaceActive), want: false},
+		"a Release of the namespace created again at once goes": {rel: recorded(created(rel(false), 0), "first"),
+			ns: uid(ns(false, corev1.NamespaceActive), "second"), want: true},
+		"a Release of its namespace stays": {rel: recorded(created(rel(false), -2*time.Minute), "first"),
+			ns: uid(ns(false, corev1.NamespaceActive), "first"), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -441,13 +441,15 @@ func (d *driver) resync(ctx context.Context, r *release) error {
 // when it gets to them, which takes as long as convoy apiserver is unreachable; until
 // then a Release in it has no deletion timestamp, yet is going (seed 142163185: the
 // read back after a failed re-create counted chaos-3/r043 as existing). A Release
-// that outlived its namespace (release.OutlivedNamespace: older than the namespace
-// of its name) goes too: the namespace controller finalized the namespace without it,
+// that outlived its namespace (release.OutlivedNamespace: the namespace of its name
+// has another UID than the one it recorded, or, without one, is younger) goes too: the namespace controller finalized the namespace without it,
 // and convoy's controller deletes it (seed 1251186771: the read backs after the
 // namespace step found the old chaos-2 Releases, and counted them as existing).
 func goingAway(rel *v1alpha1.Release, ns *corev1.Namespace) bool {
 	return rel.DeletionTimestamp != nil || ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating ||
-		convoyrelease.OutlivedNamespace(rel.CreationTimestamp.Time, convoyrelease.Namespace{Found: true, Created: ns.CreationTimestamp.Time})
+		convoyrelease.OutlivedNamespace(
+			convoyrelease.Stored{NamespaceUID: types.UID(rel.Annotations[v1alpha1.AnnotationNamespaceUID]), Created: rel.CreationTimestamp.Time},
+			convoyrelease.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time})
 }
 
 // patch sends a JSON merge patch to the Release or one of its subresources.

@@ -99,13 +99,14 @@ func TestSP13_PinWritesPinAndSyncRequestedAt(t *testing.T) {
 // A pin without renderRef before any successful apply names nothing: 422, nothing stored.
 func TestPinWithoutRenderAndNothingAppliedIsInvalid(t *testing.T) {
 	ns := testNamespace(t)
-	create(t, release(ns, "podinfo"))
+	created := create(t, release(ns, "podinfo"))
 	_, err := mergePatch(admin(t), ctx(t), ns, "podinfo", "pin", map[string]interface{}{"pin": map[string]string{"reason": "x"}})
 	if statusCode(err) != http.StatusUnprocessableEntity {
 		t.Fatalf("PATCH /pin: %v, want 422", err)
 	}
-	if got := get(t, ns, "podinfo"); got.Pin != nil || len(got.Annotations) != 0 {
-		t.Errorf("stored pin %+v, annotations %v after a rejected /pin", got.Pin, got.Annotations)
+	if got := get(t, ns, "podinfo"); got.Pin != nil || got.ResourceVersion != created.ResourceVersion {
+		t.Errorf("stored pin %+v, annotations %v (resourceVersion %s, %s at create) after a rejected /pin",
+			got.Pin, got.Annotations, got.ResourceVersion, created.ResourceVersion)
 	}
 }
 

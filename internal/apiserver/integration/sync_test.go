@@ -66,13 +66,13 @@ func TestSP18_ForceSyncWritesBothAnnotations(t *testing.T) {
 // A force that is not a boolean is 400, and nothing is written.
 func TestSyncForceNotBooleanIsBadRequest(t *testing.T) {
 	ns := testNamespace(t)
-	create(t, release(ns, "podinfo"))
+	created := create(t, release(ns, "podinfo"))
 	_, err := postSync(admin(t), ctx(t), ns, "podinfo", "yes-please")
 	if statusCode(err) != http.StatusBadRequest {
 		t.Fatalf("POST /sync?force=yes-please: %v (status %d), want 400", err, statusCode(err))
 	}
-	if a := get(t, ns, "podinfo").Annotations; len(a) != 0 {
-		t.Errorf("annotations = %v after a rejected /sync", a)
+	if got := get(t, ns, "podinfo"); got.ResourceVersion != created.ResourceVersion {
+		t.Errorf("annotations = %v (resourceVersion %s, %s at create) after a rejected /sync", got.Annotations, got.ResourceVersion, created.ResourceVersion)
 	}
 	if _, err := postSync(admin(t), ctx(t), ns, "missing", ""); statusCode(err) != http.StatusNotFound {
 		t.Errorf("POST /sync of a missing Release: %v, want 404", err)

@@ -17,8 +17,11 @@ import (
 type Storage map[string]rest.Storage
 
 // NewStorage builds the storage of Releases on the etcd options of optsGetter. c is
-// the clock sync times are read from; opts are what validation allows beyond the defaults.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock, opts validation.ReleaseOptions) (Storage, error) {
+// the clock sync times are read from; opts are what validation allows beyond the defaults;
+// namespaces reads the namespace whose UID a Release records (registry.RecordNamespaceUID;
+// nil: none is recorded).
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c clock.PassiveClock, opts validation.ReleaseOptions,
+	namespaces registry.Namespaces) (Storage, error) {
 	base := newStrategy(scheme)
 	base.validation = opts
 	store, err := registry.NewStore(registry.Kind{
@@ -52,7 +55,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c 
 	}
 
 	return Storage{
-		convoyv1alpha1.ResourceReleases:                                             &registry.REST{Store: store, Short: []string{"rel"}}, // kubectl get rel
+		convoyv1alpha1.ResourceReleases:                                             &registry.REST{Store: registry.RecordNamespaceUID(store, "Release", namespaces), Short: []string{"rel"}}, // kubectl get rel
 		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceStatus:    &registry.SubresourceREST{Store: with(status)},
 		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourcePin:       locked(with(pin)),
 		convoyv1alpha1.ResourceReleases + "/" + convoyv1alpha1.SubresourceMutations: locked(with(mutations)),
