@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -237,12 +238,22 @@ func TestFleetStopsWithinSeconds(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = f.Stop() })
 	var pids []int
+	marks := t.TempDir()
 	for i, c := range f.Clusters {
+		// The shell marks when it ignores SIGTERM: a Stop before that would end it at once.
+		mark := filepath.Join(marks, f.Name(i))
 		err := c.Run(t.Context(), localcluster.Process{
-			Name: "ignores-sigterm", Path: "/bin/sh", Args: []string{"-c", `trap "" TERM; exec sleep 600`},
+			Name: "ignores-sigterm", Path: "/bin/sh", Args: []string{"-c", `trap "" TERM; : > "$0"; exec sleep 600`, mark},
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			_, err := os.Stat(mark)
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("%s: the process that ignores SIGTERM did not start: %v", f.Name(i), err)
 		}
 		running := c.Running()
 		for _, name := range []string{"ignores-sigterm", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
