@@ -183,6 +183,8 @@ func (e *env) pauseFleet(ctx, phase context.Context, wait, length time.Duration)
 // setState is a state of the ReleaseSet that the harness's watch saw.
 type setState struct {
 	rv, observedGeneration int64
+	// paused is the state's spec.paused.
+	paused bool
 }
 
 // pauseWindow is one pause as the checks judge it: the resourceVersions of the pause
@@ -196,6 +198,13 @@ type pauseWindow struct {
 // observes each: its observedGeneration is that of the pause, or later. From that
 // state on the controller has decided on the paused spec: a reconcile writes the
 // Releases, then the status, one reconcile of a set at a time.
+//
+// The pause ends at the resume write, or at the first state seen after the pause
+// that is no longer paused, if earlier: a resume answered with an error (a 503 of the
+// aggregator while kube-apiserver starts again) may have been stored all the same, and
+// the retry that succeeds then changes nothing and answers with a later
+// resourceVersion (seed 11, 7 December: the controller's write after the first resume
+// was judged as one while paused).
 func pauseWindows(pauses []pauseWrite, sets []setState) []pauseWindow {
 	out := make([]pauseWindow, 0, len(pauses))
 	for _, p := range pauses {
@@ -204,6 +213,12 @@ func pauseWindows(pauses []pauseWrite, sets []setState) []pauseWindow {
 			if s.rv > p.wrote && s.observedGeneration >= p.generation && (w.observed == 0 || s.rv < w.observed) {
 				w.observed = s.rv
 			}
+			if s.rv > p.wrote && !s.paused && s.rv < w.resumed {
+				w.resumed = s.rv
+			}
+		}
+		if w.observed >= w.resumed {
+			w.observed = 0 // observed only after the resume
 		}
 		out = append(out, w)
 	}

@@ -417,7 +417,7 @@ func (r *recorder) releaseSet(obj any) {
 		return
 	}
 	r.mu.Lock()
-	r.sets = append(r.sets, setState{rv: rv, observedGeneration: set.Status.ObservedGeneration})
+	r.sets = append(r.sets, setState{rv: rv, observedGeneration: set.Status.ObservedGeneration, paused: set.Spec.Paused})
 	r.mu.Unlock()
 	if set.Spec.Paused {
 		return

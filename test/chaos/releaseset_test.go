@@ -237,12 +237,16 @@ func TestCheckPaused(t *testing.T) {
 
 func TestPauseWindows(t *testing.T) {
 	pauses := []pauseWrite{{wrote: 20, generation: 5, resumed: 40}, {wrote: 50, generation: 9, resumed: 60}}
+	pauses = append(pauses, pauseWrite{wrote: 70, generation: 12, resumed: 90})
 	sets := []setState{
-		{rv: 19, observedGeneration: 4}, {rv: 22, observedGeneration: 4}, // a status of the spec before the pause
-		{rv: 27, observedGeneration: 6}, {rv: 25, observedGeneration: 5}, // arrival order aside, 25 is the first
+		{rv: 19, observedGeneration: 4}, {rv: 22, observedGeneration: 4, paused: true}, // a status of the spec before the pause
+		{rv: 27, observedGeneration: 6, paused: true}, {rv: 25, observedGeneration: 5, paused: true}, // arrival order aside, 25 is the first
 		{rv: 61, observedGeneration: 10}, // the second pause observed only after its resume
+		// The third: observed at 72, resumed at 80 by a write answered with an error;
+		// the retry that succeeded answered 90.
+		{rv: 72, observedGeneration: 12, paused: true}, {rv: 80, observedGeneration: 12}, {rv: 85, observedGeneration: 13},
 	}
-	want := []pauseWindow{{wrote: 20, observed: 25, resumed: 40}, {wrote: 50, observed: 61, resumed: 60}}
+	want := []pauseWindow{{wrote: 20, observed: 25, resumed: 40}, {wrote: 50, resumed: 60}, {wrote: 70, observed: 72, resumed: 80}}
 	if diff := cmp.Diff(want, pauseWindows(pauses, sets), cmp.AllowUnexported(pauseWindow{})); diff != "" {
 		t.Errorf("pauseWindows (-want +got):\n%s", diff)
 	}

@@ -636,11 +636,13 @@ func TestChartEtcdKeepsEveryWrite(t *testing.T) {
 		}
 		return resp.Count >= writers, fmt.Sprintf("%d keys under %s", resp.Count, prefix)
 	})
-	// No failure beyond the leader election: a write fails only if it was in flight
-	// at the old leader, and it fails by etcd's request timeout after the kill.
+	// No failure beyond the leader election: a write fails only if it was proposed
+	// before a new leader was elected (in flight at the old one, or waiting for the
+	// election), and it fails by etcd's request timeout after that, give or take the
+	// time a loaded machine takes to answer (2 s: CI runs every package at once).
 	t.Logf("%d acknowledged writes, %d failed", load.writes, len(load.errors))
 	for _, e := range load.errors {
-		if e.at.Before(killed) || e.at.After(killed.Add(etcdRequestTimeout+time.Second)) {
+		if e.at.Before(killed) || e.at.After(elected.Add(etcdRequestTimeout+2*time.Second)) {
 			t.Errorf("%s failed at %s (kill at %s, leader at %s): %d %v %s", e.what, e.at.Format(time.StampMilli),
 				killed.Format(time.StampMilli), elected.Format(time.StampMilli), e.res.code, e.res.err, e.res.body)
 		}
