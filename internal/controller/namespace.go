@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
 )
 
@@ -51,24 +52,11 @@ func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outli
 // readNamespace reads the namespace name from the cache c and, when acts says that
 // what the cache holds would make the caller act, from the API server (apiReader).
 func readNamespace(ctx context.Context, c, apiReader client.Reader, name string, acts func(release.Namespace) bool) (release.Namespace, error) {
-	ns, err := namespaceFrom(ctx, c, name)
+	ns, err := hostmanager.Namespace(ctx, c, name)
 	if err != nil || !acts(ns) {
 		return ns, err
 	}
-	return namespaceFrom(ctx, apiReader, name)
-}
-
-// namespaceFrom reads the namespace name from reader.
-func namespaceFrom(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
-	ns := &corev1.Namespace{}
-	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return release.Namespace{}, nil
-	case err != nil:
-		return release.Namespace{}, err
-	}
-	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
+	return hostmanager.Namespace(ctx, apiReader, name)
 }
 
 // storedIn is what obj (a Release or a ReleaseSet) says of the namespace it was created in.

@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/release"
 )
 
@@ -29,9 +30,9 @@ func (r *Reconciler) checkNamespace(ctx context.Context, set *v1.ReleaseSet) (bo
 	acts := func(ns release.Namespace) bool {
 		return release.OutlivedNamespace(stored, ns) || release.NamespaceUIDToRecord(stored, ns) != ""
 	}
-	now, err := namespaceFrom(ctx, r.client, set.Namespace)
+	now, err := hostmanager.Namespace(ctx, r.client, set.Namespace)
 	if err == nil && acts(now) {
-		now, err = namespaceFrom(ctx, r.apiReader, set.Namespace)
+		now, err = hostmanager.Namespace(ctx, r.apiReader, set.Namespace)
 	}
 	if err != nil {
 		return false, fmt.Errorf("read namespace %s of ReleaseSet %s/%s: %w", set.Namespace, set.Namespace, set.Name, err)
@@ -48,19 +49,6 @@ func (r *Reconciler) checkNamespace(ctx context.Context, set *v1.ReleaseSet) (bo
 		}
 	}
 	return false, nil
-}
-
-// namespaceFrom reads the namespace name from reader.
-func namespaceFrom(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
-	ns := &corev1.Namespace{}
-	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return release.Namespace{}, nil
-	case err != nil:
-		return release.Namespace{}, err
-	}
-	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
 }
 
 // deleteOutlived deletes set, which outlived its namespace: the garbage collector then
