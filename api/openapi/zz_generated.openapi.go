@@ -388,6 +388,13 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.Unknown{}.OpenAPIModelName():                                         schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		intstr.IntOrString{}.OpenAPIModelName():                                      schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                                            schema_k8sio_apimachinery_pkg_version_Info(ref),
+		v1alpha1.Alert{}.OpenAPIModelName():                                          schema_kumodoio_convoy_api_v1alpha1_Alert(ref),
+		v1alpha1.AlertDelivery{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_AlertDelivery(ref),
+		v1alpha1.AlertList{}.OpenAPIModelName():                                      schema_kumodoio_convoy_api_v1alpha1_AlertList(ref),
+		v1alpha1.AlertObjectReference{}.OpenAPIModelName():                           schema_kumodoio_convoy_api_v1alpha1_AlertObjectReference(ref),
+		v1alpha1.AlertProvider{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_AlertProvider(ref),
+		v1alpha1.AlertSpec{}.OpenAPIModelName():                                      schema_kumodoio_convoy_api_v1alpha1_AlertSpec(ref),
+		v1alpha1.AlertStatus{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_AlertStatus(ref),
 		v1alpha1.ChartSource{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref),
 		v1alpha1.Cluster{}.OpenAPIModelName():                                        schema_kumodoio_convoy_api_v1alpha1_Cluster(ref),
 		v1alpha1.ClusterList{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ClusterList(ref),
@@ -413,6 +420,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ObjectHealth{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_ObjectHealth(ref),
 		v1alpha1.ObjectReference{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ObjectReference(ref),
 		v1alpha1.Pin{}.OpenAPIModelName():                                            schema_kumodoio_convoy_api_v1alpha1_Pin(ref),
+		v1alpha1.Receiver{}.OpenAPIModelName():                                       schema_kumodoio_convoy_api_v1alpha1_Receiver(ref),
+		v1alpha1.ReceiverCall{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_ReceiverCall(ref),
+		v1alpha1.ReceiverList{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_ReceiverList(ref),
+		v1alpha1.ReceiverSpec{}.OpenAPIModelName():                                   schema_kumodoio_convoy_api_v1alpha1_ReceiverSpec(ref),
+		v1alpha1.ReceiverStatus{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_ReceiverStatus(ref),
 		v1alpha1.RecentRemoval{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_RecentRemoval(ref),
 		v1alpha1.Release{}.OpenAPIModelName():                                        schema_kumodoio_convoy_api_v1alpha1_Release(ref),
 		v1alpha1.ReleaseInventory{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_ReleaseInventory(ref),
@@ -20106,6 +20118,317 @@ func schema_k8sio_apimachinery_pkg_version_Info(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_kumodoio_convoy_api_v1alpha1_Alert(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Alert sends notifications about the Releases and ReleaseSets of its namespace to a provider (Slack, Microsoft Teams or a webhook): notifications out.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec says which events of which objects go to which provider.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.AlertSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status is written by the controller, through the /status subresource only.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.AlertStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.AlertSpec{}.OpenAPIModelName(), v1alpha1.AlertStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertDelivery(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertDelivery is one attempt to deliver a notification.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "time of the attempt.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"event": {
+						SchemaProps: spec.SchemaProps{
+							Description: "event that was sent.\n\nPossible enum values:\n - `\"Applied\"` : a new render of a Release reached Ready.\n - `\"ApprovalWaiting\"` : a new render of a manual Release waits for POST releases/<name>/sync.\n - `\"AssessmentOverdue\"` : a Release waited on the observer's assessment longer than the controller's bound.\n - `\"DriftDetected\"` : an object a Release applied was changed or deleted on its cluster.\n - `\"Halted\"` : a ReleaseSet halted its rollout.\n - `\"HookFailed\"` : a lifecycle hook Job of a Release failed or timed out.\n - `\"PromotionWaiting\"` : a Manual stage of a ReleaseSet waits for POST releasesets/<name>/promote.\n - `\"RolledBack\"` : a Release rolled back a render that failed its rollout.\n - `\"RolloutFailed\"` : the rollout of a Release's render failed.\n - `\"VerificationFailed\"` : the chart of a Release failed its signature verification.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Applied", "ApprovalWaiting", "AssessmentOverdue", "DriftDetected", "Halted", "HookFailed", "PromotionWaiting", "RolledBack", "RolloutFailed", "VerificationFailed"},
+						},
+					},
+					"object": {
+						SchemaProps: spec.SchemaProps{
+							Description: "object the event is about, in the Alert's namespace.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.AlertObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"result": {
+						SchemaProps: spec.SchemaProps{
+							Description: "result is what the provider answered: the HTTP status (such as \"200 OK\"), or the error when there was no answer.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"time", "event", "object"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName(), v1alpha1.AlertObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertList is a list of Alerts.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the Alerts.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.Alert{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), v1alpha1.Alert{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertObjectReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertObjectReference names the Release or ReleaseSet an event is about.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "kind is Release or ReleaseSet.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the object.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertProvider(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertProvider is where an Alert's notifications go.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type is slack, msteams or webhook.\n\nPossible enum values:\n - `\"msteams\"` posts Microsoft Teams messages to a workflow or incoming webhook URL.\n - `\"slack\"` posts Slack messages to an incoming webhook URL.\n - `\"webhook\"` posts convoy's JSON body to any URL, signed when the Secret has a token.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"msteams", "slack", "webhook"},
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "secretRef names a Secret of the Alert's namespace: key address holds the URL notifications are posted to; for webhook, key token (optional) is the HMAC-SHA256 key of the header X-Convoy-Signature: sha256=<hex> over the body.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"type", "secretRef"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertSpec says which events of which objects go to which provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "selector is a label selector over the Releases and ReleaseSets of the Alert's namespace; empty or unset selects all of them.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"events": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "events are the events that are sent; at least one, each at most once.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+										Enum:   []interface{}{"Applied", "ApprovalWaiting", "AssessmentOverdue", "DriftDetected", "Halted", "HookFailed", "PromotionWaiting", "RolledBack", "RolloutFailed", "VerificationFailed"},
+									},
+								},
+							},
+						},
+					},
+					"provider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "provider is where the notifications go.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.AlertProvider{}.OpenAPIModelName()),
+						},
+					},
+					"uiURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "uiURL is the base URL of `kubectl convoy ui` or of a shared convoy UI, an absolute http or https URL; messages link to the object there. Unset: no links.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"events", "provider"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName(), v1alpha1.AlertProvider{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_AlertStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AlertStatus is written by the controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions hold Ready: the provider answered the last delivery (reason Delivered, DeliveryFailed or SecretNotFound).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"lastDelivery": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastDelivery is the last notification the controller tried to deliver.",
+							Ref:         ref(v1alpha1.AlertDelivery{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName(), v1alpha1.AlertDelivery{}.OpenAPIModelName()},
+	}
+}
+
 func schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -21228,6 +21551,228 @@ func schema_kumodoio_convoy_api_v1alpha1_Pin(ref common.ReferenceCallback) commo
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_Receiver(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Receiver is a webhook endpoint that refreshes the sources of the Releases and ReleaseSets of its namespace when a Git host or a registry calls it: webhooks in.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec says who calls and which objects a call refreshes.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReceiverSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status is written by the controller, through the /status subresource only.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ReceiverStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.ReceiverSpec{}.OpenAPIModelName(), v1alpha1.ReceiverStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReceiverCall(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReceiverCall is one authenticated call of a Receiver.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "time of the call.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"result": {
+						SchemaProps: spec.SchemaProps{
+							Description: "result says what the call did: the objects it asked to refresh, or why it refreshed none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"time"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReceiverList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReceiverList is a list of Receivers.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the Receivers.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.Receiver{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), v1alpha1.Receiver{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReceiverSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReceiverSpec says who calls a Receiver and which objects a call refreshes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type is the caller, which says how a call is authenticated: github, gitlab, harbor or generic (HMAC-SHA256 of the body in X-Convoy-Signature: sha256=<hex>).\n\nPossible enum values:\n - `\"generic\"` : any caller that signs the body with the token: X-Convoy-Signature: sha256=<hex of HMAC-SHA256>.\n - `\"github\"` : GitHub webhooks, signed in X-Hub-Signature-256 with the token.\n - `\"gitlab\"` : GitLab webhooks, carrying the token in X-Gitlab-Token.\n - `\"harbor\"` : Harbor webhooks, carrying the token in the Authorization header.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"generic", "github", "gitlab", "harbor"},
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "secretRef names a Secret of the Receiver's namespace with the key token: the shared secret of the caller, and part of status.webhookPath.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "selector is a label selector over the Releases and ReleaseSets of the Receiver's namespace whose sources a call refreshes; empty or unset selects all of them.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"type", "secretRef"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ReceiverStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReceiverStatus is written by the controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions hold Ready: a receiver server serves status.webhookPath with the current token (reason Serving, SecretNotFound or ReceiverServerDisabled).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"webhookPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "webhookPath is where calls go, on the controller's receiver server: /hooks/<sha256 of token, name and namespace, 64 hex digits> (ReceiverWebhookPath). It changes with the token.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastCall": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastCall is the last authenticated call.",
+							Ref:         ref(v1alpha1.ReceiverCall{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName(), v1alpha1.ReceiverCall{}.OpenAPIModelName()},
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package v1alpha1 holds the types of the convoy.kumodo.io/v1alpha1 API: Release,
-// Render, ReleaseInventory and Cluster, and the constants (condition types, reasons,
+// Render, ReleaseInventory, Cluster, ReleaseSet, Alert and Receiver, and the constants (condition types, reasons,
 // annotations, labels) that every convoy process shares.
 //
 // The package only describes the API. It does not decide anything: validation,

@@ -29,6 +29,8 @@ var SelectableFields = map[string][]string{
 	"ReleaseInventory": {FieldReleaseInventoryCluster},
 	"Cluster":          {},
 	"ReleaseSet":       {},
+	"Alert":            {},
+	"Receiver":         {},
 }
 
 func addFieldLabelConversions(scheme *runtime.Scheme) error {

@@ -27,6 +27,10 @@ const (
 	ResourceClusters = "clusters"
 	// ResourceReleaseSets is the resource of ReleaseSet.
 	ResourceReleaseSets = "releasesets"
+	// ResourceAlerts is the resource of Alert.
+	ResourceAlerts = "alerts"
+	// ResourceReceivers is the resource of Receiver.
+	ResourceReceivers = "receivers"
 )
 
 // Subresources of releases, as used in URLs and RBAC rules (releases/<subresource>).
@@ -73,6 +77,8 @@ func KnownTypes() []runtime.Object {
 		&ReleaseInventory{}, &ReleaseInventoryList{},
 		&Cluster{}, &ClusterList{},
 		&ReleaseSet{}, &ReleaseSetList{},
+		&Alert{}, &AlertList{},
+		&Receiver{}, &ReceiverList{},
 		&SyncOptions{},
 	}
 }

@@ -6,6 +6,41 @@
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Alert) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.Alert"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertDelivery) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertDelivery"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertList) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertObjectReference) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertObjectReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertProvider) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertProvider"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertSpec) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AlertStatus) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.AlertStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ChartSource) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ChartSource"
 }
@@ -128,6 +163,31 @@ func (in ObjectReference) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Pin) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Pin"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Receiver) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.Receiver"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReceiverCall) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReceiverCall"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReceiverList) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReceiverList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReceiverSpec) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReceiverSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReceiverStatus) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ReceiverStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -42,6 +42,11 @@ var decodeSeeds = []string{
 	   {"name":"eu","clusterSelector":{"matchLabels":{"region":"eu"}},"maxParallel":"50%","approval":"Manual"},{"name":"rest","approval":"Automatic"}]}},
 	 "approvals":[{"stage":"eu","revision":"sha256:00","approvedBy":"alice"}]}`,
 	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"ReleaseSet","metadata":{"name":"s","namespace":"n"},"spec":{"template":{"metadata":{"labels":{"convoy.kumodo.io/cluster":"x"}},"spec":{"cluster":"c","chart":{}}},"strategy":{"stages":[{"name":"rest"},{"name":"rest","maxParallel":"0%","approval":"Never"},{"name":"A","maxParallel":0}]}}}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Alert","metadata":{"name":"on-call","namespace":"team-a"},
+	 "spec":{"selector":{"matchLabels":{"tier":"web"}},"events":["Applied","RolledBack","Halted"],"provider":{"type":"slack","secretRef":{"name":"slack-url"}},"uiURL":"https://convoy.example.com/ui/"}}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Alert","metadata":{"name":"a","namespace":"n"},"spec":{"events":["Applied","Applied","Nope"],"provider":{"type":"pager","secretRef":{"name":"A_b"}},"uiURL":"ftp://x"}}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Receiver","metadata":{"name":"github","namespace":"team-a"},"spec":{"type":"github","secretRef":{"name":"github-token"},"selector":{"matchExpressions":[{"key":"repo","operator":"In","values":["podinfo"]}]}}}`,
+	`{"apiVersion":"convoy.kumodo.io/v1alpha1","kind":"Receiver","metadata":{"name":"r","namespace":"n"},"spec":{"type":"svn","secretRef":{},"selector":{"matchExpressions":[{"key":"","operator":"Foo"}]}}}`,
 	"apiVersion: convoy.kumodo.io/v1alpha1\nkind: Release\nmetadata: {name: y, namespace: n}\nspec:\n  chart: {repository: 'https://c', name: c}\n",
 }
 
@@ -97,6 +102,10 @@ func validate(obj runtime.Object) field.ErrorList {
 		return append(validation.Render(o), validation.RenderUpdate(o, o.DeepCopy())...)
 	case *convoyv1alpha1.ReleaseSet:
 		return append(validation.ReleaseSet(o, validation.ReleaseOptions{}), validation.ReleaseSetUpdate(o, o.DeepCopy(), validation.ReleaseOptions{})...)
+	case *convoyv1alpha1.Alert:
+		return append(validation.Alert(o), validation.AlertUpdate(o, o.DeepCopy())...)
+	case *convoyv1alpha1.Receiver:
+		return append(validation.Receiver(o), validation.ReceiverUpdate(o, o.DeepCopy())...)
 	}
 	return nil
 }

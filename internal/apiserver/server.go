@@ -12,7 +12,9 @@ import (
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apiserver/registry"
+	"kumodo.io/convoy/internal/apiserver/registry/alert"
 	"kumodo.io/convoy/internal/apiserver/registry/cluster"
+	"kumodo.io/convoy/internal/apiserver/registry/receiver"
 	"kumodo.io/convoy/internal/apiserver/registry/release"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseinventory"
 	"kumodo.io/convoy/internal/apiserver/registry/releaseset"
@@ -101,7 +103,15 @@ func installAPIGroup(generic *genericapiserver.GenericAPIServer, cfg *genericapi
 	if err != nil {
 		return err
 	}
-	for _, m := range []map[string]rest.Storage{releases, renders, inventories, clusters, sets} {
+	alerts, err := alert.NewStorage(Scheme, getter)
+	if err != nil {
+		return err
+	}
+	receivers, err := receiver.NewStorage(Scheme, getter)
+	if err != nil {
+		return err
+	}
+	for _, m := range []map[string]rest.Storage{releases, renders, inventories, clusters, sets, alerts, receivers} {
 		for k, v := range m {
 			storage[k] = v
 		}

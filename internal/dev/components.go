@@ -102,6 +102,7 @@ func ControllerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleases}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		// patch records the namespace UID on an older set; delete removes one that outlived its namespace.
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceReleaseSets}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
+		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceAlerts, v1alpha1.ResourceReceivers}, Verbs: read},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{
 			v1alpha1.ResourceReleases + "/" + v1alpha1.SubresourceStatus,
 			v1alpha1.ResourceReleases + "/finalizers",
@@ -109,6 +110,8 @@ func ControllerRules() []rbacv1.PolicyRule {
 			v1alpha1.ResourceReleaseSets + "/finalizers",
 			v1alpha1.ResourceClusters + "/" + v1alpha1.SubresourceStatus,
 			v1alpha1.ResourceReleaseInventories + "/" + v1alpha1.SubresourceStatus,
+			v1alpha1.ResourceAlerts + "/" + v1alpha1.SubresourceStatus,
+			v1alpha1.ResourceReceivers + "/" + v1alpha1.SubresourceStatus,
 		}, Verbs: []string{"get", "update", "patch"}},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceRenders, v1alpha1.ResourceReleaseInventories}, Verbs: write},
 		{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{v1alpha1.ResourceClusters}, Verbs: read},

@@ -372,7 +372,7 @@ func TestUserClusterRoles(t *testing.T) {
 			t.Errorf("convoy-view grants %s on %s.%s", v, res, g)
 		}
 	})
-	for _, res := range []string{"releases", "releasesets", "renders", "releaseinventories", "clusters"} {
+	for _, res := range []string{"releases", "releasesets", "renders", "releaseinventories", "clusters", "alerts", "receivers"} {
 		if !grants(view.Rules, group, res, "list") {
 			t.Errorf("convoy-view does not read %s", res)
 		}

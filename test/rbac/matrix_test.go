@@ -91,6 +91,10 @@ func probes() []probe {
 	add(convoyv1alpha1.ResourceReleaseInventories, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
 	add(convoyv1alpha1.ResourceClusters, "", allVerbs...)
 	add(convoyv1alpha1.ResourceClusters, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
+	add(convoyv1alpha1.ResourceAlerts, "", allVerbs...)
+	add(convoyv1alpha1.ResourceAlerts, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
+	add(convoyv1alpha1.ResourceReceivers, "", allVerbs...)
+	add(convoyv1alpha1.ResourceReceivers, convoyv1alpha1.SubresourceStatus, subresourceVerbs...)
 	return ps
 }
 
@@ -272,6 +276,13 @@ func createFixtures(t *testing.T, admin *rest.Config, ns string) *fixtures {
 			convoyv1alpha1.ResourceClusters: obj("Cluster", meta(clusterName, false), map[string]interface{}{
 				"spec": map[string]interface{}{"kubeconfig": map[string]interface{}{"secretRef": map[string]interface{}{
 					"namespace": "convoy-system", "name": "prod-kubeconfig", "key": "value"}}},
+			}),
+			convoyv1alpha1.ResourceAlerts: obj("Alert", meta(releaseName, true), map[string]interface{}{
+				"spec": map[string]interface{}{"events": []string{"RolledBack"},
+					"provider": map[string]interface{}{"type": "slack", "secretRef": map[string]interface{}{"name": "slack-url"}}},
+			}),
+			convoyv1alpha1.ResourceReceivers: obj("Receiver", meta(releaseName, true), map[string]interface{}{
+				"spec": map[string]interface{}{"type": "github", "secretRef": map[string]interface{}{"name": "github-token"}},
 			}),
 		}
 	}

@@ -85,7 +85,8 @@ func TestFuzzCorpusIsRefusedWith4xx(t *testing.T) {
 			contentType = "application/json"
 		}
 		for _, resource := range []string{convoyv1alpha1.ResourceReleases, convoyv1alpha1.ResourceRenders,
-			convoyv1alpha1.ResourceReleaseInventories, convoyv1alpha1.ResourceClusters, convoyv1alpha1.ResourceReleaseSets} {
+			convoyv1alpha1.ResourceReleaseInventories, convoyv1alpha1.ResourceClusters, convoyv1alpha1.ResourceReleaseSets,
+			convoyv1alpha1.ResourceAlerts, convoyv1alpha1.ResourceReceivers} {
 			req := c.Post().Resource(resource).Param("dryRun", metav1.DryRunAll).SetHeader("Content-Type", contentType).Body(body)
 			if resource != convoyv1alpha1.ResourceClusters {
 				req = req.Namespace(ns)

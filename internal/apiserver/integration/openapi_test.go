@@ -211,6 +211,8 @@ func TestDiscoveryShortNamesAndCategories(t *testing.T) {
 		"releasesets":        {Short: []string{"relset"}, Categories: convoy},
 		"renders":            {Categories: convoy},
 		"clusters":           {Categories: convoy},
+		"alerts":             {Categories: convoy},
+		"receivers":          {Categories: convoy},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("short names and categories (-want +got):\n%s", diff)

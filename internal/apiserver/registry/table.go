@@ -72,3 +72,17 @@ func Age(ts metav1.Time) string {
 	}
 	return duration.HumanDuration(time.Since(ts.Time))
 }
+
+// ReadyCell is the READY cell of a kind with a Ready condition: True, or the reason
+// of a Ready condition that is not True (its status when it has no reason); "" when
+// there is none.
+func ReadyCell(conditions []metav1.Condition) string {
+	c := meta.FindStatusCondition(conditions, "Ready")
+	switch {
+	case c == nil:
+		return ""
+	case c.Status != metav1.ConditionTrue && c.Reason != "":
+		return c.Reason
+	}
+	return string(c.Status)
+}
