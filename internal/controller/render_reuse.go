@@ -268,11 +268,12 @@ func (h *renderHistory) candidate(name string) (renderCandidate, bool) {
 	return renderCandidate{}, false
 }
 
-// reuse finds the earlier render of the inputs of key (render.Prepared.Key), before
-// anything is templated: the one chooseReuse picks, or else the
-// current render made by an earlier convoy of the same inputs (chooseLegacy), from
-// memory or read from the API server (only when the inputs match a Render other than
-// the one in memory). A Render that is gone or cannot be read back is not reused.
+// reuse finds the earlier render of the inputs of key (render.Prepared.Key) before
+// anything is templated: the one chooseReuse picks, or else the current render made
+// by an earlier convoy of the same inputs (chooseLegacy), from memory or read from
+// the API server (only when the inputs match a Render other than the one in memory).
+// A Render that is gone or cannot be read back is not reused; render.Prepared.Reuse
+// then checks what its templates read of the target.
 func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key render.ReuseKey) (*render.Result, error) {
 	rel := st.rel
 	current := currentRenderName(rel)
