@@ -23,6 +23,7 @@ import (
 	"kumodo.io/convoy/bench/internal/benchenv"
 	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // The floor (-floor) is what the control plane alone needs for the objects of N
@@ -69,7 +70,7 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int, design *desi
 		return nil, err
 	}
 	defer os.RemoveAll(cacheDir)
-	r, err := render.New(render.Options{CacheDir: cacheDir})
+	fetcher, err := source.New(source.Options{CacheDir: cacheDir})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,13 @@ func (cfg *config) measureFloor(ctx context.Context, e *env, n int, design *desi
 	objects := make([][]floorObject, n)
 	for i := range n {
 		rel := benchenv.PodinfoRelease(cfg.namespaceOf(i), releaseName(i), e.Charts.URL)
-		res, err := r.Render(ctx, render.Request{Release: rel})
+		chart, err := fetcher.Fetch(ctx, rel.Spec.Chart, 0, nil)
+		if err != nil {
+			return nil, fmt.Errorf("fetch the chart of %s: %w", releaseName(i), err)
+		}
+		res, err := render.Render(ctx, render.Request{Release: rel, Chart: render.Chart{
+			What: chart.What, Digest: chart.Digest, Commit: chart.Commit, Archive: chart.Archive, Files: chart.Files,
+		}})
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", releaseName(i), err)
 		}

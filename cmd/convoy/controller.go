@@ -12,7 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kumodo.io/convoy/internal/controller"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // controllerFlags are the flags of convoy controller.
@@ -33,7 +33,7 @@ func newControllerCommand() *cobra.Command {
 		hostFlags:     newHostFlags(controller.DefaultResync, ":8080", ":8081"),
 		chartCacheDir: filepath.Join(os.TempDir(), "convoy-charts"),
 		concurrency:   defaultControllerConcurrency,
-		gitCacheBytes: render.DefaultGitCacheBytes,
+		gitCacheBytes: source.DefaultGitCacheBytes,
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -88,12 +88,12 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	renderer, err := render.New(render.Options{CacheDir: f.chartCacheDir, GitCacheBytes: f.gitCacheBytes,
+	fetcher, err := source.New(source.Options{CacheDir: f.chartCacheDir, GitCacheBytes: f.gitCacheBytes,
 		AllowGitFileURLs: f.allowGitFileURLs})
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Renderer: renderer, Concurrency: f.concurrency,
+	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
 		DefaultServiceAccount: f.defaultServiceAccount}); err != nil {
 		return err
 	}

@@ -24,11 +24,16 @@ var (
 	controllerRuntime = "sigs.k8s.io/controller-runtime/..."
 	helm              = "helm.sh/helm/..."
 	ssa               = "github.com/fluxcd/pkg/ssa/..."
-	// helmRender are Helm's packages that fetch, load from a source and render charts
-	// or install them: convoy renders with them in internal/render only.
-	helmRender = []string{"helm.sh/helm/v4/pkg/engine/...", "helm.sh/helm/v4/pkg/repo/...",
-		"helm.sh/helm/v4/pkg/registry/...", "helm.sh/helm/v4/pkg/getter/...", "helm.sh/helm/v4/pkg/downloader/...",
-		"helm.sh/helm/v4/pkg/action/...", "helm.sh/helm/v4/pkg/kube/..."}
+	// helmRender are Helm's packages that render charts or install them: convoy
+	// renders with them in internal/render only.
+	helmRender = []string{"helm.sh/helm/v4/pkg/engine/...", "helm.sh/helm/v4/pkg/action/...", "helm.sh/helm/v4/pkg/kube/..."}
+	// helmFetch are Helm's packages that reach chart repositories and registries:
+	// convoy fetches with them in internal/source only.
+	helmFetch = []string{"helm.sh/helm/v4/pkg/repo/...", "helm.sh/helm/v4/pkg/registry/...",
+		"helm.sh/helm/v4/pkg/getter/...", "helm.sh/helm/v4/pkg/downloader/..."}
+	// fetching are the packages that reach chart sources: internal/source, Helm's
+	// repository and registry clients, go-git, the OCI client.
+	fetching = append([]string{mod + "internal/source", "github.com/go-git/...", "oras.land/..."}, helmFetch...)
 	// testSupport are the packages that start local control planes and test servers.
 	testSupport = []string{mod + "internal/localcluster", mod + "internal/testenv", mod + "internal/dev/...",
 		mod + "internal/apiserver/apiservertest", mod + "internal/render/charttest", mod + "internal/render/gittest"}
@@ -78,10 +83,42 @@ var importRules = []importRule{
 	{
 		pkgs:   []string{mod + "..."},
 		// Test harnesses (test/...) package and serve charts of their own, as hack/chart does.
-		except: []string{mod + "internal/render/...", mod + "hack/chart", mod + "test/..."},
+		except: []string{mod + "internal/render", mod + "hack/chart", mod + "test/..."},
 		direct: true,
 		forbid: helmRender,
 		why:    "internal/render/doc.go: the only package of convoy that renders with Helm",
+	},
+	{
+		pkgs: []string{mod + "..."},
+		// The test and dev chart servers serve what internal/source fetches; the harnesses
+		// under test/ publish charts into the repositories they serve.
+		except: []string{mod + "internal/source", mod + "internal/render/chartrepo", mod + "internal/render/charttest", mod + "test/..."},
+		direct: true,
+		forbid: helmFetch,
+		why:    "internal/source/doc.go: it alone reaches chart repositories and registries",
+	},
+	{
+		pkgs:   []string{mod + "api/...", mod + "cmd/...", mod + "internal/..."},
+		except: []string{mod + "internal/source", mod + "internal/render/gittest"},
+		direct: true,
+		forbid: []string{"github.com/go-git/..."},
+		why:    "internal/source/doc.go: it alone reads Git repositories (internal/render/gittest serves them to tests)",
+	},
+	{
+		pkgs:   []string{mod + "internal/render"},
+		forbid: fetching,
+		why:    "internal/render/doc.go: it fetches nothing; it takes the chart internal/source fetched",
+	},
+	{
+		pkgs:   []string{mod + "internal/render"},
+		direct: true,
+		forbid: []string{"net", "net/http/..."},
+		why:    "internal/render/doc.go: it fetches nothing, and talks to no server",
+	},
+	{
+		pkgs:   []string{mod + "internal/source"},
+		forbid: append([]string{mod + "internal/render", mod + "internal/controller", mod + "internal/releaseset", controllerRuntime}, helmRender...),
+		why:    "internal/source/doc.go: it does not load or template charts and reads nothing on a cluster",
 	},
 	{
 		pkgs:   []string{mod + "..."},
@@ -126,7 +163,7 @@ var importRules = []importRule{
 	},
 	{
 		pkgs:   []string{mod + "internal/observer/..."},
-		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/controller"},
+		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/source", mod + "internal/controller"},
 		why: "internal/observer/doc.go: it must not apply, patch or delete anything on a target cluster " +
 			"(and reads renders without rendering charts: internal/manifest/manifest.go)",
 	},
@@ -141,7 +178,7 @@ var importRules = []importRule{
 		// internal/release, the decision core, is allowed: the server checks the controller's
 		// one recording of a namespace's UID with the core's own rule (NamespaceUIDToRecord).
 		forbid: []string{mod + "internal/controller", mod + "internal/observer/...", mod + "internal/apply", mod + "internal/clusters",
-			mod + "internal/render/...", mod + "internal/releaseset"},
+			mod + "internal/render/...", mod + "internal/source", mod + "internal/releaseset"},
 		why: "internal/apiserver/doc.go: it never reconciles anything and never talks to target clusters; " +
 			"internal/apiserver/registry/releaseset/doc.go: it does not plan or write Releases",
 	},

@@ -23,8 +23,8 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/render/chartrepo"
+	"kumodo.io/convoy/internal/source"
 )
 
 // kubectl convoy release sync NAME --wait against the real release controller (in
@@ -125,13 +125,13 @@ func startController(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, err := controller.Setup(ctx, mgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
+		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
 	}); err != nil {
 		cancel()
 		t.Fatal(err)

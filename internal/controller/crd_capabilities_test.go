@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -155,13 +154,17 @@ func TestARenderOfAnEarlierConvoyIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var key render.ReuseKey
-	if _, err := e.reconciler.renderer.Render(e.ctx, render.Request{
-		Release: rel, Capabilities: e.reconciler.capabilities.of(target.Name, disc), IsUpgrade: true,
-		Reuse: func(_ context.Context, k render.ReuseKey) (*render.Result, error) { key = k; return nil, nil },
-	}); err != nil {
+	chart, err := e.reconciler.source.Fetch(e.ctx, rel.Spec.Chart, 0, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
+	prepared, err := render.Prepare(e.ctx, render.Request{
+		Release: rel, Chart: renderChart(chart), Capabilities: e.reconciler.capabilities.of(target.Name, disc), IsUpgrade: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := prepared.Key
 	legacy, _, err := key.Legacy()
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -127,7 +127,7 @@ func (e *env) startController() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func (e *env) startController() {
 		middleware = func(r reconcile.Reconciler) reconcile.Reconciler { return o.middleware(e.calls.wrap(r)) }
 	}
 	e.reconciler, err = Setup(ctx, mgr, Options{
-		Renderer:               renderer,
+		Source:                 fetcher,
 		Metrics:                prometheus.NewRegistry(),
 		SkipNameValidation:     true,
 		Middleware:             middleware,

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // TestReadyzWaitsForTheInformers: the controller's /readyz says ready only once the
@@ -61,11 +61,11 @@ func TestReadyzWaitsForTheInformers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Setup(e.ctx, mgr, Options{Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
+	if _, err := Setup(e.ctx, mgr, Options{Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
 	startManager(t, e.ctx, mgr)

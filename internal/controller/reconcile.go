@@ -20,12 +20,13 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/release"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
-// Renderer renders a Release; *render.Renderer is the implementation.
-type Renderer interface {
-	Render(ctx context.Context, req render.Request) (*render.Result, error)
+// ChartFetcher fetches a Release's chart; *source.Fetcher is the implementation.
+// maxAge is how old a Git ref listing may be (0: the fetcher's index lifetime).
+type ChartFetcher interface {
+	Fetch(ctx context.Context, chart v1.ChartSource, maxAge time.Duration, creds *source.Credentials) (*source.Chart, error)
 }
 
 // EventRecorder records events about a Release (the events.k8s.io API's recorder,
@@ -45,7 +46,7 @@ type Reconciler struct {
 	// grown, Render objects with their manifests, ConfigMaps and Secrets.
 	apiReader client.Reader
 	clock     clock.Clock
-	renderer  Renderer
+	source    ChartFetcher
 	clusters  clusters.Resolver
 	events    EventRecorder
 	failures  *release.FailureCounter

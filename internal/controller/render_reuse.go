@@ -22,6 +22,10 @@ import (
 // The Render objects carry their inputs (v1.AnnotationInputs) and are found in the
 // cache of Render metadata; the current render of each Release is also kept in memory
 // (in compact form, render.Compact), so that a steady Release reads nothing to reuse it.
+// The controller decides the reuse itself (render step): it asks render for the
+// inputs' key (render.Prepare), looks an earlier render of them up (reuse), lets
+// render check that what its templates read of the target answers the same
+// (render.Prepared.Reuse), and has the chart templated only when there is none.
 
 // renderMemory holds, for each Release, the Render object of its latest render and
 // the compact form of that render (render.Compact): the object's manifests are not
@@ -264,10 +268,12 @@ func (h *renderHistory) candidate(name string) (renderCandidate, bool) {
 	return renderCandidate{}, false
 }
 
-// reuse is render.Request.Reuse: the earlier render chooseReuse picks, or else the
-// current render made by an earlier convoy of the same inputs (chooseLegacy), from
-// memory or read from the API server (only when the inputs match a Render other than
-// the one in memory). A Render that is gone or cannot be read back is not reused.
+// reuse finds the earlier render of the inputs of key (render.Prepared.Key) before
+// anything is templated: the one chooseReuse picks, or else the current render made
+// by an earlier convoy of the same inputs (chooseLegacy), from memory or read from
+// the API server (only when the inputs match a Render other than the one in memory).
+// A Render that is gone or cannot be read back is not reused; render.Prepared.Reuse
+// then checks what its templates read of the target.
 func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key render.ReuseKey) (*render.Result, error) {
 	rel := st.rel
 	current := currentRenderName(rel)

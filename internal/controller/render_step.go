@@ -19,6 +19,7 @@ import (
 	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // renderStep is steps 3 and 4: resolve and reach the target cluster, render the
@@ -49,10 +50,8 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	res, err := r.render(ctx, st, render.Request{
 		Release:      rel,
 		Capabilities: r.capabilities.of(target.Name, disc),
-		Values:       r.hostValues(host),
-		Credentials:  creds,
 		Lookup:       targetLookup{client: target.Client},
-	})
+	}, r.hostValues(host), creds)
 	if err != nil {
 		reason := reasons.Of(err, "")
 		if reason == "" {
@@ -72,10 +71,12 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	return nil, nil
 }
 
-// render renders the Release with req: a reuse of the Render of the same inputs when
-// there is one, else templated anew as the next revision. A render templated anew
-// that changed with no input change gets a warning, once per Release and inputs.
-func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) (*render.Result, error) {
+// render renders the Release with req: its values read with values, its chart
+// fetched with creds, then the Render of the same inputs reused when there is one
+// whose reads of the target still answer the same (reuse), else the chart templated
+// anew as the next revision. A render templated anew that changed with no input change
+// gets a warning, once per Release and inputs.
+func (r *Reconciler) render(ctx context.Context, st *state, req render.Request, values render.ValuesReader, creds *source.Credentials) (*render.Result, error) {
 	rel := st.rel
 	hist, err := r.history(ctx, rel)
 	if err != nil {
@@ -83,25 +84,53 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request) 
 	}
 	next := release.NextRenderRevision(release.IsUpgrade(lastSuccessfulRender(rel), rel.Annotations), hist.revisions())
 	req.Revision, req.IsUpgrade = next.Revision, next.IsUpgrade
-	var key render.ReuseKey
-	offered := false // an earlier render was offered: templated anew, its lookups changed
-	req.Reuse = func(ctx context.Context, k render.ReuseKey) (*render.Result, error) {
-		key = k
-		prev, err := r.reuse(ctx, st, hist, k)
-		offered = prev != nil
-		return prev, err
+	if req.Values, err = render.MergeValues(ctx, rel, values); err != nil {
+		return nil, err
 	}
-	res, err := r.renderer.Render(ctx, req)
+	chart, err := r.source.Fetch(ctx, rel.Spec.Chart, listingMaxAge(rel), creds)
+	if err != nil {
+		return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	req.Chart = renderChart(chart)
+	prepared, err := render.Prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if !res.Reused {
-		st.renderObj = nil
-		if w := unexplainedChange(rel, hist, key, res); w != "" && !offered && r.renders.warnOnce(releaseKey(rel), res.Inputs) {
-			res.Warnings = append(res.Warnings, w)
+	key := prepared.Key
+	prev, err := r.reuse(ctx, st, hist, key)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		res, err := prepared.Reuse(ctx, prev)
+		if err != nil || res != nil {
+			return res, err
 		}
 	}
+	offered := prev != nil // an earlier render was offered: templated anew, its reads changed
+	res, err := prepared.Render(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.renderObj = nil
+	if w := unexplainedChange(rel, hist, key, res); w != "" && !offered && r.renders.warnOnce(releaseKey(rel), res.Inputs) {
+		res.Warnings = append(res.Warnings, w)
+	}
 	return res, nil
+}
+
+// renderChart is the chart that source fetched, as render takes it.
+func renderChart(c *source.Chart) render.Chart {
+	return render.Chart{What: c.What, Digest: c.Digest, Commit: c.Commit, Archive: c.Archive, Files: c.Files}
+}
+
+// listingMaxAge is how old a Git ref listing the Release takes: its interval; 0 (the
+// fetcher's index lifetime) when it has none.
+func listingMaxAge(rel *v1.Release) time.Duration {
+	if iv := rel.Spec.SyncPolicy.Interval; iv != nil && iv.Duration > 0 {
+		return iv.Duration
+	}
+	return 0
 }
 
 // notReady is the Result of a target that cannot be used (err, from internal/clusters):
@@ -258,7 +287,7 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 // Git) on the host, as host's identity (the Release's ServiceAccount under
 // impersonation); a missing Secret stops the reconcile with SourceNotReady, a refused
 // read with Forbidden.
-func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*render.Credentials, *release.Result) {
+func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*source.Credentials, *release.Result) {
 	ref, field, keys := rel.Spec.Chart.SecretRef, "spec.chart.secretRef", "username and password (or caFile)"
 	if g := rel.Spec.Chart.Git; g != nil {
 		ref, field, keys = g.SecretRef, "spec.chart.git.secretRef", "username and password (or bearerToken) and caFile for https, identity and known_hosts for ssh"
@@ -281,7 +310,7 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clu
 		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
 			"Cannot read the Secret %s/%s named by %s: %v.", rel.Namespace, ref.Name, field, err)}
 	}
-	return render.CredentialsFromSecret(secret.Data), nil
+	return source.CredentialsFromSecret(secret.Data), nil
 }
 
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,

@@ -60,8 +60,10 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 
 // Options configure the release controller.
 type Options struct {
-	// Renderer renders Releases. Required.
-	Renderer Renderer
+	// Source fetches the Releases' charts (*source.Fetcher). Required. The ReleaseSet
+	// controller resolves its sets' sources with it too, so that both share its
+	// caches.
+	Source ChartFetcher
 	// Clusters resolves target clusters. Default: a clusters.Cache on the manager's
 	// configuration and readers.
 	Clusters clusters.Resolver
@@ -103,8 +105,8 @@ type Options struct {
 // (waveView: the manager's cache, or a shard's view of every shard); the Cluster
 // status reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
-	if o.Renderer == nil {
-		return nil, errors.New("controller: Options.Renderer is required")
+	if o.Source == nil {
+		return nil, errors.New("controller: Options.Source is required")
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -160,7 +162,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		waves:             waves,
 		apiReader:         mgr.GetAPIReader(),
 		clock:             o.Clock,
-		renderer:          o.Renderer,
+		source:            o.Source,
 		clusters:          o.Clusters,
 		events:            o.Events,
 		failures:          release.NewFailureCounter(),
@@ -204,9 +206,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		return nil, err
 	}
 	// ReleaseSets write Releases; the same process reconciles them.
-	// A set resolves its template's source with the renderer's caches, as its Releases'
-	// identity.
-	resolver, _ := o.Renderer.(releaseset.SourceResolver)
+	// A set resolves its template's source with the Releases' fetcher and its caches,
+	// as its Releases' identity.
+	resolver, _ := o.Source.(releaseset.SourceResolver)
 	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
 		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
 		Resolver: resolver, Hosts: o.Clusters,

@@ -28,7 +28,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/release"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -65,12 +65,12 @@ func (e *env) startControllerWith(o controllerOptions) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: e.t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: e.t.TempDir()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
+		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
 	}); err != nil {
 		e.t.Fatal(err)
 	}

@@ -20,11 +20,13 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	convoyclusters "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
-// SourceResolver resolves a chart source as a render would (*render.Renderer).
+// SourceResolver resolves a chart source as a Release's fetch would (*source.Fetcher,
+// the one the release controller fetches with).
 type SourceResolver interface {
-	ResolveSource(ctx context.Context, src v1.ChartSource, maxAge time.Duration, creds *render.Credentials) (render.ResolvedSource, error)
+	Resolve(ctx context.Context, src v1.ChartSource, maxAge time.Duration, creds *source.Credentials) (source.Resolved, error)
 }
 
 // HostResolver gives the host cluster acting as a Release's identity
@@ -36,9 +38,9 @@ type HostResolver interface {
 
 const (
 	// DefaultResolveInterval is how often a set whose template has no
-	// syncPolicy.interval resolves its source (render.DefaultIndexTTL, the age of the
-	// indexes renders share).
-	DefaultResolveInterval = render.DefaultIndexTTL
+	// syncPolicy.interval resolves its source (source.DefaultIndexTTL, the age of the
+	// indexes fetches share).
+	DefaultResolveInterval = source.DefaultIndexTTL
 	// resolveBackoffBase is the first retry's delay after a failed resolution; it
 	// doubles up to the interval.
 	resolveBackoffBase = 5 * time.Second
@@ -170,12 +172,12 @@ func (r *Reconciler) resolve(ctx context.Context, set *v1.ReleaseSet) (*v1.Relea
 	}
 	src := &v1.ReleaseSetSource{}
 	switch {
-	case render.Moves(t.Chart):
+	case source.Moves(t.Chart):
 		creds, err := chartCredentials(ctx, reader, set.Namespace, t.Chart)
 		if err != nil {
 			return nil, err
 		}
-		got, err := r.resolver.ResolveSource(ctx, t.Chart, resolveInterval(set), creds)
+		got, err := r.resolver.Resolve(ctx, t.Chart, resolveInterval(set), creds)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +204,7 @@ func (r *Reconciler) resolve(ctx context.Context, set *v1.ReleaseSet) (*v1.Relea
 
 // chartCredentials reads spec.chart.secretRef (spec.chart.git.secretRef for Git) with
 // reader, as the release controller does for a render.
-func chartCredentials(ctx context.Context, reader client.Reader, ns string, chart v1.ChartSource) (*render.Credentials, error) {
+func chartCredentials(ctx context.Context, reader client.Reader, ns string, chart v1.ChartSource) (*source.Credentials, error) {
 	ref, field := chart.SecretRef, "spec.template.spec.chart.secretRef"
 	if g := chart.Git; g != nil {
 		ref, field = g.SecretRef, "spec.template.spec.chart.git.secretRef"
@@ -217,7 +219,7 @@ func chartCredentials(ctx context.Context, reader client.Reader, ns string, char
 		}
 		return nil, fmt.Errorf("cannot read the Secret %s/%s named by %s: %w", ns, ref.Name, field, err)
 	}
-	return render.CredentialsFromSecret(secret.Data), nil
+	return source.CredentialsFromSecret(secret.Data), nil
 }
 
 // readValues reads the key of each valuesFrom entry with reader. A missing object or

@@ -41,7 +41,7 @@ type Options struct {
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
 	// Resolver resolves the chart source of a set's template (the controller's
-	// *render.Renderer, whose caches renders share). Nil: sets resolve no source and
+	// *source.Fetcher, whose caches the Releases' fetches share). Nil: sets resolve no source and
 	// their Releases read the template's chart and valuesFrom as written.
 	Resolver SourceResolver
 	// Hosts gives the host acting as the identity a set's Releases act as

@@ -15,6 +15,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // What a set resolves from its template (status.source) and pins into each Release,
@@ -34,7 +35,7 @@ const (
 // an exact version or a commit and no valuesFrom has no source (status.source unset,
 // the revision that of the template alone).
 func resolves(t v1.ReleaseTemplate) bool {
-	return render.Moves(t.Spec.Chart) || len(t.Spec.ValuesFrom) > 0
+	return source.Moves(t.Spec.Chart) || len(t.Spec.ValuesFrom) > 0
 }
 
 // valuesRead is what one valuesFrom entry read: its key's data, or nothing (Found

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 func cmRef(name, key string) v1.ValuesReference {
@@ -267,9 +267,9 @@ type fakeResolver struct {
 	err     error
 }
 
-func (f *fakeResolver) ResolveSource(context.Context, v1.ChartSource, time.Duration, *render.Credentials) (render.ResolvedSource, error) {
+func (f *fakeResolver) Resolve(context.Context, v1.ChartSource, time.Duration, *source.Credentials) (source.Resolved, error) {
 	f.calls++
-	return render.ResolvedSource{ChartVersion: f.version}, f.err
+	return source.Resolved{ChartVersion: f.version}, f.err
 }
 
 // A set resolves its source once per interval however often it is reconciled, again

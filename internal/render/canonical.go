@@ -2,6 +2,8 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -76,6 +78,11 @@ func canonicalize(objs []Object, chartHooks []hooks.Chart) ([]byte, error) {
 // refOf is the render ref of a canonical stream.
 func refOf(canonical []byte) string {
 	return "sha256:" + sha256Hex(canonical)
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
 
 // wavesOf lists the distinct waves of objects, ascending.

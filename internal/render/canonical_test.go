@@ -134,7 +134,7 @@ func TestRefDeterminism(t *testing.T) {
 
 	base := renderOK(t, ra, Request{Release: testRelease("web", repoA.url(), "web", rawValues(`{"settings":{"color":"red","size":"xl"},"replicaCount":2}`), scale)})
 	cases := map[string]struct {
-		r    *Renderer
+		r    *renderer
 		rel  *v1alpha1.Release
 		same bool
 	}{

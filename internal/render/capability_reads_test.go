@@ -263,7 +263,7 @@ func TestCapabilityReadsDecideReuse(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			caps := target
 			caps.APIVersions = append(append([]string(nil), target.APIVersions...), tc.add...)
-			res := renderOK(t, r, Request{Release: rel, Capabilities: caps, Reuse: earlier})
+			res := renderReusingOK(t, r, Request{Release: rel, Capabilities: caps}, earlier)
 			if res.Reused != tc.reused {
 				t.Errorf("reused = %v, want %v", res.Reused, tc.reused)
 			}

@@ -23,6 +23,19 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// load reads the chart's files (Chart.Files) or its archive; what names it for
+// messages.
+func (c Chart) load(what string) (*chart.Chart, error) {
+	if c.Files == nil {
+		return loadChart(c.Archive, what)
+	}
+	files, err := c.Files()
+	if err != nil {
+		return nil, err
+	}
+	return loadChartFiles(files, what)
+}
+
 // loadChart reads a chart archive. Chart API versions other than v1 and v2 are
 // Unsupported; an archive that is not a gzip'd tar is SourceNotReady (a broken
 // download); a chart that Helm rejects is Unappliable.
@@ -387,9 +400,4 @@ func jsonType(v any) string {
 	default:
 		return "number"
 	}
-}
-
-// chartWhat names a chart for messages.
-func chartWhat(name, version string) string {
-	return fmt.Sprintf("%s %s", name, version)
 }

@@ -50,7 +50,7 @@ func viewDeps(t *testing.T, res *Result) depsView {
 
 func TestSubchartDependencies(t *testing.T) {
 	repo := corpusRepo(t, "subchart-deps")
-	// One Renderer for every case: a render must not leak its dependency choices
+	// One renderer (and fetcher) for every case: a render must not leak its dependency choices
 	// (Helm's ProcessDependencies changes the chart it is given) into the next.
 	r, _ := testRenderer(t)
 	parent := map[string]string{

@@ -20,7 +20,7 @@ func TestErrorReason(t *testing.T) {
 		wantReason    string
 		wantTransient bool
 	}{
-		"source":      {err: sourceNotReady("no chart"), wantReason: v1alpha1.ReasonSourceNotReady, wantTransient: true},
+		"source":      {err: sourceNotReady("not a gzip'd tar"), wantReason: v1alpha1.ReasonSourceNotReady, wantTransient: true},
 		"values":      {err: valuesNotReady("no Secret"), wantReason: v1alpha1.ReasonValuesNotReady, wantTransient: true},
 		"unsupported": {err: unsupported("no such field"), wantReason: v1alpha1.ReasonUnsupported},
 		"unappliable": {err: fmt.Errorf("render: %w", unappliable("bad mutation")), wantReason: v1alpha1.ReasonUnappliable},

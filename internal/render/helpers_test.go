@@ -28,6 +28,7 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/render/charttest"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/test/corpus"
 )
 
@@ -108,38 +109,12 @@ func (r *chartRepo) addArchive(data []byte) {
 	}
 }
 
-// addRaw serves an archive whose Chart.yaml the Helm loader may refuse, listed
-// under the given name and version.
-func (r *chartRepo) addRaw(name, version string, data []byte) {
-	file := fmt.Sprintf("%s-%s.tgz", name, version)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.archives[file] = data
-	r.index.Entries[name] = append(r.index.Entries[name], &repo.ChartVersion{
-		Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: version},
-		URLs:     []string{"charts/" + file},
-		Digest:   sha256Hex(data),
-	})
-}
-
 func (r *chartRepo) url() string { return r.server.URL }
 
 func (r *chartRepo) count(path string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests[path]
-}
-
-func (r *chartRepo) failWith(path string, status int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fail[path] = status
-}
-
-func (r *chartRepo) setIndexDigest(file, digest string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.digests[file] = digest
 }
 
 func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
@@ -181,42 +156,84 @@ func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// ociRegistry is charttest's in-process OCI registry, with the names this
-// package's tests use.
-type ociRegistry struct {
-	*charttest.OCIRegistry
-	server *httptest.Server
-	host   string
+// renderer renders the tests' Releases as the controller does: their charts fetched
+// by a source.Fetcher with a fake clock and its own cache directory, then rendered.
+type renderer struct {
+	fetcher *source.Fetcher
+	// values reads the valuesFrom of a request without Values.
+	values ValuesReader
 }
 
-func newOCIRegistry(t testing.TB) *ociRegistry {
-	o := charttest.NewOCIRegistry(t)
-	return &ociRegistry{OCIRegistry: o, server: o.Server, host: o.Host}
-}
-
-// push packages testdata/charts/<name> at each version and pushes it under
-// <host>/<path>/<name>:<version> with Helm's registry client.
-func (o *ociRegistry) push(t testing.TB, path, name string, versions ...string) {
-	t.Helper()
-	for _, v := range versions {
-		o.Push(t, path, packageChart(t, name, v))
-	}
-}
-
-func (o *ociRegistry) count(methodPath string) int { return o.Count(methodPath) }
-
-// blobGets counts the blob downloads.
-func (o *ociRegistry) blobGets() int { return o.BlobGets() }
-
-// testRenderer is a Renderer with a fake clock and its own cache directory.
-func testRenderer(t testing.TB) (*Renderer, *clocktesting.FakeClock) {
+// testRenderer is a renderer with a fake clock.
+func testRenderer(t testing.TB) (*renderer, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	r, err := New(Options{CacheDir: t.TempDir(), Clock: clk})
+	f, err := source.New(source.Options{CacheDir: t.TempDir(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, clk
+	return &renderer{fetcher: f}, clk
+}
+
+// prepare reads the values of req's Release (unless req has them) and fetches its
+// chart (unless req names one), in this order, and prepares the render, as the
+// controller does.
+func (r *renderer) prepare(ctx context.Context, req Request) (*Prepared, error) {
+	rel := req.Release
+	if req.Values == nil {
+		var err error
+		if req.Values, err = MergeValues(ctx, rel, r.values); err != nil {
+			return nil, err
+		}
+	}
+	if req.Chart.Digest == "" && req.Chart.Archive == nil && req.Chart.Files == nil {
+		c, err := r.fetcher.Fetch(ctx, rel.Spec.Chart, 0, nil)
+		if err != nil {
+			return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
+		}
+		req.Chart = Chart{What: c.What, Digest: c.Digest, Commit: c.Commit, Archive: c.Archive, Files: c.Files}
+	}
+	return Prepare(ctx, req)
+}
+
+// Render fetches the chart of req's Release and renders it anew.
+func (r *renderer) Render(ctx context.Context, req Request) (*Result, error) {
+	p, err := r.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Render(ctx)
+}
+
+// renderReusing renders as the controller does: the inputs' key first, the render
+// that reuse finds for it (nil: none) reused while its reads answer the same, else
+// the chart templated anew.
+func (r *renderer) renderReusing(ctx context.Context, req Request, reuse func(context.Context, ReuseKey) (*Result, error)) (*Result, error) {
+	p, err := r.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := reuse(ctx, p.Key)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		res, err := p.Reuse(ctx, prev)
+		if err != nil || res != nil {
+			return res, err
+		}
+	}
+	return p.Render(ctx)
+}
+
+// merged merges the values of rel with reader, and fails the test on error.
+func merged(t testing.TB, rel *v1alpha1.Release, reader ValuesReader) *Values {
+	t.Helper()
+	v, err := MergeValues(context.Background(), rel, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // releaseOption changes a test Release.
@@ -283,12 +300,21 @@ func (f fakeValues) ReadValuesSource(_ context.Context, namespace string, kind v
 var defaultCaps = Capabilities{KubeVersion: "v1.37.2"}
 
 // renderOK renders and fails the test on error.
-func renderOK(t testing.TB, r *Renderer, req Request) *Result {
+func renderOK(t testing.TB, r *renderer, req Request) *Result {
+	t.Helper()
+	return renderReusingOK(t, r, req, nil)
+}
+
+// renderReusingOK is renderReusing (reuse nil: none), failing the test on error.
+func renderReusingOK(t testing.TB, r *renderer, req Request, reuse func(context.Context, ReuseKey) (*Result, error)) *Result {
 	t.Helper()
 	if req.Capabilities.KubeVersion == "" {
 		req.Capabilities = defaultCaps
 	}
-	res, err := r.Render(context.Background(), req)
+	if reuse == nil {
+		reuse = func(context.Context, ReuseKey) (*Result, error) { return nil, nil }
+	}
+	res, err := r.renderReusing(context.Background(), req, reuse)
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

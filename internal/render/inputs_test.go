@@ -195,8 +195,9 @@ func TestRenderReleaseRevision(t *testing.T) {
 	}
 }
 
-// Request.Reuse is asked with the inputs' digests before the chart is templated; the
-// render it returns is the result, and without one the chart is templated.
+// The inputs' key is known before the chart is templated (Prepare); an earlier render
+// of it, passed to Prepared.Reuse, is the result, and without one the chart is
+// templated.
 func TestRenderReuse(t *testing.T) {
 	repo := newChartRepo(t).add("generated", "1.0.0")
 	r, _ := testRenderer(t)
@@ -206,13 +207,13 @@ func TestRenderReuse(t *testing.T) {
 		keys = append(keys, k)
 		return nil, nil
 	}
-	install := renderOK(t, r, Request{Release: rel, Reuse: none})
-	again := renderOK(t, r, Request{Release: rel, Reuse: none})
+	install := renderReusingOK(t, r, Request{Release: rel}, none)
+	again := renderReusingOK(t, r, Request{Release: rel}, none)
 	if install.Ref == again.Ref {
 		t.Fatalf("two renders of the chart of random values gave one ref %s: the test chart does not test reuse", install.Ref)
 	}
-	upgrade := renderOK(t, r, Request{Release: rel, IsUpgrade: true, Revision: 2, Reuse: none})
-	other := renderOK(t, r, Request{Release: testRelease("db", repo.url(), "generated", values(`greeting: hi`)), Reuse: none})
+	upgrade := renderReusingOK(t, r, Request{Release: rel, IsUpgrade: true, Revision: 2}, none)
+	other := renderReusingOK(t, r, Request{Release: testRelease("db", repo.url(), "generated", values(`greeting: hi`))}, none)
 
 	want := []ReuseKey{
 		{Inputs: install.Inputs}, {Inputs: install.Inputs},
@@ -227,7 +228,7 @@ func TestRenderReuse(t *testing.T) {
 	}
 
 	earlier := &Result{Ref: install.Ref, Objects: install.Objects, Inputs: install.Inputs, Revision: 1}
-	got := renderOK(t, r, Request{Release: rel, Reuse: func(context.Context, ReuseKey) (*Result, error) { return earlier, nil }})
+	got := renderReusingOK(t, r, Request{Release: rel}, func(context.Context, ReuseKey) (*Result, error) { return earlier, nil })
 	if got != earlier || !got.Reused || got.ValuesDigest != install.ValuesDigest || got.ChartDigest != install.ChartDigest {
 		t.Errorf("result %+v, want the earlier render, reused, with the values and chart digests", got)
 	}

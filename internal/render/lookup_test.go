@@ -172,20 +172,20 @@ func TestReuseChecksLookups(t *testing.T) {
 		return &c, nil
 	}
 
-	if got := renderOK(t, r, Request{Release: rel, Lookup: target, Reuse: reuse}); !got.Reused {
+	if got := renderReusingOK(t, r, Request{Release: rel, Lookup: target}, reuse); !got.Reused {
 		t.Error("not reused although its lookups find the same")
 	}
 	target.put("Namespace", "", "apps", map[string]any{"changed": "yes"}) // content, not only resourceVersion
-	if got := renderOK(t, r, Request{Release: rel, Lookup: target, Reuse: reuse}); got.Reused {
+	if got := renderReusingOK(t, r, Request{Release: rel, Lookup: target}, reuse); got.Reused {
 		t.Error("reused although a lookup finds another Namespace now")
 	}
 
 	target.put("Namespace", "", "apps", nil)
 	target.objects["v1/Namespace//apps"]["metadata"].(map[string]any)["resourceVersion"] = "99"
-	if got := renderOK(t, r, Request{Release: rel, Lookup: target, Reuse: reuse}); !got.Reused {
+	if got := renderReusingOK(t, r, Request{Release: rel, Lookup: target}, reuse); !got.Reused {
 		t.Error("not reused although only the resourceVersion of what a lookup read changed")
 	}
-	if got := renderOK(t, r, Request{Release: rel, Reuse: reuse}); got.Reused {
+	if got := renderReusingOK(t, r, Request{Release: rel}, reuse); got.Reused {
 		t.Error("reused without a Lookup to check its lookups")
 	}
 }

@@ -30,7 +30,7 @@ import (
 	"kumodo.io/convoy/test/corpus"
 )
 
-// The render parity harness: convoy's Renderer and Helm's own SDK (action.Install in
+// The render parity harness: convoy's render and Helm's own SDK (action.Install in
 // client-only dry run, as `helm template --include-crds` and `helm install
 // --dry-run=client`) render the same chart archive with the same values, release
 // name, namespace and capabilities, and must give the same objects. What convoy is

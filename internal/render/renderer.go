@@ -4,94 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
-	"sync"
-	"time"
 
-	"golang.org/x/sync/singleflight"
-	"helm.sh/helm/v4/pkg/registry"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/clock"
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
 )
 
-// DefaultIndexTTL is how long a repository index (or an OCI tag list and tag
-// resolution) is used before it is read again.
-const DefaultIndexTTL = time.Minute
-
-// DefaultHTTPTimeout bounds every request to a chart source.
-const DefaultHTTPTimeout = 2 * time.Minute
-
-// Options configure a Renderer.
-type Options struct {
-	// CacheDir holds the chart archives. Required.
-	CacheDir string
-	// Clock decides when cached indexes expire. Default: the real clock.
-	Clock clock.PassiveClock
-	// HTTPClient reaches chart repositories and registries. Default: a client with
-	// DefaultHTTPTimeout.
-	HTTPClient *http.Client
-	// IndexTTL is how long an index, a tag list or a tag's digest is cached in
-	// memory. Default DefaultIndexTTL.
-	IndexTTL time.Duration
-	// PlainHTTPHosts are OCI registries (host or host:port) reached over plain HTTP.
-	// Loopback registries (localhost, 127.0.0.0/8, ::1) always are.
-	PlainHTTPHosts []string
-	// GitCacheBytes bounds the Git commits kept on disk (CacheDir/git). Default
-	// DefaultGitCacheBytes.
-	GitCacheBytes int64
-	// AllowGitFileURLs lets spec.chart.git.url be a file:// URL: a repository on the
-	// controller's disk (--allow-git-file-urls).
-	AllowGitFileURLs bool
-}
-
-// Renderer renders Releases. It is safe for concurrent use; one Renderer per
-// process shares its caches between all Releases.
-type Renderer struct {
-	opts     Options
-	archives archiveStore
-	indexes  *ttlCache[*repo.IndexFile]
-	tags     *ttlCache[[]string]
-	digests  *ttlCache[string]
-	group    singleflight.Group
-
-	gitListings gitListings
-	gitVerified gitVerified
-	commits     *commitStore
-
-	clientsMu  sync.Mutex
-	clients    map[string]*http.Client     // by CA fingerprint
-	registries map[string]*registry.Client // by host, plain HTTP and credentials
-}
-
-// New returns a Renderer.
-func New(opts Options) (*Renderer, error) {
-	if opts.CacheDir == "" {
-		return nil, errors.New("render: Options.CacheDir is required")
-	}
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
-	if opts.IndexTTL <= 0 {
-		opts.IndexTTL = DefaultIndexTTL
-	}
-	return &Renderer{
-		opts:       opts,
-		archives:   archiveStore{dir: opts.CacheDir + "/charts"},
-		indexes:    newTTLCache[*repo.IndexFile]("index", opts.Clock, opts.IndexTTL),
-		tags:       newTTLCache[[]string]("tags", opts.Clock, opts.IndexTTL),
-		digests:    newTTLCache[string]("resolve", opts.Clock, opts.IndexTTL),
-		clients:    map[string]*http.Client{},
-		registries: map[string]*registry.Client{},
-		commits:    newCommitStore(opts.CacheDir+"/git", opts.GitCacheBytes, opts.Clock),
-	}, nil
+// Chart is a fetched chart, as internal/source's Fetch returns it: render loads and
+// templates it, and fetches nothing.
+type Chart struct {
+	// What names the chart in messages ("NAME VERSION", or a Git folder, repository
+	// and commit).
+	What string
+	// Digest identifies the chart (Inputs.ChartDigest, Result.ChartDigest).
+	Digest string
+	// Commit is the Git commit of a chart from Git; empty otherwise (Result.Commit).
+	Commit string
+	// Archive is the chart archive (.tgz), read when Files is nil.
+	Archive []byte
+	// Files reads the chart's files (the folder of a Git commit); nil: Archive.
+	Files func() ([]*archive.BufferedFile, error)
 }
 
 // Request is one render of a Release.
@@ -99,24 +34,21 @@ type Request struct {
 	// Release to render: spec.chart, spec.values, spec.valuesFrom, spec.targetNamespace
 	// and mutations are read.
 	Release *v1alpha1.Release
+	// Chart is the Release's chart, fetched (internal/source).
+	Chart Chart
 	// Capabilities of the target cluster.
 	Capabilities Capabilities
-	// Values reads the ConfigMaps and Secrets of spec.valuesFrom. May be nil when the
-	// Release has no valuesFrom.
-	Values ValuesReader
-	// Credentials for spec.chart, read from spec.chart.secretRef; nil: anonymous.
-	Credentials *Credentials
+	// Values are the Release's values (MergeValues); nil: merged from spec.values
+	// alone, with no reader of spec.valuesFrom.
+	Values *Values
 	// Revision is .Release.Revision of a render templated anew (0 counts as 1).
 	Revision int64
 	// IsUpgrade makes the templates see .Release.IsUpgrade, not .Release.IsInstall.
 	IsUpgrade bool
-	// Reuse, when set, is asked for an earlier render of the same inputs before the
-	// chart is templated; the render it returns (nil: none) is the result, unless
-	// what its templates read of the target (lookups, capabilities) has changed.
-	Reuse func(ctx context.Context, key ReuseKey) (*Result, error)
 	// Lookup answers the templates' lookup from the target cluster, for the target
 	// namespace and cluster-scoped objects; nil: lookup finds nothing, as in
-	// `helm template`.
+	// `helm template`. Prepared.Reuse reads again through it what an earlier render's
+	// lookups read.
 	Lookup Lookup
 }
 
@@ -178,8 +110,8 @@ type Result struct {
 	// .Release.IsUpgrade (else .Release.IsInstall).
 	Revision  int64
 	IsUpgrade bool
-	// Reused: the result is an earlier render of the same inputs (Request.Reuse), not
-	// templated by this call.
+	// Reused: the result is an earlier render of the same inputs (Prepared.Reuse),
+	// not templated anew.
 	Reused bool
 	// Lookups are the reads of the templates' lookup, sorted; the render stays
 	// reusable while each finds the same.
@@ -210,80 +142,100 @@ func TargetNamespace(rel *v1alpha1.Release) string {
 	return rel.Namespace
 }
 
-// Render fetches the Release's chart, merges its values, renders it for the target
-// and returns the canonical render. When Request.Reuse finds an earlier render of the
-// same inputs, that is the result and the chart is not templated. Errors are *Error
-// (read their reason with reasons.Of), except a cancelled context.
-func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
+// Prepared is a request whose inputs are known (Prepare): the caller looks an
+// earlier render of Key up and reuses it (Reuse) or, when there is none to reuse,
+// templates the chart (Render). Nothing of it is templated before Render.
+type Prepared struct {
+	// Key names the inputs, to find an earlier render of them.
+	Key ReuseKey
+
+	req  Request
+	vals *Values
+	in   Inputs
+	what string
+}
+
+// Prepare names the inputs of req (Prepared.Key): the chart's digest, the values'
+// digest, the mutations, the names and whether it is an upgrade. It reads nothing but
+// req.Values, and merges spec.values alone when req.Values is nil. Errors are *Error,
+// except a cancelled context.
+func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	rel := req.Release
 	if rel == nil {
 		return nil, errors.New("render: Request.Release is nil")
 	}
-	what := fmt.Sprintf("Release %s/%s", rel.Namespace, rel.Name)
-	vals, err := mergeValues(ctx, rel, req.Values)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	digest, err := valuesDigest(vals)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	var arc *chartArchive
-	if g := rel.Spec.Chart.Git; g != nil {
-		arc, err = r.fetchGit(ctx, g, r.listingMaxAge(rel), req.Credentials)
-	} else {
-		arc, err = r.fetch(ctx, rel.Spec.Chart, req.Credentials)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	in := Inputs{
-		ChartDigest: arc.digest, ValuesDigest: digest, Mutations: rel.Mutations,
-		ReleaseName: rel.Name, Namespace: TargetNamespace(rel), IsUpgrade: req.IsUpgrade,
-	}
-	key, err := reuseKey(in, req.Capabilities)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if req.Reuse != nil {
-		prev, err := req.Reuse(ctx, key)
-		if err != nil {
+	vals := req.Values
+	if vals == nil {
+		var err error
+		if vals, err = MergeValues(ctx, rel, nil); err != nil {
 			return nil, err
 		}
-		var changed bool
-		if prev != nil {
-			// A version that does not parse is changed: templating reports it.
-			if changed, err = prev.Capabilities.Changed(req.Capabilities); err != nil {
-				changed = true
-			}
-		}
-		if prev != nil && !changed {
-			if changed, err = lookupsChanged(ctx, req.Lookup, in.Namespace, prev.Lookups); err != nil {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-		}
-		if prev != nil && !changed {
-			prev.Reused = true
-			prev.ValuesDigest, prev.ChartDigest, prev.Commit = digest, arc.digest, arc.commit
-			return prev, nil
-		}
 	}
+	p := &Prepared{req: req, vals: vals, what: releaseWhat(rel)}
+	p.in = Inputs{
+		ChartDigest: req.Chart.Digest, ValuesDigest: vals.Digest, Mutations: rel.Mutations,
+		ReleaseName: rel.Name, Namespace: TargetNamespace(rel), IsUpgrade: req.IsUpgrade,
+	}
+	key, err := reuseKey(p.in, req.Capabilities)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.what, err)
+	}
+	p.Key = key
+	return p, nil
+}
 
-	chartName := chartWhat(rel.Spec.Chart.Name, arc.version)
-	if arc.what != "" {
-		chartName = arc.what
+// Reuse returns prev, an earlier render of the inputs of p.Key, as the render of
+// p — unless what its templates read of the target changed: the capabilities they
+// read (a version that does not parse is changed: templating reports it) or what
+// their lookups found (read again through Request.Lookup). Then it returns nil, and
+// the chart is to be templated anew (Render).
+func (p *Prepared) Reuse(ctx context.Context, prev *Result) (*Result, error) {
+	changed, err := prev.Capabilities.Changed(p.req.Capabilities)
+	if err != nil {
+		changed = true
 	}
-	c, err := arc.chart(chartName)
+	if !changed {
+		if changed, err = lookupsChanged(ctx, p.req.Lookup, p.in.Namespace, prev.Lookups); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.what, err)
+		}
+	}
+	if changed {
+		return nil, nil
+	}
+	prev.Reused = true
+	prev.ValuesDigest, prev.ChartDigest, prev.Commit = p.vals.Digest, p.req.Chart.Digest, p.req.Chart.Commit
+	return prev, nil
+}
+
+// Render is Prepare then Prepared.Render: the chart templated anew.
+func Render(ctx context.Context, req Request) (*Result, error) {
+	p, err := Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Render(ctx)
+}
+
+// Render loads the chart, renders it with the values for the target and returns the
+// canonical render. Errors are *Error (read their reason with reasons.Of), except a
+// cancelled context.
+func (p *Prepared) Render(ctx context.Context) (*Result, error) {
+	req, rel, what := p.req, p.req.Release, p.what
+	chartName := req.Chart.What
+	if chartName == "" {
+		chartName = rel.Spec.Chart.Name
+	}
+	c, err := req.Chart.load(chartName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	revision := max(req.Revision, 1)
 	var look *lookups
 	if req.Lookup != nil {
-		look = newLookups(ctx, req.Lookup, in.Namespace)
+		look = newLookups(ctx, req.Lookup, p.in.Namespace)
 	}
-	files, reads, err := template(ctx, c, vals, renderOptions{
-		releaseName: rel.Name, namespace: in.Namespace, caps: req.Capabilities,
+	files, reads, err := template(ctx, c, p.vals.merged, renderOptions{
+		releaseName: rel.Name, namespace: p.in.Namespace, caps: req.Capabilities,
 		revision: revision, isUpgrade: req.IsUpgrade, lookups: look,
 	}, chartName)
 	if err != nil {
@@ -301,15 +253,20 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 		res.Warnings = slices.Compact(res.Warnings)
 	}
 	res.Capabilities = reads
-	res.ValuesDigest = digest
+	res.ValuesDigest = p.vals.Digest
 	res.ChartName = c.Metadata.Name
 	res.ChartVersion = c.Metadata.Version
-	res.ChartDigest = arc.digest
-	res.Commit = arc.commit
-	res.Inputs = key.Inputs
+	res.ChartDigest = req.Chart.Digest
+	res.Commit = req.Chart.Commit
+	res.Inputs = p.Key.Inputs
 	res.Revision = revision
 	res.IsUpgrade = req.IsUpgrade
 	return res, nil
+}
+
+// releaseWhat names a Release in errors.
+func releaseWhat(rel *v1alpha1.Release) string {
+	return fmt.Sprintf("Release %s/%s", rel.Namespace, rel.Name)
 }
 
 // reuseKey is the ReuseKey of in, rendered for caps.

@@ -38,6 +38,31 @@ func (f ValuesReaderFunc) ReadValuesSource(ctx context.Context, namespace string
 // defaultValuesKey is the key read when a valuesFrom entry names none.
 const defaultValuesKey = "values.yaml"
 
+// Values are a Release's values, merged (MergeValues).
+type Values struct {
+	merged map[string]any
+	// Digest is sha256:<hex> of the merged values' canonical JSON
+	// (Result.ValuesDigest).
+	Digest string
+}
+
+// MergeValues reads the ConfigMaps and Secrets of the Release's valuesFrom with
+// reader (nil: the Release may have no valuesFrom) and merges them with spec.values,
+// as a render takes them. Errors are *Error (ValuesNotReady, Unsupported,
+// Unappliable) naming the Release, except a cancelled context.
+func MergeValues(ctx context.Context, rel *v1alpha1.Release, reader ValuesReader) (*Values, error) {
+	what := releaseWhat(rel)
+	vals, err := mergeValues(ctx, rel, reader)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	digest, err := valuesDigest(vals)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return &Values{merged: vals, Digest: digest}, nil
+}
+
 // mergeValues returns the Release's values: each valuesFrom entry in order, then
 // spec.values, each merged over the previous as Helm merges several --values files
 // (maps merge recursively, anything else is replaced; a null removes a chart default).

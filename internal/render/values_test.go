@@ -143,7 +143,7 @@ func TestValuesReachTheTemplates(t *testing.T) {
 	rel := testRelease("web", repo.url(), "web",
 		valuesFrom(cm("base", "")),
 		values(`{replicaCount: 4, settings: {size: null, shape: round}}`))
-	res := renderOK(t, r, Request{Release: rel, Values: store})
+	res := renderOK(t, r, Request{Release: rel, Values: merged(t, rel, store)})
 
 	dep := find(t, res.Objects, "Deployment", "web")
 	replicas, _, _ := unstructuredInt(dep, "spec", "replicas")
@@ -179,7 +179,8 @@ func TestMissingValuesThroughRender(t *testing.T) {
 	repo := newChartRepo(t).add("web", "1.0.0")
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "web", valuesFrom(cm("absent", "")))
-	_, err := r.Render(context.Background(), Request{Release: rel, Values: fakeValues{}, Capabilities: defaultCaps})
+	r.values = fakeValues{}
+	_, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
 	want := "Release team-a/web: spec.valuesFrom[0] (ConfigMap team-a/absent, key values.yaml): the ConfigMap does not exist; create it or mark the entry optional"
 	if reasons.Of(err, "") != v1alpha1.ReasonValuesNotReady || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("want ValuesNotReady %q, got %v", want, err)

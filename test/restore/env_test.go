@@ -31,7 +31,7 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -50,12 +50,12 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A registry of each start's own: the controller and the observer start twice.
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Renderer: renderer, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
+	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Source: fetcher, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
 	}
 	obsMgr, err := observer.NewManager(host.RestConfig(), opts)

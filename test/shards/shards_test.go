@@ -20,7 +20,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -64,12 +64,12 @@ func startController(t *testing.T, ctx context.Context, ns, name string) *shard 
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderer, err := render.New(render.Options{CacheDir: t.TempDir()})
+	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
-		Renderer: renderer, Metrics: s.controller, SkipNameValidation: true,
+		Source: fetcher, Metrics: s.controller, SkipNameValidation: true,
 	}); err != nil {
 		t.Fatal(err)
 	}

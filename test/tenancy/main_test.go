@@ -35,8 +35,8 @@ import (
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/render/chartrepo"
+	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -141,12 +141,12 @@ func startController(s *testenv.Setup, cfg *rest.Config) error {
 		return err
 	}
 	s.Cleanup(func() { _ = os.RemoveAll(dir) })
-	renderer, err := render.New(render.Options{CacheDir: dir})
+	fetcher, err := source.New(source.Options{CacheDir: dir})
 	if err != nil {
 		return err
 	}
 	if _, err := controller.Setup(s.Context(), mgr, controller.Options{
-		Renderer: renderer, Metrics: prometheus.NewRegistry(), DefaultServiceAccount: deployer,
+		Source: fetcher, Metrics: prometheus.NewRegistry(), DefaultServiceAccount: deployer,
 	}); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // Options say how Start runs convoy controller and convoy observer
@@ -24,8 +24,8 @@ type Options struct {
 	// Manager configures both managers (resync, namespaces, shard). An empty metrics
 	// address turns the metrics endpoint off ("0"); so is the health probe unless set.
 	Manager hostmanager.Options
-	// Controller configures the release controller; its Renderer, when nil, is
-	// render.New with the chart cache in ChartCacheDir (then required).
+	// Controller configures the release controller; its Source, when nil, is
+	// source.New with the chart cache in ChartCacheDir (then required).
 	Controller    controller.Options
 	ChartCacheDir string
 	// Observer configures the observer.
@@ -48,11 +48,11 @@ func Start(ctx context.Context, host *rest.Config, o Options) (_ *Convoy, err er
 	if o.Manager.MetricsBindAddress == "" {
 		o.Manager.MetricsBindAddress = "0"
 	}
-	if o.Controller.Renderer == nil {
+	if o.Controller.Source == nil {
 		if o.ChartCacheDir == "" {
-			return nil, errors.New("inprocess: Options needs a ChartCacheDir or a Controller.Renderer")
+			return nil, errors.New("inprocess: Options needs a ChartCacheDir or a Controller.Source")
 		}
-		if o.Controller.Renderer, err = render.New(render.Options{CacheDir: o.ChartCacheDir}); err != nil {
+		if o.Controller.Source, err = source.New(source.Options{CacheDir: o.ChartCacheDir}); err != nil {
 			return nil, err
 		}
 	}

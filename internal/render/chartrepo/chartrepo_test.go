@@ -18,6 +18,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/source"
 )
 
 // examples is the folder `convoy dev` serves.
@@ -95,11 +96,11 @@ func TestIndexDigestMatchesServedArchive(t *testing.T) {
 	}
 }
 
-// internal/render fetches the example chart from the served repository (index,
-// constraint, digest check) and renders its Deployment and Service.
+// internal/source fetches the example chart from the served repository (index,
+// constraint, digest check) and internal/render renders its Deployment and Service.
 func TestRenderFromServedRepository(t *testing.T) {
 	s := serve(t, examples)
-	r, err := render.New(render.Options{CacheDir: t.TempDir()})
+	f, err := source.New(source.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,12 @@ func TestRenderFromServedRepository(t *testing.T) {
 			Chart: v1alpha1.ChartSource{Repository: s.URL, Name: "hello", Version: ">=0.1.0"},
 		},
 	}
-	res, err := r.Render(context.Background(), render.Request{Release: rel, Capabilities: render.Capabilities{KubeVersion: "v1.37.2"}})
+	c, err := f.Fetch(context.Background(), rel.Spec.Chart, 0, nil)
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	res, err := render.Render(context.Background(), render.Request{Release: rel, Capabilities: render.Capabilities{KubeVersion: "v1.37.2"},
+		Chart: render.Chart{What: c.What, Digest: c.Digest, Archive: c.Archive}})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 
 // fetchHTTP selects a version from the repository's index.yaml and returns its
 // archive, checked against the index's digest.
-func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
-	l, err := r.httpListing(ctx, src, creds, r.opts.IndexTTL)
+func (f *Fetcher) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*Chart, error) {
+	l, err := f.httpListing(ctx, src, creds, f.opts.IndexTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -44,23 +44,23 @@ func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, cred
 		u := sha256.Sum256([]byte(archiveURL))
 		cacheDigest = "url-" + hex.EncodeToString(u[:])
 	}
-	path := r.archives.path(repoURL, src.Name, version, cacheDigest)
+	path := f.archives.path(repoURL, src.Name, version, cacheDigest)
 
-	data, err := flight(ctx, &r.group, "archive|"+path, func(ctx context.Context) ([]byte, error) {
-		if b, err := r.archives.read(path); err == nil && b != nil && (want == "" || sha256Hex(b) == want) {
+	data, err := flight(ctx, &f.group, "archive|"+path, func(ctx context.Context) ([]byte, error) {
+		if b, err := f.archives.read(path); err == nil && b != nil && (want == "" || sha256Hex(b) == want) {
 			return b, nil
 		}
 		b, err := get(ctx, hc, archiveURL, creds, sameHost(repoURL, archiveURL), maxArchiveBytes)
 		if err != nil {
 			// The index may be stale (a version removed): read it again next time.
-			r.indexes.forget(indexKey)
+			f.indexes.forget(indexKey)
 			return nil, fmt.Errorf("chart %s version %s: %w", what, version, err)
 		}
 		if got := sha256Hex(b); want != "" && got != want {
-			r.indexes.forget(indexKey)
+			f.indexes.forget(indexKey)
 			return nil, sourceNotReady("chart %s version %s: the archive %s has digest sha256:%s, the index says sha256:%s", what, version, archiveURL, got, want)
 		}
-		if err := r.archives.write(path, b); err != nil {
+		if err := f.archives.write(path, b); err != nil {
 			return nil, sourceNotReady("caching chart %s version %s: %w", what, version, err)
 		}
 		return b, nil
@@ -68,7 +68,7 @@ func (r *Renderer) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, cred
 	if err != nil {
 		return nil, err
 	}
-	return &chartArchive{version: version, digest: "sha256:" + sha256Hex(data), data: data}, nil
+	return &Chart{Version: version, Digest: "sha256:" + sha256Hex(data), What: chartWhat(src.Name, version), Archive: data}, nil
 }
 
 // httpVersions are the versions of a chart that an HTTP repository's index offers.
@@ -81,14 +81,14 @@ type httpVersions struct {
 
 // httpListing reads the versions of src's chart from the repository's index, taking a
 // cached index stored less than maxAge ago.
-func (r *Renderer) httpListing(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*httpVersions, error) {
-	hc, err := r.httpClient(creds)
+func (f *Fetcher) httpListing(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*httpVersions, error) {
+	hc, err := f.httpClient(creds)
 	if err != nil {
 		return nil, err
 	}
 	repoURL := strings.TrimSuffix(src.Repository, "/")
 	indexKey := repoURL + "|" + creds.fingerprint()
-	index, err := r.index(ctx, hc, repoURL, indexKey, creds, maxAge)
+	index, err := f.index(ctx, hc, repoURL, indexKey, creds, maxAge)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,8 @@ func (r *Renderer) httpListing(ctx context.Context, src v1alpha1.ChartSource, cr
 }
 
 // index returns the repository's index, from memory while it is fresh.
-func (r *Renderer) index(ctx context.Context, hc *http.Client, repoURL, key string, creds *Credentials, maxAge time.Duration) (*repo.IndexFile, error) {
-	return r.indexes.getOrYounger(ctx, &r.group, key, maxAge, func(ctx context.Context) (*repo.IndexFile, error) {
+func (f *Fetcher) index(ctx context.Context, hc *http.Client, repoURL, key string, creds *Credentials, maxAge time.Duration) (*repo.IndexFile, error) {
+	return f.indexes.getOrYounger(ctx, &f.group, key, maxAge, func(ctx context.Context) (*repo.IndexFile, error) {
 		b, err := get(ctx, hc, repoURL+"/index.yaml", creds, true, maxIndexBytes)
 		if err != nil {
 			return nil, err

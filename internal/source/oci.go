@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 
 // fetchOCI selects a version among the repository's tags (tags are versions) and
 // pulls its archive by manifest digest.
-func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
-	l, err := r.ociListing(ctx, u, src, creds, r.opts.IndexTTL)
+func (f *Fetcher) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials) (*Chart, error) {
+	l, err := f.ociListing(ctx, u, src, creds, f.opts.IndexTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartS
 	}
 	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
 	digestKey := tagged + "|" + fp
-	digest, err := r.digests.getOr(ctx, &r.group, digestKey, func(context.Context) (string, error) {
+	digest, err := f.digests.getOr(ctx, &f.group, digestKey, func(context.Context) (string, error) {
 		desc, err := client.Resolve(tagged)
 		if err != nil {
 			return "", sourceNotReady("chart %s version %s: resolving oci://%s: %w", what, version, tagged, err)
@@ -41,18 +41,18 @@ func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartS
 	if err != nil {
 		return nil, err
 	}
-	path := r.archives.path("oci://"+ref, src.Name, version, digest)
-	data, err := flight(ctx, &r.group, "archive|"+path, func(context.Context) ([]byte, error) {
-		if b, err := r.archives.read(path); err == nil && b != nil {
+	path := f.archives.path("oci://"+ref, src.Name, version, digest)
+	data, err := flight(ctx, &f.group, "archive|"+path, func(context.Context) ([]byte, error) {
+		if b, err := f.archives.read(path); err == nil && b != nil {
 			return b, nil
 		}
 		res, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true))
 		if err != nil {
-			r.tags.forget(tagsKey)
-			r.digests.forget(digestKey)
+			f.tags.forget(tagsKey)
+			f.digests.forget(digestKey)
 			return nil, sourceNotReady("chart %s version %s: pulling oci://%s@%s: %w", what, version, ref, digest, err)
 		}
-		if err := r.archives.write(path, res.Chart.Data); err != nil {
+		if err := f.archives.write(path, res.Chart.Data); err != nil {
 			return nil, sourceNotReady("caching chart %s version %s: %w", what, version, err)
 		}
 		return res.Chart.Data, nil
@@ -60,7 +60,7 @@ func (r *Renderer) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartS
 	if err != nil {
 		return nil, err
 	}
-	return &chartArchive{version: version, digest: digest, data: data}, nil
+	return &Chart{Version: version, Digest: digest, What: chartWhat(src.Name, version), Archive: data}, nil
 }
 
 // ociTags are the version tags of a chart in an OCI registry.
@@ -72,19 +72,19 @@ type ociTags struct {
 
 // ociListing lists the tags of src's chart, taking a cached list stored less than
 // maxAge ago.
-func (r *Renderer) ociListing(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*ociTags, error) {
+func (f *Fetcher) ociListing(ctx context.Context, u *url.URL, src v1alpha1.ChartSource, creds *Credentials, maxAge time.Duration) (*ociTags, error) {
 	if u.Host == "" {
 		return nil, unsupported("chart repository %q names no registry host; use oci://host/path", src.Repository)
 	}
 	ref := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + src.Name
 	what := fmt.Sprintf("%q of registry oci://%s", src.Name, strings.TrimSuffix(u.Host+u.Path, "/"))
-	client, err := r.registryClient(u.Host, creds)
+	client, err := f.registryClient(u.Host, creds)
 	if err != nil {
 		return nil, err
 	}
 	fp := creds.fingerprint()
 	tagsKey := ref + "|" + fp
-	tags, err := r.tags.getOrYounger(ctx, &r.group, tagsKey, maxAge, func(context.Context) ([]string, error) {
+	tags, err := f.tags.getOrYounger(ctx, &f.group, tagsKey, maxAge, func(context.Context) ([]string, error) {
 		tags, err := client.Tags(ref)
 		if err != nil {
 			return nil, sourceNotReady("listing the tags of oci://%s: %w", ref, err)
@@ -102,16 +102,16 @@ func (r *Renderer) ociListing(ctx context.Context, u *url.URL, src v1alpha1.Char
 
 // registryClient returns a Helm registry client for host with exactly the given
 // credentials (never the machine's Docker or Helm credential files).
-func (r *Renderer) registryClient(host string, creds *Credentials) (*registry.Client, error) {
-	hc, err := r.httpClient(creds)
+func (f *Fetcher) registryClient(host string, creds *Credentials) (*registry.Client, error) {
+	hc, err := f.httpClient(creds)
 	if err != nil {
 		return nil, err
 	}
-	plain := r.plainHTTP(host)
+	plain := f.plainHTTP(host)
 	key := fmt.Sprintf("%s|%t|%s", host, plain, creds.fingerprint())
-	r.clientsMu.Lock()
-	defer r.clientsMu.Unlock()
-	if c, ok := r.registries[key]; ok {
+	f.clientsMu.Lock()
+	defer f.clientsMu.Unlock()
+	if c, ok := f.registries[key]; ok {
 		return c, nil
 	}
 	authorizer := auth.Client{Client: hc, Cache: auth.NewCache()}
@@ -124,7 +124,7 @@ func (r *Renderer) registryClient(host string, creds *Credentials) (*registry.Cl
 		registry.ClientOptAuthorizer(authorizer),
 		registry.ClientOptWriter(io.Discard),
 		// A file of our own, so that the client reads no user's credential file.
-		registry.ClientOptCredentialsFile(filepath.Join(r.opts.CacheDir, "registry-config.json")),
+		registry.ClientOptCredentialsFile(filepath.Join(f.opts.CacheDir, "registry-config.json")),
 	}
 	if plain {
 		opts = append(opts, registry.ClientOptPlainHTTP())
@@ -133,13 +133,13 @@ func (r *Renderer) registryClient(host string, creds *Credentials) (*registry.Cl
 	if err != nil {
 		return nil, sourceNotReady("registry client for %s: %w", host, err)
 	}
-	r.registries[key] = c
+	f.registries[key] = c
 	return c, nil
 }
 
 // plainHTTP says whether a registry is reached over plain HTTP: loopback hosts (as
 // Docker does) and the hosts of Options.PlainHTTPHosts.
-func (r *Renderer) plainHTTP(host string) bool {
+func (f *Fetcher) plainHTTP(host string) bool {
 	h := host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		h = hh
@@ -150,5 +150,5 @@ func (r *Renderer) plainHTTP(host string) bool {
 	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
 		return true
 	}
-	return slices.Contains(r.opts.PlainHTTPHosts, host) || slices.Contains(r.opts.PlainHTTPHosts, h)
+	return slices.Contains(f.opts.PlainHTTPHosts, host) || slices.Contains(f.opts.PlainHTTPHosts, h)
 }

@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -13,11 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"helm.sh/helm/v4/pkg/chart/loader/archive"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-
-	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // Size limits of what a source may send.
@@ -75,75 +70,23 @@ func (c *Credentials) fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// chartArchive is a fetched chart archive.
-type chartArchive struct {
-	// version is the chart version selected.
-	version string
-	// digest identifies the archive: sha256 of the archive (HTTP repositories) or of
-	// the OCI manifest, "sha256:<hex>".
-	digest string
-	// data is the archive (.tgz); nil for a chart from Git.
-	data []byte
-	// commit is the Git commit of a chart from Git, whose files load reads; what
-	// names it for messages.
-	commit string
-	load   func(what string) (*chartFiles, error)
-	what   string
-}
-
-// chartFiles are the files of a chart folder.
-type chartFiles struct {
-	files []*archive.BufferedFile
-}
-
-// chart loads the archive's chart; what names it for messages.
-func (a *chartArchive) chart(what string) (*chart.Chart, error) {
-	if a.load == nil {
-		return loadChart(a.data, what)
-	}
-	f, err := a.load(what)
-	if err != nil {
-		return nil, err
-	}
-	return loadChartFiles(f.files, what)
-}
-
-// fetch selects the version of the chart that src asks for and returns its archive.
-func (r *Renderer) fetch(ctx context.Context, src v1alpha1.ChartSource, creds *Credentials) (*chartArchive, error) {
-	if src.Name == "" {
-		return nil, unsupported("spec.chart.name is empty; name the chart to deliver")
-	}
-	u, err := url.Parse(src.Repository)
-	if err != nil {
-		return nil, unsupported("chart repository %q is not a URL: %w", src.Repository, err)
-	}
-	switch u.Scheme {
-	case "http", "https":
-		return r.fetchHTTP(ctx, src, creds)
-	case "oci":
-		return r.fetchOCI(ctx, u, src, creds)
-	default:
-		return nil, unsupported("chart repository %q: scheme %q is not supported; use http, https or oci", src.Repository, u.Scheme)
-	}
-}
-
 // httpClient returns the client for a source: the configured one, or a copy that
 // trusts the credentials' CA.
-func (r *Renderer) httpClient(creds *Credentials) (*http.Client, error) {
+func (f *Fetcher) httpClient(creds *Credentials) (*http.Client, error) {
 	if creds == nil || len(creds.CA) == 0 {
-		return r.opts.HTTPClient, nil
+		return f.opts.HTTPClient, nil
 	}
 	key := creds.fingerprint()
-	r.clientsMu.Lock()
-	defer r.clientsMu.Unlock()
-	if c, ok := r.clients[key]; ok {
+	f.clientsMu.Lock()
+	defer f.clientsMu.Unlock()
+	if c, ok := f.clients[key]; ok {
 		return c, nil
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(creds.CA) {
 		return nil, unsupported("the caFile of spec.chart.secretRef holds no PEM certificate")
 	}
-	base, _ := r.opts.HTTPClient.Transport.(*http.Transport)
+	base, _ := f.opts.HTTPClient.Transport.(*http.Transport)
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport)
 	}
@@ -152,9 +95,9 @@ func (r *Renderer) httpClient(creds *Credentials) (*http.Client, error) {
 		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	t.TLSClientConfig.RootCAs = pool
-	c := *r.opts.HTTPClient
+	c := *f.opts.HTTPClient
 	c.Transport = t
-	r.clients[key] = &c
+	f.clients[key] = &c
 	return &c, nil
 }
 

@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -40,23 +40,23 @@ func TestMoves(t *testing.T) {
 	}
 }
 
-// ResolveSource picks what a render picks, from the caches renders share, and reads
+// Resolve picks what a render picks, from the caches renders share, and reads
 // a listing again once it is older than the caller's maxAge.
-func TestResolveSource(t *testing.T) {
+func TestResolve(t *testing.T) {
 	ctx := context.Background()
 	r, clk := testRenderer(t)
 
 	repo := newChartRepo(t).add("web", "1.0.0", "1.1.0", "2.0.0")
 	src := v1alpha1.ChartSource{Repository: repo.url(), Name: "web", Version: ">=1.0.0 <2.0.0"}
-	resolve := func(src v1alpha1.ChartSource, maxAge time.Duration, creds *Credentials) ResolvedSource {
+	resolve := func(src v1alpha1.ChartSource, maxAge time.Duration, creds *Credentials) Resolved {
 		t.Helper()
-		got, err := r.ResolveSource(ctx, src, maxAge, creds)
+		got, err := r.Resolve(ctx, src, maxAge, creds)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return got
 	}
-	if diff := cmp.Diff(ResolvedSource{ChartVersion: "1.1.0"}, resolve(src, 10*time.Second, nil)); diff != "" {
+	if diff := cmp.Diff(Resolved{ChartVersion: "1.1.0"}, resolve(src, 10*time.Second, nil)); diff != "" {
 		t.Errorf("range (-want +got):\n%s", diff)
 	}
 	repo.add("web", "1.2.0")
@@ -73,14 +73,14 @@ func TestResolveSource(t *testing.T) {
 	if n := repo.count("/index.yaml"); n != 2 {
 		t.Errorf("a render after the resolution read the index again (%d reads)", n)
 	}
-	if _, err := r.ResolveSource(ctx, v1alpha1.ChartSource{Repository: repo.url(), Name: "web", Version: ">=3"}, 0, nil); err == nil {
+	if _, err := r.Resolve(ctx, v1alpha1.ChartSource{Repository: repo.url(), Name: "web", Version: ">=3"}, 0, nil); err == nil {
 		t.Error("a range nothing meets resolved")
 	}
 
 	reg := newOCIRegistry(t)
 	reg.push(t, "charts", "web", "1.0.0", "1.1.0")
 	oci := v1alpha1.ChartSource{Repository: "oci://" + reg.host + "/charts", Name: "web", Version: "~1.0"}
-	if diff := cmp.Diff(ResolvedSource{ChartVersion: "1.0.0"}, resolve(oci, 0, nil)); diff != "" {
+	if diff := cmp.Diff(Resolved{ChartVersion: "1.0.0"}, resolve(oci, 0, nil)); diff != "" {
 		t.Errorf("OCI (-want +got):\n%s", diff)
 	}
 
@@ -88,12 +88,12 @@ func TestResolveSource(t *testing.T) {
 	g := srv.Repo(t, "charts")
 	c1 := g.Commit(t, "main", "1.0.0", gittest.Chart("charts/web", "web", "1.0.0", nil))
 	gsrc := v1alpha1.ChartSource{Git: &v1alpha1.GitChartSource{URL: srv.RepoURL("charts"), Path: "charts/web", Ref: v1alpha1.GitRef{Branch: "main"}}}
-	if diff := cmp.Diff(ResolvedSource{Commit: c1}, resolve(gsrc, 10*time.Second, gitCreds(srv))); diff != "" {
+	if diff := cmp.Diff(Resolved{Commit: c1}, resolve(gsrc, 10*time.Second, gitCreds(srv))); diff != "" {
 		t.Errorf("branch (-want +got):\n%s", diff)
 	}
 	c2 := g.Commit(t, "main", "1.0.1", gittest.Chart("charts/web", "web", "1.0.1", nil))
 	clk.Step(10 * time.Second)
-	if diff := cmp.Diff(ResolvedSource{Commit: c2}, resolve(gsrc, 10*time.Second, gitCreds(srv))); diff != "" {
+	if diff := cmp.Diff(Resolved{Commit: c2}, resolve(gsrc, 10*time.Second, gitCreds(srv))); diff != "" {
 		t.Errorf("branch moved (-want +got):\n%s", diff)
 	}
 	// The Release pinned to the commit renders it.

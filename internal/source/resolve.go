@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"kumodo.io/convoy/api/v1alpha1"
 )
 
-// ResolvedSource is what a chart source names at one moment: the exact chart version
+// Resolved is what a chart source names at one moment: the exact chart version
 // that spec.chart.version picks, or the commit that spec.chart.git.ref names.
-type ResolvedSource struct {
+type Resolved struct {
 	// ChartVersion is the version picked among those the repository offers (as it
 	// offers it); empty for a chart from Git.
 	ChartVersion string
@@ -36,53 +36,53 @@ func Moves(src v1alpha1.ChartSource) bool {
 	return err != nil
 }
 
-// ResolveSource resolves src as a render of it would, with the same caches and
+// Resolve resolves src as Fetch would, with the same caches and
 // selection: the highest version the repository's index (or the registry's tags)
 // offers that meets spec.chart.version, or the commit of spec.chart.git.ref. An index,
 // tag list or ref listing stored less than maxAge ago is used; 0 takes the cache's
-// own lifetime. Failures are *Error with the reasons a render would give
+// own lifetime. Failures are *Error with the reasons Fetch would give
 // (SourceNotReady, Unsupported).
-func (r *Renderer) ResolveSource(ctx context.Context, src v1alpha1.ChartSource, maxAge time.Duration, creds *Credentials) (ResolvedSource, error) {
-	if maxAge <= 0 || maxAge > r.opts.IndexTTL {
-		maxAge = r.opts.IndexTTL
+func (f *Fetcher) Resolve(ctx context.Context, src v1alpha1.ChartSource, maxAge time.Duration, creds *Credentials) (Resolved, error) {
+	if maxAge <= 0 || maxAge > f.opts.IndexTTL {
+		maxAge = f.opts.IndexTTL
 	}
 	if g := src.Git; g != nil {
-		commit, err := r.resolveGit(ctx, g, maxAge, creds)
-		return ResolvedSource{Commit: commit}, err
+		commit, err := f.resolveGit(ctx, g, maxAge, creds)
+		return Resolved{Commit: commit}, err
 	}
 	if src.Name == "" {
-		return ResolvedSource{}, unsupported("spec.chart.name is empty; name the chart to deliver")
+		return Resolved{}, unsupported("spec.chart.name is empty; name the chart to deliver")
 	}
 	u, err := url.Parse(src.Repository)
 	if err != nil {
-		return ResolvedSource{}, unsupported("chart repository %q is not a URL: %w", src.Repository, err)
+		return Resolved{}, unsupported("chart repository %q is not a URL: %w", src.Repository, err)
 	}
 	var offered []string
 	var what string
 	switch u.Scheme {
 	case "http", "https":
-		l, err := r.httpListing(ctx, src, creds, maxAge)
+		l, err := f.httpListing(ctx, src, creds, maxAge)
 		if err != nil {
-			return ResolvedSource{}, err
+			return Resolved{}, err
 		}
 		offered, what = l.offered, l.what
 	case "oci":
-		l, err := r.ociListing(ctx, u, src, creds, maxAge)
+		l, err := f.ociListing(ctx, u, src, creds, maxAge)
 		if err != nil {
-			return ResolvedSource{}, err
+			return Resolved{}, err
 		}
 		offered, what = l.tags, l.what
 	default:
-		return ResolvedSource{}, unsupported("chart repository %q: scheme %q is not supported; use http, https or oci", src.Repository, u.Scheme)
+		return Resolved{}, unsupported("chart repository %q: scheme %q is not supported; use http, https or oci", src.Repository, u.Scheme)
 	}
 	version, err := selectVersion(offered, src.Version, what)
-	return ResolvedSource{ChartVersion: version}, err
+	return Resolved{ChartVersion: version}, err
 }
 
 // resolveGit is the commit that src's ref names, from the remote's ref listing (the
-// one renders share, per URL and credentials) or, for a file:// repository, its refs.
-func (r *Renderer) resolveGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (string, error) {
-	remote, err := r.gitRemote(src.URL, creds)
+// one fetches share, per URL and credentials) or, for a file:// repository, its refs.
+func (f *Fetcher) resolveGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (string, error) {
+	remote, err := f.gitRemote(src.URL, creds)
 	if err != nil {
 		return "", err
 	}
@@ -101,7 +101,7 @@ func (r *Renderer) resolveGit(ctx context.Context, src *v1alpha1.GitChartSource,
 		return commit, nil
 	}
 	listingKey := remote.url + "|" + creds.fingerprint()
-	listed, err := r.gitRefs(ctx, remote, listingKey, maxAge)
+	listed, err := f.gitRefs(ctx, remote, listingKey, maxAge)
 	if err != nil {
 		return "", err
 	}
@@ -109,8 +109,8 @@ func (r *Renderer) resolveGit(ctx context.Context, src *v1alpha1.GitChartSource,
 	if err != nil {
 		return "", sourceNotReady("Git repository %s: %w", remote.display, err)
 	}
-	// The listing is the remote's: a render of this commit by the same remote and
+	// The listing is the remote's: a fetch of this commit by the same remote and
 	// credentials may take it from the commit store.
-	r.gitVerified.add(listingKey, commit)
+	f.gitVerified.add(listingKey, commit)
 	return commit, nil
 }

@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -92,20 +93,11 @@ func (v *gitVerified) add(key, commit string) {
 	v.seen[key+"|"+commit] = true
 }
 
-// listingMaxAge is how old a ref listing a Release takes: its interval, or the index
-// TTL when it has none.
-func (r *Renderer) listingMaxAge(rel *v1alpha1.Release) time.Duration {
-	if iv := rel.Spec.SyncPolicy.Interval; iv != nil && iv.Duration > 0 {
-		return iv.Duration
-	}
-	return r.opts.IndexTTL
-}
-
 // fetchGit resolves the commit that src's ref names from the remote's refs (one
 // listing per repository, credentials and interval), fetches that one commit into
 // the commit store unless it is there, and returns the chart of src.path in it.
-func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (*chartArchive, error) {
-	remote, err := r.gitRemote(src.URL, creds)
+func (f *Fetcher) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (*Chart, error) {
+	remote, err := f.gitRemote(src.URL, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +108,7 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 	refName := ""
 	listingKey := remote.url + "|" + creds.fingerprint()
 	if commit == "" {
-		refs, err := r.gitRefs(ctx, remote, listingKey, maxAge)
+		refs, err := f.gitRefs(ctx, remote, listingKey, maxAge)
 		if err != nil {
 			return nil, err
 		}
@@ -127,37 +119,33 @@ func (r *Renderer) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, m
 	// A commit from the listing is the remote's; a commit named in the spec is taken
 	// from the store only once this remote, with these credentials, served it: a
 	// commit hash does not give access to another repository's cached commit.
-	verified := refName != "" || r.gitVerified.has(listingKey, commit)
-	fetched, err := r.gitCommit(ctx, remote, commit, refName, verified)
+	verified := refName != "" || f.gitVerified.has(listingKey, commit)
+	fetched, err := f.gitCommit(ctx, remote, commit, refName, verified)
 	if err != nil {
 		return nil, err
 	}
-	r.gitVerified.add(listingKey, fetched)
+	f.gitVerified.add(listingKey, fetched)
 	if fetched != commit {
 		// The ref moved between the listing and the fetch: list again next time.
-		r.gitListings.forget(listingKey)
+		f.gitListings.forget(listingKey)
 		commit = fetched
 	}
 	chartPath := strings.Trim(src.Path, "/")
-	return &chartArchive{
-		version: commit,
-		digest:  gitChartDigest(commit, chartPath),
-		commit:  commit,
-		load: func(what string) (*chartFiles, error) {
-			files, err := r.commits.chartFiles(commit, chartPath)
-			if err != nil {
-				return nil, err
-			}
-			return &chartFiles{files: files}, nil
+	return &Chart{
+		Version: commit,
+		Digest:  gitChartDigest(commit, chartPath),
+		Commit:  commit,
+		Files: func() ([]*archive.BufferedFile, error) {
+			return f.commits.chartFiles(commit, chartPath)
 		},
-		what: gitChartWhat(remote.display, chartPath, commit),
+		What: gitChartWhat(remote.display, chartPath, commit),
 	}, nil
 }
 
 // localGit reads a chart from a repository on the controller's disk (file://, when
 // the operator allows it): its refs and objects are read in place, with no transport
 // (go-git's file transport runs the git binary) and no copy in the commit store.
-func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*chartArchive, error) {
+func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*Chart, error) {
 	repo, refs, err := localRefs(g)
 	if err != nil {
 		return nil, err
@@ -170,15 +158,11 @@ func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*chartArchive, error)
 		return nil, sourceNotReady("Git repository %s has no commit %s: %v", g.display, commit, err)
 	}
 	chartPath := strings.Trim(src.Path, "/")
-	return &chartArchive{
-		version: commit, digest: gitChartDigest(commit, chartPath), commit: commit,
-		what: gitChartWhat(g.display, chartPath, commit),
-		load: func(string) (*chartFiles, error) {
-			files, err := repoChartFiles(repo, commit, chartPath)
-			if err != nil {
-				return nil, err
-			}
-			return &chartFiles{files: files}, nil
+	return &Chart{
+		Version: commit, Digest: gitChartDigest(commit, chartPath), Commit: commit,
+		What: gitChartWhat(g.display, chartPath, commit),
+		Files: func() ([]*archive.BufferedFile, error) {
+			return repoChartFiles(repo, commit, chartPath)
 		},
 	}, nil
 }
@@ -240,7 +224,7 @@ type gitRemote struct {
 
 // gitRemote returns how to reach rawURL with creds: basic auth or a bearer token and
 // a CA for http(s), an identity checked against known_hosts for ssh.
-func (r *Renderer) gitRemote(rawURL string, creds *Credentials) (*gitRemote, error) {
+func (f *Fetcher) gitRemote(rawURL string, creds *Credentials) (*gitRemote, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, unsupported("spec.chart.git.url is not a URL")
@@ -273,14 +257,14 @@ func (r *Renderer) gitRemote(rawURL string, creds *Credentials) (*gitRemote, err
 		if err != nil {
 			return nil, sourceNotReady("Git repository %s: the identity of spec.chart.git.secretRef is not a private key it can use (a passphrase goes in the key password)", display)
 		}
-		cb, err := r.knownHosts(creds)
+		cb, err := f.knownHosts(creds)
 		if err != nil {
 			return nil, sourceNotReady("Git repository %s: the known_hosts of spec.chart.git.secretRef: %w", display, err)
 		}
 		keys.HostKeyCallback = cb
 		g.auth = keys
 	case "file":
-		if !r.opts.AllowGitFileURLs {
+		if !f.opts.AllowGitFileURLs {
 			return nil, unsupported("Git repository %s: file:// URLs are not allowed (the operator allows them with --allow-git-file-urls)", display)
 		}
 		g.local = u.Path
@@ -293,8 +277,8 @@ func (r *Renderer) gitRemote(rawURL string, creds *Credentials) (*gitRemote, err
 // knownHosts returns the host key callback of the credentials' known_hosts. The
 // parser reads files: the known_hosts is written once under the cache directory,
 // named by the credentials' fingerprint.
-func (r *Renderer) knownHosts(creds *Credentials) (ssh.HostKeyCallback, error) {
-	path := filepath.Join(r.opts.CacheDir, "known-hosts", creds.fingerprint())
+func (f *Fetcher) knownHosts(creds *Credentials) (ssh.HostKeyCallback, error) {
+	path := filepath.Join(f.opts.CacheDir, "known-hosts", creds.fingerprint())
 	if _, err := os.Stat(path); err != nil {
 		if err := (archiveStore{}).write(path, creds.KnownHosts); err != nil {
 			return nil, err
@@ -304,22 +288,22 @@ func (r *Renderer) knownHosts(creds *Credentials) (ssh.HostKeyCallback, error) {
 }
 
 // gitRefs lists the remote's refs, or takes a listing younger than maxAge.
-func (r *Renderer) gitRefs(ctx context.Context, g *gitRemote, key string, maxAge time.Duration) ([]*plumbing.Reference, error) {
-	if refs, ok := r.gitListings.get(key, r.opts.Clock.Now(), maxAge); ok {
+func (f *Fetcher) gitRefs(ctx context.Context, g *gitRemote, key string, maxAge time.Duration) ([]*plumbing.Reference, error) {
+	if refs, ok := f.gitListings.get(key, f.opts.Clock.Now(), maxAge); ok {
 		return refs, nil
 	}
-	return flight(ctx, &r.group, "gitrefs|"+key, func(ctx context.Context) ([]*plumbing.Reference, error) {
-		if refs, ok := r.gitListings.get(key, r.opts.Clock.Now(), maxAge); ok {
+	return flight(ctx, &f.group, "gitrefs|"+key, func(ctx context.Context) ([]*plumbing.Reference, error) {
+		if refs, ok := f.gitListings.get(key, f.opts.Clock.Now(), maxAge); ok {
 			return refs, nil
 		}
-		ctx, cancel := context.WithTimeout(ctx, r.opts.HTTPClient.Timeout+time.Second)
+		ctx, cancel := context.WithTimeout(ctx, f.opts.HTTPClient.Timeout+time.Second)
 		defer cancel()
 		rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{g.url}})
 		refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: g.auth, CABundle: g.caBundle, PeelingOption: git.AppendPeeled})
 		if err != nil {
 			return nil, gitError(g, "listing the refs", err)
 		}
-		r.gitListings.put(key, refs, r.opts.Clock.Now())
+		f.gitListings.put(key, refs, f.opts.Clock.Now())
 		return refs, nil
 	})
 }
@@ -329,21 +313,21 @@ func (r *Renderer) gitRefs(ctx context.Context, g *gitRemote, key string, maxAge
 // returns the commit fetched: refName's tip, which is commit unless the ref moved.
 // verified says that the remote is known to have the commit; otherwise it is fetched
 // even when stored.
-func (r *Renderer) gitCommit(ctx context.Context, g *gitRemote, commit, refName string, verified bool) (string, error) {
-	if verified && r.commits.has(commit) {
+func (f *Fetcher) gitCommit(ctx context.Context, g *gitRemote, commit, refName string, verified bool) (string, error) {
+	if verified && f.commits.has(commit) {
 		return commit, nil
 	}
 	key := "gitfetch|" + commit
 	if !verified {
 		key += "|" + g.url + "|" + g.creds.fingerprint()
 	}
-	return flight(ctx, &r.group, key, func(ctx context.Context) (string, error) {
-		if verified && r.commits.has(commit) {
+	return flight(ctx, &f.group, key, func(ctx context.Context) (string, error) {
+		if verified && f.commits.has(commit) {
 			return commit, nil
 		}
-		ctx, cancel := context.WithTimeout(ctx, r.opts.HTTPClient.Timeout+time.Second)
+		ctx, cancel := context.WithTimeout(ctx, f.opts.HTTPClient.Timeout+time.Second)
 		defer cancel()
-		got, err := r.commits.add(commit, func(dir string) (string, error) {
+		got, err := f.commits.add(commit, func(dir string) (string, error) {
 			return shallowFetch(ctx, g, dir, commit, refName)
 		})
 		if err != nil {

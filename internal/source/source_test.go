@@ -1,7 +1,6 @@
-package render
+package source
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -12,11 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/reasons"
-	"kumodo.io/convoy/internal/render/charttest"
 )
 
 func TestSelectVersion(t *testing.T) {
@@ -104,12 +101,6 @@ func TestHTTPRepositorySelection(t *testing.T) {
 	}
 }
 
-// rawArchive builds a chart archive by hand, for charts Helm's packaging refuses.
-func rawArchive(t *testing.T, name, chartYAML string) []byte {
-	t.Helper()
-	return charttest.RawArchive(t, name, chartYAML)
-}
-
 func TestSourceErrors(t *testing.T) {
 	cases := map[string]struct {
 		setup  func(t *testing.T, repo *chartRepo) (repository, chart string)
@@ -173,27 +164,6 @@ func TestSourceErrors(t *testing.T) {
 				return repo.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "the index says sha256:abab",
-		},
-		"unknown chart apiVersion": {
-			setup: func(t *testing.T, repo *chartRepo) (string, string) {
-				repo.addRaw("future", "1.0.0", rawArchive(t, "future", "apiVersion: v9\nname: future\nversion: 1.0.0\n"))
-				return repo.url(), "future"
-			},
-			reason: v1alpha1.ReasonUnsupported, msgHas: `chart apiVersion "v9"`,
-		},
-		"library chart": {
-			setup: func(t *testing.T, repo *chartRepo) (string, string) {
-				repo.addRaw("lib", "1.0.0", rawArchive(t, "lib", "apiVersion: v2\nname: lib\nversion: 1.0.0\ntype: library\n"))
-				return repo.url(), "lib"
-			},
-			reason: v1alpha1.ReasonUnsupported, msgHas: `type "library"`,
-		},
-		"not a gzip archive": {
-			setup: func(_ *testing.T, repo *chartRepo) (string, string) {
-				repo.addRaw("junk", "1.0.0", []byte("this is no archive"))
-				return repo.url(), "junk"
-			},
-			reason: v1alpha1.ReasonSourceNotReady, msgHas: "not a gzip'd tar",
 		},
 	}
 	for name, tc := range cases {
@@ -367,7 +337,7 @@ func TestCacheFetchesOnce(t *testing.T) {
 	clk.Step(DefaultIndexTTL + 1)
 	renderOK(t, r, Request{Release: rel})
 	// A new process (a new Renderer on the same cache directory) reuses the archive.
-	r2, err := New(Options{CacheDir: r.opts.CacheDir})
+	r2, err := newRenderer(Options{CacheDir: r.opts.CacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,16 +378,6 @@ func TestOCICacheFetchesOnce(t *testing.T) {
 	}
 }
 
-func TestLoadChartOfHelmPackaging(t *testing.T) {
-	// The charts under testdata load with Helm's own loader too: the tests render
-	// what Helm would.
-	for _, name := range []string{"web", "crds", "hooks", "waves", "kubeversion"} {
-		if _, err := loader.LoadArchive(bytes.NewReader(packageChart(t, name, "1.0.0"))); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
 func TestFetchTimeout(t *testing.T) {
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -428,7 +388,7 @@ func TestFetchTimeout(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(release) })
-	r, err := New(Options{CacheDir: t.TempDir(), HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}})
+	r, err := newRenderer(Options{CacheDir: t.TempDir(), HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package render
+package source
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func gitCreds(s *gittest.Server) *Credentials {
 	return &Credentials{Username: gitUser, Password: gitPassword, CA: s.CA()}
 }
 
-func renderGit(t *testing.T, r *Renderer, rel *v1alpha1.Release, creds *Credentials) (*Result, error) {
+func renderGit(t *testing.T, r *renderer, rel *v1alpha1.Release, creds *Credentials) (*Result, error) {
 	t.Helper()
 	return r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps, Credentials: creds})
 }
@@ -500,7 +500,7 @@ func TestGitFileRepositoryWhenAllowed(t *testing.T) {
 		return h.String()
 	}
 	c1 := commit("1.0.0")
-	r, err := New(Options{CacheDir: t.TempDir(), AllowGitFileURLs: true})
+	r, err := newRenderer(Options{CacheDir: t.TempDir(), AllowGitFileURLs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
