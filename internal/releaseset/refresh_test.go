@@ -20,7 +20,7 @@ func TestScheduleDue(t *testing.T) {
 	s.due("a")
 	s.due("never")
 	e := s.get("a")
-	if e == nil || now.Before(e.next) == false || e.good == nil || e.good.Commit != "abc" || e.key != "key" {
+	if e == nil || now.Before(e.next) || e.good == nil || e.good.Commit != "abc" || e.key != "key" {
 		t.Errorf("after due: %+v, want due now with the source abc kept", e)
 	}
 	if got := s.get(types.UID("never")); got != nil {
