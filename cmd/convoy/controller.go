@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/source"
 )
 
@@ -26,6 +27,8 @@ type controllerFlags struct {
 	// file:// in spec.chart.git.url.
 	gitCacheBytes    int64
 	allowGitFileURLs bool
+	// receiverBindAddress serves Receivers (webhooks in); empty: no receiver server.
+	receiverBindAddress string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -47,8 +50,9 @@ A Release is reconciled when it is created, when its spec (generation) changes, 
 its convoy.kumodo.io/sync-requested-at annotation changes (/sync and the /pin,
 /mutations and /lifecycle subresources write it), when the observer writes new health
 data to its ReleaseInventory, when a Release of a lower cluster wave on the same
-Cluster changes its Applied or Healthy status, at each informer resync (--resync) and
-when a requeue that the sync policy schedules arrives.`,
+Cluster changes its Applied or Healthy status, when a Receiver that selects it is
+called (--receiver-bind-address; its chart source is read again at once), at each
+informer resync (--resync) and when a requeue that the sync policy schedules arrives.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -71,6 +75,9 @@ when a requeue that the sync policy schedules arrives.`,
 	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of Releases reconciled at the same time")
+	fs.StringVar(&f.receiverBindAddress, "receiver-bind-address", f.receiverBindAddress,
+		"address of the receiver server, which answers the calls of Git hosts and registries at each Receiver's status.webhookPath "+
+			"(e.g. :8880); empty: none, and Receivers are not Ready (ReceiverServerDisabled)")
 	return cmd
 }
 
@@ -94,7 +101,8 @@ func runController(ctx context.Context, f controllerFlags) error {
 		return err
 	}
 	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
-		DefaultServiceAccount: f.defaultServiceAccount}); err != nil {
+		DefaultServiceAccount: f.defaultServiceAccount,
+		Receiver:              receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -15,7 +15,7 @@ import (
 )
 
 func newDevCommand() *cobra.Command {
-	opts := dev.Options{StateDir: ".convoy/dev", Nodes: 3, ChartsAddr: chartrepo.DefaultAddr}
+	opts := dev.Options{StateDir: ".convoy/dev", Nodes: 3, ChartsAddr: chartrepo.DefaultAddr, ReceiverAddr: dev.DefaultReceiverAddr}
 	// The examples of the repository that holds the working directory, if any.
 	if root, err := localcluster.RepoRoot(); err == nil {
 		opts.ExamplesDir = filepath.Join(root, "examples")
@@ -26,7 +26,7 @@ func newDevCommand() *cobra.Command {
 		Long: `dev builds the Kubernetes binaries when they are missing (bin/k8s/), starts
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with
 simulated nodes, then convoy's own processes (convoy apiserver, convoy
-controller and convoy observer). It serves <examples-dir>/charts/ as a Helm
+controller, which serves Receivers on --receiver-addr, and convoy observer). It serves <examples-dir>/charts/ as a Helm
 chart repository on --charts-addr, following changes to the folder (a copy of
 a chart folder with a new version publishes that version; a chart that does
 not load is a 500 saying why), and, once everything answers, applies the
@@ -72,6 +72,8 @@ as "dev-1/kube-apiserver").`,
 		"number of local target clusters to start beside the host and register as the Clusters dev-1 … dev-N (a local fleet)")
 	cmd.Flags().StringVar(&opts.ChartsAddr, "charts-addr", opts.ChartsAddr,
 		"address of the local Helm chart repository (the examples name "+chartrepo.DefaultAddr+")")
+	cmd.Flags().StringVar(&opts.ReceiverAddr, "receiver-addr", opts.ReceiverAddr,
+		"address of the controller's receiver server (--receiver-bind-address), where Receivers are called; empty: none")
 	cmd.Flags().StringVar(&opts.ExamplesDir, "examples-dir", opts.ExamplesDir,
 		"folder with charts/ to serve and release-manual.yaml to apply; empty: neither")
 	// As the chart's controller.defaultServiceAccount: the controller's and the

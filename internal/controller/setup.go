@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,6 +27,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/releaseset"
 )
@@ -97,7 +100,16 @@ type Options struct {
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
+	// Receiver configures the Receiver controller and, with Receiver.BindAddress
+	// (--receiver-bind-address), the receiver server. Setup sets its Refresher (the
+	// Renderer, when it refreshes), its Releases and Sets channels (into the Release
+	// and ReleaseSet controllers), Metrics and SkipNameValidation.
+	Receiver receiver.Options
 }
+
+// refreshQueue is the room of the channels a Receiver's refresh sends its Releases and
+// ReleaseSets into; the Receiver controller waits when they are full.
+const refreshQueue = 1024
 
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
@@ -183,6 +195,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if o.Middleware != nil {
 		rec = o.Middleware(r)
 	}
+	refreshReleases := make(chan event.GenericEvent, refreshQueue)
+	refreshSets := make(chan event.GenericEvent, refreshQueue)
 	err := builder.ControllerManagedBy(mgr).
 		Named("release").
 		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
@@ -193,6 +207,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 			clusterWavePredicate())).
 		Watches(&corev1.Namespace{}, namespaceHandler(mgr.GetClient()),
 			builder.WithPredicates(namespacePredicate())).
+		WatchesRawSource(source.Channel(refreshReleases, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.Concurrency,
 			SkipNameValidation:      ptr.To(o.SkipNameValidation),
@@ -211,8 +226,16 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	resolver, _ := o.Source.(releaseset.SourceResolver)
 	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
 		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
-		Resolver: resolver, Hosts: o.Clusters,
+		Resolver: resolver, Hosts: o.Clusters, Refresh: refreshSets,
 	}); err != nil {
+		return nil, err
+	}
+	// Receivers: a call refreshes the sources of the Releases and sets they select.
+	ro := o.Receiver
+	ro.Refresher, _ = o.Source.(receiver.Refresher)
+	ro.Releases, ro.Sets = refreshReleases, refreshSets
+	ro.Metrics, ro.SkipNameValidation = o.Metrics, o.SkipNameValidation
+	if err := receiver.Setup(ctx, mgr, ro); err != nil {
 		return nil, err
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started:

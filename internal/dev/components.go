@@ -43,7 +43,8 @@ func startAPIServer(ctx context.Context, env *Env) error {
 const controllerReadyTimeout = 2 * time.Minute
 
 // startController runs `convoy controller` with its own identity, its chart
-// cache in <state-dir>/charts, no metrics endpoint, and a health probe on a
+// cache in <state-dir>/charts, its receiver server on Env.ReceiverAddr (if
+// set), no metrics endpoint, and a health probe on a
 // free loopback port. It is ready when its readiness check of informer sync
 // (/readyz/informers, controller.ReadyzInformers) passes: the manager serves
 // /readyz as soon as it starts, but reconciles nothing before its informers
@@ -54,6 +55,9 @@ func startController(ctx context.Context, env *Env) error {
 	o := env.processOptions(ControllerName)
 	o.ChartCacheDir = filepath.Join(env.StateDir, "charts")
 	o.ReadyPath = "/readyz/" + controller.ReadyzInformers
+	if env.ReceiverAddr != "" {
+		o.Args = append(o.Args, "--receiver-bind-address="+env.ReceiverAddr)
+	}
 	_, err := StartController(waitCtx, env.Cluster, o)
 	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
 		return fmt.Errorf("convoy controller is not ready after %s: its informers have not synced (%s); see its log in %s: %w",

@@ -50,7 +50,13 @@ type Options struct {
 	Convoy string
 	// ConvoyEnv is added to the environment of the components (tests).
 	ConvoyEnv []string
+	// ReceiverAddr is the controller's --receiver-bind-address: where Receivers are
+	// served (DefaultReceiverAddr in `convoy dev`); empty: no receiver server.
+	ReceiverAddr string
 }
+
+// DefaultReceiverAddr is where `convoy dev` serves Receivers (--receiver-addr).
+const DefaultReceiverAddr = "127.0.0.1:8880"
 
 // Component is one of convoy's own processes in the dev environment. Start
 // starts it (usually with StartAPIServer, StartController,
@@ -72,6 +78,8 @@ type Env struct {
 	ChartsURL string
 	// DefaultServiceAccount is Options.DefaultServiceAccount.
 	DefaultServiceAccount string
+	// ReceiverAddr is Options.ReceiverAddr.
+	ReceiverAddr string
 }
 
 // File names in the state folder.
@@ -148,7 +156,8 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self, ConvoyEnv: opts.ConvoyEnv, DefaultServiceAccount: opts.DefaultServiceAccount}
+	env := &Env{StateDir: stateDir, Cluster: cluster, Convoy: self, ConvoyEnv: opts.ConvoyEnv, DefaultServiceAccount: opts.DefaultServiceAccount,
+		ReceiverAddr: opts.ReceiverAddr}
 	if charts != nil {
 		env.ChartsURL = charts.URL
 	}

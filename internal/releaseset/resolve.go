@@ -122,6 +122,16 @@ func (s *sourceSchedule) get(uid types.UID) *sourceEntry {
 	return nil
 }
 
+// due makes the set resolve its source at its next reconcile, keeping the source it
+// resolved last.
+func (s *sourceSchedule) due(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.bySet[uid]; e != nil {
+		e.next = time.Time{}
+	}
+}
+
 func (s *sourceSchedule) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

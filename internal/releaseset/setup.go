@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrlbuilder "sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,6 +20,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
@@ -48,6 +50,10 @@ type Options struct {
 	// (clusters.Resolver), to read the chart's credentials and the valuesFrom objects
 	// as they would. Nil: convoy's own identity.
 	Hosts HostResolver
+	// Refresh, when set, delivers the sets whose source a receiver refreshed: each
+	// resolves its source at its next reconcile, whatever its interval, and is
+	// reconciled at once.
+	Refresh <-chan event.GenericEvent
 }
 
 // Setup registers the ReleaseSet controller with mgr. It reconciles a set when the set
@@ -76,7 +82,11 @@ func Setup(_ context.Context, mgr manager.Manager, o Options) (*Reconciler, erro
 		rec = o.Middleware(r)
 	}
 	c := mgr.GetClient()
-	err := ctrlbuilder.ControllerManagedBy(mgr).
+	b := ctrlbuilder.ControllerManagedBy(mgr)
+	if o.Refresh != nil {
+		b = b.WatchesRawSource(source.Channel(o.Refresh, refreshHandler(r.schedule)))
+	}
+	err := b.
 		Named("releaseset").
 		For(&v1.ReleaseSet{}).
 		Owns(&v1.Release{}).
@@ -129,4 +139,13 @@ var clusterReadyChanged = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// refreshHandler makes each set of a refresh due to resolve its source (the schedule
+// keeps the source resolved last, should the resolution fail) and enqueues it.
+func refreshHandler(s *sourceSchedule) handler.EventHandler {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		s.due(e.Object.GetUID())
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+	}}
 }

@@ -1,0 +1,28 @@
+package receiver_test
+
+import (
+	"testing"
+
+	"kumodo.io/convoy/internal/apiserver/apiservertest"
+	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
+)
+
+// The integration tests run the controller process's reconcilers (controller.Setup,
+// with the receiver server on a loopback port) in this process, beside convoy's API
+// server, on a real local control plane; a Git server of the test (gittest) holds the
+// charts, and the tests call the receiver server over HTTP as GitHub, GitLab and a
+// generic caller would. With -short only the pure tests run.
+
+// host is the local control plane; nil with -short.
+var host *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	testenv.QuietLogs()
+	testenv.Main(m, func(s *testenv.Setup) (err error) {
+		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
+			return err
+		}
+		return apiservertest.StartIn(s, host, "receiver")
+	})
+}
