@@ -29,10 +29,13 @@ type DriftChecker interface {
 // driftStatus is the drift to report and when the next check is due (0: none). Every
 // spec.syncPolicy.interval of the Release, the live objects are compared with the
 // Render of status.lastSuccessful.renderRef; with the interval unset or 0 there are no
-// checks and no drift data. Between checks the last result stands (the one this
-// observer found, so that a status write lost to a conflict is not lost for a whole
-// interval; else the stored one). A check that fails keeps the result, is logged, and
-// is tried again at the next interval.
+// checks and no drift data. A result is of the render it compared with: once another
+// render is lastSuccessful, the check is due at once; while the apply of a render is
+// under way (the inventory names another render, or holds at a sync wave) there is no
+// check, the objects being partly of that render (health.NextDriftCheck). Between
+// checks the last result stands (the one this observer found, so that a status write
+// lost to a conflict is not lost for a whole interval; else the stored one). A check
+// that fails keeps the result, is logged, and is tried again at the next interval.
 func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, now time.Time) (*v1.DriftStatus, time.Duration) {
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
 	if o.drift == nil || rel.Status.LastSuccessful == nil {
@@ -42,17 +45,27 @@ func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel
 	if result == nil {
 		result = inv.Status.Drift
 	}
-	delay, ok := health.NextDriftCheck(rel.Spec.SyncPolicy.Interval, last, now)
-	if !ok {
+	ref := rel.Status.LastSuccessful.RenderRef
+	next := health.NextDriftCheck(health.DriftCheckInput{
+		Interval:       rel.Spec.SyncPolicy.Interval,
+		LastSuccessful: ref,
+		Applied:        inv.RenderRef,
+		Holding:        inv.SyncWave != nil,
+		Checked:        last.render,
+		LastCheck:      last.at,
+		Now:            now,
+	})
+	switch {
+	case next.Off:
 		o.driftTimes.forget(key)
 		return nil, 0
-	}
-	if delay > 0 {
-		return result, delay
+	case next.Held:
+		return result, 0
+	case next.After > 0:
+		return result, next.After
 	}
 	interval := rel.Spec.SyncPolicy.Interval.Duration
 	log := logr.FromContextOrDiscard(ctx)
-	ref := rel.Status.LastSuccessful.RenderRef
 	objects, err := o.renderObjects(ctx, rel, ref)
 	if err == nil {
 		var drifted []v1.DriftedObject
@@ -60,12 +73,12 @@ func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel
 		if err == nil {
 			o.metrics.driftChecks.Inc()
 			result = health.Drift(result, drifted, now)
-			o.driftTimes.set(key, now, result)
+			o.driftTimes.set(key, driftCheck{at: now, render: ref, result: result})
 			return result, interval
 		}
 	}
 	log.Error(err, "The drift check failed; trying again at the next interval", "lastSuccessful", ref)
-	o.driftTimes.set(key, now, result)
+	o.driftTimes.set(key, driftCheck{at: now, render: ref, result: result})
 	return result, interval
 }
 
@@ -123,33 +136,37 @@ func renderObjectsOf(manifests []byte) ([]manifest.Object, error) {
 	return objs, nil
 }
 
-// driftTimes is when the observer last checked each Release for drift, and the result.
-// In memory only: after a restart the first assessment checks at once.
+// driftTimes is when the observer last checked each Release for drift, of which
+// render, and the result. In memory only: after a restart the first assessment checks
+// at once.
 type driftTimes struct {
 	mu    sync.Mutex
 	times map[types.NamespacedName]driftCheck
 }
 
+// driftCheck is one check: its time, the render it compared with, and the result to
+// report (after a failed check, the one it kept).
 type driftCheck struct {
 	at     time.Time
+	render string
 	result *v1.DriftStatus
 }
 
-// get returns the time of the last check (zero: none) and its result (nil: none).
-func (d *driftTimes) get(key types.NamespacedName) (time.Time, *v1.DriftStatus) {
+// get returns the last check (zero: none) and its result (nil: none).
+func (d *driftTimes) get(key types.NamespacedName) (driftCheck, *v1.DriftStatus) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.times[key]
-	return c.at, c.result
+	return c, c.result
 }
 
-func (d *driftTimes) set(key types.NamespacedName, at time.Time, result *v1.DriftStatus) {
+func (d *driftTimes) set(key types.NamespacedName, c driftCheck) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.times == nil {
 		d.times = map[types.NamespacedName]driftCheck{}
 	}
-	d.times[key] = driftCheck{at: at, result: result}
+	d.times[key] = c
 }
 
 func (d *driftTimes) forget(key types.NamespacedName) {

@@ -19,8 +19,9 @@
 //     waits a moment before it is written (SettleWait), so that a render healthy
 //     within it is written, and its Release reconciled, once;
 //   - drift: the drift status with its since (Drift; the field paths come from
-//     internal/diff), and when the next check is due
-//     (NextDriftCheck).
+//     internal/diff), and when the next check is due (NextDriftCheck: every
+//     interval, at once for a new last successful render, none while an apply is
+//     under way).
 //
 // It must not do I/O of any kind: no API server or cluster client, no informers, no
 // clock reads (the time arrives as an argument), no goroutines, no logging. The only

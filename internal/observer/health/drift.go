@@ -33,15 +33,54 @@ func Drift(stored *v1.DriftStatus, drifted []v1.DriftedObject, now time.Time) *v
 	return &v1.DriftStatus{Since: &t, Drifted: objs}
 }
 
-// NextDriftCheck says when the next drift check is due, from spec.syncPolicy.interval
-// and the time of the last check (zero: none since the observer started): false when
-// the interval is unset or 0 (no drift checks), else the delay from now, 0 when due.
-func NextDriftCheck(interval *metav1.Duration, lastCheck, now time.Time) (time.Duration, bool) {
-	if interval == nil || interval.Duration <= 0 {
-		return 0, false
+// DriftCheckInput is what NextDriftCheck decides from.
+type DriftCheckInput struct {
+	// Interval is the Release's spec.syncPolicy.interval.
+	Interval *metav1.Duration
+	// LastSuccessful is the Release's status.lastSuccessful.renderRef: the render a
+	// check compares the live objects with.
+	LastSuccessful string
+	// Applied is the ReleaseInventory's renderRef, the render whose apply began last
+	// (empty: not known), and Holding says its apply holds at a sync wave (the
+	// inventory's syncWave is set).
+	Applied string
+	Holding bool
+	// Checked is the render of the last check since the observer started (empty: none),
+	// made at LastCheck.
+	Checked   string
+	LastCheck time.Time
+	// Now is the time of the assessment.
+	Now time.Time
+}
+
+// DriftCheck is what NextDriftCheck decided.
+type DriftCheck struct {
+	// Off: no checks and no drift data (the interval is unset or 0).
+	Off bool
+	// Held: the apply of a render is under way (another render than LastSuccessful
+	// began, or an apply holds at a sync wave): the live objects are partly of that
+	// render, and a check would report them as drift. No check; the last result
+	// stands. The end of the apply changes the Release or the inventory, which brings
+	// the next assessment: no time to look again.
+	Held bool
+	// After is the delay until the check is due; 0: now.
+	After time.Duration
+}
+
+// NextDriftCheck says when the next drift check is due. Every interval, and at once
+// when the observer has not checked since it started, or when its last check was of
+// another render than LastSuccessful (that result compares the live objects with a
+// render the Release no longer has); none while an apply is under way (Held), none at
+// all with the interval unset or 0 (Off).
+func NextDriftCheck(in DriftCheckInput) DriftCheck {
+	if in.Interval == nil || in.Interval.Duration <= 0 {
+		return DriftCheck{Off: true}
 	}
-	if lastCheck.IsZero() {
-		return 0, true
+	if in.Holding || (in.Applied != "" && in.Applied != in.LastSuccessful) {
+		return DriftCheck{Held: true}
 	}
-	return max(lastCheck.Add(interval.Duration).Sub(now), 0), true
+	if in.LastCheck.IsZero() || in.Checked != in.LastSuccessful {
+		return DriftCheck{}
+	}
+	return DriftCheck{After: max(in.LastCheck.Add(in.Interval.Duration).Sub(in.Now), 0)}
 }

@@ -61,29 +61,62 @@ func TestDriftSince(t *testing.T) {
 }
 
 // SP-36: the observer's drift checks use spec.syncPolicy.interval; SP-37: none when it
-// is unset or 0.
+// is unset or 0. Decision 0216: a check is of status.lastSuccessful's render, at once
+// when the last one was of another render, and none while an apply is under way.
 func TestSP36_DriftCheckEveryInterval(t *testing.T) {
 	five := &metav1.Duration{Duration: 5 * time.Minute}
-	type result struct {
-		After time.Duration
-		OK    bool
+	a, b := "sha256:aaaa", "sha256:bbbb"
+	steady := func(lastCheck time.Time) DriftCheckInput {
+		return DriftCheckInput{Interval: five, LastSuccessful: a, Applied: a, Checked: a, LastCheck: lastCheck, Now: t0}
+	}
+	with := func(in DriftCheckInput, change func(*DriftCheckInput)) DriftCheckInput {
+		change(&in)
+		return in
 	}
 	cases := map[string]struct {
-		interval  *metav1.Duration
-		lastCheck time.Time
-		want      result
+		in   DriftCheckInput
+		want DriftCheck
 	}{
-		"interval unset: no drift checks":          {interval: nil, want: result{}},
-		"interval 0: no drift checks":              {interval: &metav1.Duration{}, lastCheck: t0, want: result{}},
-		"no check since the observer started: now": {interval: five, want: result{OK: true}},
-		"checked 2m ago: in 3m":                    {interval: five, lastCheck: t0.Add(-2 * time.Minute), want: result{After: 3 * time.Minute, OK: true}},
-		"checked exactly one interval ago: now":    {interval: five, lastCheck: t0.Add(-5 * time.Minute), want: result{OK: true}},
-		"overdue: now":                             {interval: five, lastCheck: t0.Add(-time.Hour), want: result{OK: true}},
+		"interval unset: no drift checks": {
+			in: with(steady(t0), func(in *DriftCheckInput) { in.Interval = nil }), want: DriftCheck{Off: true},
+		},
+		"interval 0: no drift checks": {
+			in: with(steady(t0), func(in *DriftCheckInput) { in.Interval = &metav1.Duration{} }), want: DriftCheck{Off: true},
+		},
+		"no check since the observer started: now": {
+			in: with(steady(time.Time{}), func(in *DriftCheckInput) { in.Checked = "" }), want: DriftCheck{},
+		},
+		"checked 2m ago: in 3m":                 {in: steady(t0.Add(-2 * time.Minute)), want: DriftCheck{After: 3 * time.Minute}},
+		"checked exactly one interval ago: now": {in: steady(t0.Add(-5 * time.Minute)), want: DriftCheck{}},
+		"overdue: now":                          {in: steady(t0.Add(-time.Hour)), want: DriftCheck{}},
+		"checked 2m ago, another render applied since: now": {
+			in:   with(steady(t0.Add(-2*time.Minute)), func(in *DriftCheckInput) { in.LastSuccessful, in.Applied = b, b }),
+			want: DriftCheck{},
+		},
+		"the apply of another render under way: held": {
+			in:   with(steady(t0.Add(-time.Hour)), func(in *DriftCheckInput) { in.Applied = b }),
+			want: DriftCheck{Held: true},
+		},
+		"the apply of another render under way, no check since the observer started: held": {
+			in:   with(steady(time.Time{}), func(in *DriftCheckInput) { in.Applied, in.Checked = b, "" }),
+			want: DriftCheck{Held: true},
+		},
+		"the apply of the last successful render holds at a sync wave: held": {
+			in:   with(steady(t0.Add(-time.Hour)), func(in *DriftCheckInput) { in.Holding = true }),
+			want: DriftCheck{Held: true},
+		},
+		"the inventory's render not known: as lastSuccessful's": {
+			in:   with(steady(t0.Add(-2*time.Minute)), func(in *DriftCheckInput) { in.Applied = "" }),
+			want: DriftCheck{After: 3 * time.Minute},
+		},
+		"interval unset while an apply is under way: no drift checks": {
+			in:   with(steady(t0), func(in *DriftCheckInput) { in.Interval, in.Applied = nil, b }),
+			want: DriftCheck{Off: true},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			after, ok := NextDriftCheck(tc.interval, tc.lastCheck, t0)
-			if diff := cmp.Diff(tc.want, result{After: after, OK: ok}); diff != "" {
+			if diff := cmp.Diff(tc.want, NextDriftCheck(tc.in)); diff != "" {
 				t.Errorf("NextDriftCheck (-want +got):\n%s", diff)
 			}
 		})
