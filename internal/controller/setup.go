@@ -25,6 +25,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/notify"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/releaseset"
 )
@@ -95,13 +96,20 @@ type Options struct {
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
+	// Notify configures the notifier of Alerts (internal/notify), which runs in the
+	// controller's process on the same cache; its Events and Metrics default to the
+	// controller's.
+	Notify notify.Options
+	// NoNotifier leaves the notifier out (tests that start one of their own).
+	NoNotifier bool
 }
 
 // Setup builds the Reconciler and registers it with mgr: the Release watch with its
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
 // (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
 // (waveView: the manager's cache, or a shard's view of every shard); the Cluster
-// status reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
+// status reconciler (cluster_status.go); the ReleaseSet controller (internal/releaseset);
+// and the notifier of Alerts (internal/notify).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Renderer == nil {
 		return nil, errors.New("controller: Options.Renderer is required")
@@ -212,6 +220,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		Resolver: resolver, Hosts: o.Clusters,
 	}); err != nil {
 		return nil, err
+	}
+	// Alerts: the notifications of the Releases and ReleaseSets of this cache.
+	if !o.NoNotifier {
+		n := o.Notify
+		if n.Events == nil {
+			n.Events = o.Events
+		}
+		if n.Metrics == nil {
+			n.Metrics = o.Metrics
+		}
+		if _, err := notify.Setup(mgr, n); err != nil {
+			return nil, err
+		}
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started:
 	// a shard's cluster-wave view too.
