@@ -88,7 +88,7 @@ func TestTransitionRelease(t *testing.T) {
 		{name: "the same wait again: nothing", prev: rel(waiting), cur: rel(waiting)},
 		{
 			name: "WaitingForSync for the render already applied (manual, in sync): nothing",
-			cur: rel(v1.ReleaseStatus{Conditions: waiting.Conditions, Render: renderOf(refA, t0), LastSuccessful: applied(refA, t0)}),
+			cur:  rel(v1.ReleaseStatus{Conditions: waiting.Conditions, Render: renderOf(refA, t0), LastSuccessful: applied(refA, t0)}),
 		},
 		{
 			name: "another render waits: a new ApprovalWaiting",

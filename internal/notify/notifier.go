@@ -95,6 +95,8 @@ type Notifier struct {
 	total   int
 	sent    *keySet
 	ctx     context.Context
+	// started is closed once the handlers are registered.
+	started chan struct{}
 }
 
 type alertQueue struct {
@@ -139,12 +141,17 @@ func Setup(mgr manager.Manager, o Options) (*Notifier, error) {
 		metrics: newMetrics(o.Metrics),
 		pending: map[string]*alertQueue{},
 		sent:    newKeySet(sentBound),
+		started: make(chan struct{}),
 	}
 	if err := mgr.Add(n); err != nil {
 		return nil, fmt.Errorf("add the notifier: %w", err)
 	}
 	return n, nil
 }
+
+// Started is closed once the Notifier watches the objects: a transition after it is
+// notified.
+func (n *Notifier) Started() <-chan struct{} { return n.started }
 
 // NeedLeaderElection: only the leader (of a shard) notifies.
 func (n *Notifier) NeedLeaderElection() bool { return true }
@@ -169,16 +176,21 @@ func (n *Notifier) Start(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("notifier: watch Alerts: %w", err)
 	}
+	kinds := []client.Object{&v1.Release{}, &v1.ReleaseSet{}, &v1.ReleaseInventory{}}
+	informers := make([]cache.Informer, len(kinds))
+	for i, obj := range kinds {
+		if informers[i], err = n.cache.GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("notifier: watch %T: %w", obj, err)
+		}
+	}
 	// The Alerts are cached before the objects are looked at, so that the objects
-	// seen at start find the Alerts that select them.
+	// seen at start find the Alerts that select them; the handlers registered on
+	// synced informers get the objects of their initial list first (catch-up).
 	if !n.cache.WaitForCacheSync(ctx) {
 		return ctx.Err()
 	}
-	for _, obj := range []client.Object{&v1.Release{}, &v1.ReleaseSet{}, &v1.ReleaseInventory{}} {
-		inf, err := n.cache.GetInformer(ctx, obj)
-		if err != nil {
-			return fmt.Errorf("notifier: watch %T: %w", obj, err)
-		}
+	for i, inf := range informers {
+		obj := kinds[i]
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
 			AddFunc:    func(obj any, initial bool) { n.observe(nil, obj, initial) },
 			UpdateFunc: func(old, obj any) { n.observe(old, obj, false) },
@@ -186,6 +198,7 @@ func (n *Notifier) Start(ctx context.Context) error {
 			return fmt.Errorf("notifier: watch %T: %w", obj, err)
 		}
 	}
+	close(n.started)
 	var wg sync.WaitGroup
 	for range n.o.Workers {
 		wg.Add(1)
