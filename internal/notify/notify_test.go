@@ -161,7 +161,10 @@ func jsonString(s string) string {
 
 // halt writes a Halted status to the ReleaseSet name (no set controller runs: the
 // test writes what it would).
-func (e *env) halt(name, reason, message string) {
+func (e *env) halt(name, reason, message string) { e.haltAt(name, reason, message, time.Now()) }
+
+// haltAt is halt with the condition's lastTransitionTime at.
+func (e *env) haltAt(name, reason, message string, at time.Time) {
 	e.t.Helper()
 	s := &v1.ReleaseSet{}
 	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, s); err != nil {
@@ -169,8 +172,8 @@ func (e *env) halt(name, reason, message string) {
 	}
 	s.Status.Revision = "sha256:5d41402abc0000000000000000000000000000000000000000000000000000ab"
 	s.Status.Source = &v1.ReleaseSetSource{ChartVersion: "0.1.0"}
-	apimeta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1.ConditionHalted, Status: metav1.ConditionTrue,
-		Reason: reason, Message: message, LastTransitionTime: metav1.Now()})
+	s.Status.Conditions = []metav1.Condition{{Type: v1.ConditionHalted, Status: metav1.ConditionTrue,
+		Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(at)}}
 	if err := e.c.Status().Update(e.ctx, s); err != nil {
 		e.t.Fatal(err)
 	}
@@ -230,7 +233,7 @@ func TestHaltedRetriedAndNotRepeatedAfterRestart(t *testing.T) {
 
 	// A restart: the new notifier finds the set halted as the old one left it.
 	n.stop()
-	e.startNotifier()
+	n = e.startNotifier()
 	testenv.Consistently(t, e.ctx, "no duplicate after the restart", 3*time.Second, func() (bool, string) {
 		return len(hook.requests()) == 2, fmt.Sprint(hook.events())
 	})
@@ -240,6 +243,20 @@ func TestHaltedRetriedAndNotRepeatedAfterRestart(t *testing.T) {
 	if !strings.Contains(got[2].body, `"reason":"StageDeadlineExceeded"`) {
 		t.Errorf("third body %s, want the new halt", got[2].body)
 	}
+
+	// Catch-up: what happens while no notifier runs is sent by the next one, as the
+	// status dates it after the Alert's last delivery.
+	last := e.waitAlertReady("fleet", v1.ReasonDelivered).Status.LastDelivery.Time.Time
+	n.stop()
+	e.haltAt("fleet", v1.ReasonMassRemoval, "3 Releases would be deleted at once", last.Add(2*time.Second))
+	e.startNotifier()
+	got = e.waitRequests(hook, 4)
+	if !strings.Contains(got[3].body, `"reason":"MassRemoval"`) || !strings.Contains(got[3].body, `"action":"kubectl convoy releaseset promote fleet -n `+e.ns+`"`) {
+		t.Errorf("fourth body %s, want the halt of the downtime, with the promote command", got[3].body)
+	}
+	testenv.Consistently(t, e.ctx, "nothing else after the second restart", 2*time.Second, func() (bool, string) {
+		return len(hook.requests()) == 4, fmt.Sprint(hook.events())
+	})
 }
 
 // Tenancy: an Alert reads the Secret of its own namespace only. The Secret it names
