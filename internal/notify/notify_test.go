@@ -104,9 +104,15 @@ func TestSlackApprovalWaitingThenApplied(t *testing.T) {
 	if !strings.HasPrefix(got[1].body, `{"text":"Release `+e.ns+`/web: render `+ref+` applied and Ready"`) {
 		t.Errorf("second message %s, want Applied of render %s", got[1].body, ref)
 	}
-	// Nothing more: the periodic reconciles (every second) keep the state.
-	testenv.Consistently(t, e.ctx, "no more messages", 3*time.Second, func() (bool, string) {
-		return len(slack.requests()) == 2, fmt.Sprint(slack.events())
+	// Nothing more: the periodic reconciles (every second) keep the state, and the
+	// Alert's status is not written again (steady state).
+	testenv.Eventually(t, e.ctx, "lastDelivery Applied", time.Minute, func() (bool, string) {
+		a = e.getAlert("approvals")
+		return a.Status.LastDelivery != nil && a.Status.LastDelivery.Event == v1.AlertEventApplied, fmt.Sprintf("%+v", a.Status)
+	})
+	testenv.Consistently(t, e.ctx, "no more messages, no status write", 3*time.Second, func() (bool, string) {
+		rv := e.getAlert("approvals").ResourceVersion
+		return len(slack.requests()) == 2 && rv == a.ResourceVersion, fmt.Sprintf("%v, resourceVersion %s (was %s)", slack.events(), rv, a.ResourceVersion)
 	})
 }
 
@@ -309,4 +315,42 @@ func TestSecretOfItsOwnNamespaceOnly(t *testing.T) {
 	if n := len(foreign.requests()); n != 0 {
 		t.Errorf("the server of the other namespace's Secret got %d requests", n)
 	}
+}
+
+// Microsoft Teams: a Release whose new render reached Ready (the test writes the
+// status) posts Applied as an Adaptive Card, exactly.
+func TestTeamsApplied(t *testing.T) {
+	e := newEnv(t)
+	teams := newTarget(t)
+	e.secret(e.ns, "teams", teams.url, "")
+	e.alert("team", v1.AlertProviderMSTeams, "teams", "https://convoy.example.com/", v1.AlertEventApplied)
+	e.create(appRelease(e.ns, "web", `{}`, true))
+	e.startNotifier()
+
+	rel := e.release("web")
+	ref := "sha256:9a2b0c1d2e" + strings.Repeat("0", 54)
+	now := metav1.Now()
+	rel.Status.Render = &v1.RenderStatus{Ref: ref, ChartVersion: "0.1.0", Commit: "4f2c0d9e8b7a6f5e4d3c", RenderedAt: &now}
+	rel.Status.LastSuccessful = &v1.LastSuccessful{RenderRef: ref, ChartVersion: "0.1.0", Commit: "4f2c0d9e8b7a6f5e4d3c", AppliedAt: &now}
+	rel.Status.Conditions = []metav1.Condition{
+		{Type: v1.ConditionApplied, Status: metav1.ConditionTrue, Reason: v1.ReasonApplied, Message: "render 9a2b0c1d2e is applied", LastTransitionTime: now},
+		{Type: v1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1.ReasonHealthy, Message: "every object is healthy", LastTransitionTime: now},
+		{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "Applied and Healthy", LastTransitionTime: now},
+	}
+	if err := e.c.Status().Update(e.ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitRequests(teams, 1)
+	obj := "Release " + e.ns + "/web"
+	want := `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{` +
+		`"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[` +
+		`{"type":"TextBlock","text":"` + obj + `: render 9a2b0c1d2e applied and Ready","weight":"Bolder","size":"Medium","wrap":true},` +
+		`{"type":"FactSet","facts":[{"title":"Object","value":"` + obj + `"},{"title":"Render","value":"render 9a2b0c1d2e, chart 0.1.0, commit 4f2c0d9e8b7a"},{"title":"Reason","value":"Ready"}]},` +
+		`{"type":"TextBlock","text":"Applied and Healthy","wrap":true},` +
+		`{"type":"TextBlock","text":"To act: kubectl convoy release status web -n ` + e.ns + `","fontType":"Monospace","wrap":true}],` +
+		`"actions":[{"type":"Action.OpenUrl","title":"Open in convoy","url":"https://convoy.example.com/#/releases/` + e.ns + `/web"}]}}]}`
+	if diff := cmp.Diff(want, got[0].body); diff != "" {
+		t.Errorf("Teams body (-want +got):\n%s", diff)
+	}
+	e.waitAlertReady("team", v1.ReasonDelivered)
 }
