@@ -27,6 +27,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/notify"
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/releaseset"
@@ -105,6 +106,12 @@ type Options struct {
 	// Renderer, when it refreshes), its Releases and Sets channels (into the Release
 	// and ReleaseSet controllers), Metrics and SkipNameValidation.
 	Receiver receiver.Options
+	// Notify configures the notifier of Alerts (internal/notify), which runs in the
+	// controller's process on the same cache; its Events and Metrics default to the
+	// controller's.
+	Notify notify.Options
+	// NoNotifier leaves the notifier out (tests that start one of their own).
+	NoNotifier bool
 }
 
 // refreshQueue is the room of the channels a Receiver's refresh sends its Releases and
@@ -115,7 +122,8 @@ const refreshQueue = 1024
 // predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
 // (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
 // (waveView: the manager's cache, or a shard's view of every shard); the Cluster
-// status reconciler (cluster_status.go); and the ReleaseSet controller (internal/releaseset).
+// status reconciler (cluster_status.go); the ReleaseSet controller (internal/releaseset);
+// and the notifier of Alerts (internal/notify).
 func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
 	if o.Source == nil {
 		return nil, errors.New("controller: Options.Source is required")
@@ -237,6 +245,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	ro.Metrics, ro.SkipNameValidation = o.Metrics, o.SkipNameValidation
 	if err := receiver.Setup(ctx, mgr, ro); err != nil {
 		return nil, err
+	}
+	// Alerts: the notifications of the Releases and ReleaseSets of this cache.
+	if !o.NoNotifier {
+		n := o.Notify
+		if n.Events == nil {
+			n.Events = o.Events
+		}
+		if n.Metrics == nil {
+			n.Metrics = o.Metrics
+		}
+		if _, err := notify.Setup(mgr, n); err != nil {
+			return nil, err
+		}
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started:
 	// a shard's cluster-wave view too.
