@@ -32,7 +32,7 @@ func TestReadyzWaitsForTheInformers(t *testing.T) {
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: user},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{v1.GroupName}, Resources: []string{v1.ResourceReleases, v1.ResourceClusters, v1.ResourceRenders, v1.ResourceReleaseSets}, Verbs: read},
+			{APIGroups: []string{v1.GroupName}, Resources: []string{v1.ResourceReleases, v1.ResourceClusters, v1.ResourceRenders, v1.ResourceReleaseSets, v1.ResourceAlerts, v1.ResourceReceivers}, Verbs: read},
 			{APIGroups: []string{""}, Resources: []string{"secrets", "namespaces", "configmaps"}, Verbs: read},
 		},
 	}
