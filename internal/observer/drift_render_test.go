@@ -29,6 +29,8 @@ import (
 // state. Here an upgrade holds at sync wave 1 (its wave-1 Deployment never becomes
 // available) when the observer restarts: the restarted observer makes no check and
 // reports no drift while it holds, and checks the new render once it is applied.
+//
+// SP-36, the sync policy: "The observer uses the same interval for its drift checks."
 func TestNoDriftCheckWhileAnotherRenderIsApplied(t *testing.T) {
 	e := newEnv(t)
 	e.startController()
@@ -85,6 +87,8 @@ func TestNoDriftCheckWhileAnotherRenderIsApplied(t *testing.T) {
 // mode wave-0 is scaled by hand and the drift reported; an upgrade applied by a
 // /sync sets the replicas back; the drift goes within seconds, the interval being an
 // hour.
+//
+// SP-36, the sync policy: "The observer uses the same interval for its drift checks."
 func TestANewLastSuccessfulRenderIsCheckedForDriftAtOnce(t *testing.T) {
 	e := newEnv(t)
 	e.startController()

@@ -13,7 +13,9 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// SP-20, end to end with the controller and the observer on kwok: a forced /sync of a
+// SP-20, the sync policy: "POST releases/<name>/sync?force=true … The next reconcile
+// then: … starts a new Progressing rollout, if the Release has a failurePolicy." End
+// to end with the controller and the observer on kwok: a forced /sync of a
 // render that is Healthy already starts a new rollout, and that rollout ends Succeeded
 // at once, not at its deadline. The forced apply changes nothing on the cluster, so the
 // observer's health of the render does not change and writes nothing; the controller
