@@ -141,6 +141,19 @@ func (p *Plan) Checked() []Change {
 	return out
 }
 
+// Writes reports whether applying the plan may write to the target: an object the
+// dry run did not find unchanged (or did not check), or one whose fields Helm still
+// manages (the take-over applies it all the same). A plan of a render in steady
+// state writes nothing.
+func (p *Plan) Writes() bool {
+	for _, o := range p.objects {
+		if o.state != unchanged || o.helm {
+			return true
+		}
+	}
+	return false
+}
+
 // DryRun checks the whole render against the target with a server-side
 // apply in dryRun=All mode, before anything is applied, and returns the Plan
 // to apply it with.

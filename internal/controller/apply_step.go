@@ -43,6 +43,10 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 
 	var hr *hookRun
 	if decision.RunHooks {
+		// A PreApply hook is the first write to the target.
+		if stop, err := r.recheckGates(ctx, st, in); stop != nil || err != nil {
+			return out.ended(deref(stop), nil), err
+		}
 		if hr, err = newHookRun(r, st, in, decision.RenderRef, chartHooks); err != nil {
 			return out.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
 		}
@@ -128,6 +132,11 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 	// What this apply sees of the objects spares the next dry run their GETs, also
 	// when it stops half-way.
 	defer func() { r.seen.put(key, st.rel.UID, objPlan.Seen()) }()
+	if objPlan.Writes() {
+		if stop, err := r.recheckGates(ctx, st, in); stop != nil || err != nil {
+			return deref(stop), err
+		}
+	}
 
 	w, hold, stop, err := r.applyWaves(ctx, st, in, applier, decision, objPlan, out)
 	if stop != nil || err != nil {

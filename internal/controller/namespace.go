@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,54 @@ func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outli
 		r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, rel.ResourceVersion)
 	}
 	return false, ns, nil
+}
+
+// errOutlived ends a reconcile whose Release was found, just before its first write
+// to the target, to have outlived its namespace, and was deleted (recheckGates).
+var errOutlived = errors.New("the Release outlived its namespace and was deleted")
+
+// recheckGates reads again, just before the first write of a reconcile to the target
+// (a PreApply hook, or an apply the dry run found changes in), what let the apply
+// through at the start of the reconcile and may have changed during its render, hooks
+// and dry run, which can take seconds on a slow target:
+//   - the namespace: a Release that outlived it (deleted and created again meanwhile)
+//     applies nothing more, and is deleted (errOutlived);
+//   - the cluster wave: a Release of a lower cluster wave that is no longer Applied
+//     and Healthy holds the apply, as the decision would have held it at the start
+//     (the Result to report).
+//
+// Both are read from the cache, as at the start: a write that remains possible is one
+// that races a change the cache has not seen yet (milliseconds, not the length of a
+// reconcile). Steady state does not call it (the dry run finds nothing to write).
+func (r *Reconciler) recheckGates(ctx context.Context, st *state, in release.Input) (*release.Result, error) {
+	rel := st.rel
+	stored := storedIn(rel)
+	ns, err := readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns release.Namespace) bool {
+		return release.OutlivedNamespace(stored, ns)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
+	}
+	if release.OutlivedNamespace(stored, ns) {
+		if err := r.deleteOutlived(ctx, rel, ns); err != nil {
+			return nil, err
+		}
+		return nil, errOutlived
+	}
+	others, err := sameCluster(ctx, r.waves, rel)
+	if err != nil {
+		return nil, fmt.Errorf("list the Releases of the cluster of %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	blocker := clusterWaveBlocker(rel, others)
+	if blocker == in.ClusterWaveBlocker {
+		return nil, nil
+	}
+	in.ClusterWaveBlocker = blocker
+	if plan := release.Decide(in); plan.Stop != nil && plan.Stop.Reason == v1.ReasonWaitingForClusterWave {
+		log.FromContext(ctx).Info("Holding the apply: a Release of a lower cluster wave stopped being ready during the reconcile", "blocker", blocker)
+		return plan.Stop, nil
+	}
+	return nil, nil
 }
 
 // readNamespace reads the namespace name from the cache c and, when acts says that

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -183,7 +184,10 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	plan := release.Decide(in)
 	var ap applied
 	if plan.Apply != nil {
-		if ap, err = r.applyStep(ctx, st, in, plan.Apply); err != nil {
+		if ap, err = r.applyStep(ctx, st, in, plan.Apply); errors.Is(err, errOutlived) {
+			// Its deletion event brings it back, to reconcileDelete.
+			return reconcile.Result{}, nil
+		} else if err != nil {
 			var res *release.Result
 			if res, err = ownFailure(ctx, err); err != nil {
 				return reconcile.Result{}, err
