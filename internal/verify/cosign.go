@@ -185,6 +185,10 @@ type trust struct {
 	identity *sgverify.CertificateIdentity
 	// keyID is the key's fingerprint, for Result.Identity.
 	keyID string
+	// tlog says that keyless signatures need a transparency-log entry.
+	tlog bool
+	// keyless is the trusted identity as given, for messages.
+	keyless Keyless
 }
 
 func (o CosignOptions) trust() (*trust, error) {
@@ -240,10 +244,23 @@ func (o CosignOptions) trust() (*trust, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &trust{verifier: v, identity: &id}, nil
+		return &trust{verifier: v, identity: &id, tlog: k.TransparencyLog, keyless: *k}, nil
 	default:
 		return nil, errors.New("neither a public key (a Secret with cosign.pub) nor a keyless identity is given")
 	}
+}
+
+// describe names the trusted keyless identity, for messages.
+func (t *trust) describe() string {
+	k := t.keyless
+	iss, sub := fmt.Sprintf("issuer %q", k.Issuer), fmt.Sprintf("subject %q", k.Subject)
+	if k.IssuerRegExp != "" {
+		iss = fmt.Sprintf("issuers matching %q", k.IssuerRegExp)
+	}
+	if k.SubjectRegExp != "" {
+		sub = fmt.Sprintf("subjects matching %q", k.SubjectRegExp)
+	}
+	return iss + " and " + sub
 }
 
 // anchor makes a regular expression match whole values, as a user writing
@@ -267,6 +284,16 @@ func (t *trust) verify(raw []byte, want []byte) (Result, Kind, error) {
 	if err != nil {
 		return Result{}, "", err
 	}
+	vm := b.GetVerificationMaterial()
+	keySigned := vm.GetPublicKey() != nil
+	switch {
+	case t.identity == nil && !keySigned:
+		return Result{}, WrongKey, errors.New("signed keyless (with a certificate), but the Release trusts a public key; verify it keyless, or sign it with the key (cosign sign --key)")
+	case t.identity != nil && keySigned:
+		return Result{}, WrongKey, errors.New("signed with a key, but the Release trusts keyless identities; verify it with the public key, or sign it keyless")
+	case t.identity != nil && t.tlog && len(vm.GetTlogEntries()) == 0:
+		return Result{}, WrongKey, errors.New("the keyless signature has no transparency-log entry; sign it with the log (cosign's default), or set the keyless transparencyLog to false to date its certificate by its signed timestamp")
+	}
 	// The signature is checked over what the bundle says it signed; whether
 	// that is this chart is asked after, so that a trusted signature of other
 	// content is told apart from an untrusted one.
@@ -276,7 +303,11 @@ func (t *trust) verify(raw []byte, want []byte) (Result, Kind, error) {
 	}
 	res, err := t.verifier.Verify(&b, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", claimed), policy...))
 	if err != nil {
-		return Result{}, classify(err), err
+		kind := classify(err)
+		if kind == WrongIdentity {
+			err = fmt.Errorf("%w; the Release trusts %s", err, t.describe())
+		}
+		return Result{}, kind, err
 	}
 	if !signs(res, &b, want) {
 		return Result{}, DigestMismatch, fmt.Errorf("the signature is of sha256:%x, not of this chart: the chart was replaced after it was signed, or the signature was copied to it", claimed)
