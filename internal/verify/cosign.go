@@ -24,6 +24,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 )
@@ -153,6 +154,11 @@ func Cosign(ctx context.Context, repo, dgst string, opts CosignOptions) (Result,
 	if len(failures) == 0 {
 		notSignatures = append(notSignatures, skipped...)
 		msg := "no cosign signature refers to it; sign the chart's digest with `cosign sign` (v3, or v2 with --new-bundle-format) and push the bundle to the same repository"
+		if legacy, err := hasLegacySignature(ctx, repo, d, opts); err != nil {
+			return Result{}, fmt.Errorf("reading the cosign signatures of %s: %w", subject, err)
+		} else if legacy != "" {
+			msg = fmt.Sprintf("it has only a signature in cosign's older format (the tag %s), which convoy does not verify; sign it again with cosign v3, or v2 with --new-bundle-format", legacy)
+		}
 		if len(notSignatures) > 0 {
 			msg += " (ignored: " + strings.Join(notSignatures, "; ") + ")"
 		}
@@ -304,8 +310,13 @@ func (t *trust) verify(raw []byte, want []byte) (Result, Kind, error) {
 	res, err := t.verifier.Verify(&b, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", claimed), policy...))
 	if err != nil {
 		kind := classify(err)
-		if kind == WrongIdentity {
+		switch {
+		case kind == WrongIdentity:
 			err = fmt.Errorf("%w; the Release trusts %s", err, t.describe())
+		case t.identity == nil:
+			err = fmt.Errorf("not signed by the trusted key %s (check cosign.pub in the Secret): %w", t.keyID, err)
+		default:
+			err = fmt.Errorf("not certified, logged or timestamped by the trusted Sigstore root: %w", err)
 		}
 		return Result{}, kind, err
 	}
@@ -390,6 +401,45 @@ func classify(err error) Kind {
 	return WrongKey
 }
 
+// hasLegacySignature returns the tag of a signature in cosign's older format
+// (a simple-signing payload at the tag sha256-<hex>.sig), or "" if there is
+// none.
+func hasLegacySignature(ctx context.Context, repo string, d digest.Digest, opts CosignOptions) (string, error) {
+	r, err := opts.repository(repo)
+	if err != nil {
+		return "", err
+	}
+	tag := d.Algorithm().String() + "-" + d.Encoded() + ".sig"
+	if _, err := r.Resolve(ctx, tag); err != nil {
+		if errors.Is(err, errdef.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	return tag, nil
+}
+
+// repository is repo reached as the chart source reaches it.
+func (o CosignOptions) repository(repo string) (*remote.Repository, error) {
+	r, err := remote.NewRepository(repo)
+	if err != nil {
+		return nil, err
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	client := &auth.Client{Client: hc, Cache: auth.NewCache()}
+	client.SetUserAgent("convoy")
+	if o.Username != "" || o.Password != "" {
+		client.Credential = auth.StaticCredential(r.Reference.Registry, auth.Credential{Username: o.Username, Password: o.Password})
+	}
+	r.Client = client
+	r.PlainHTTP = o.PlainHTTP
+	r.MaxMetadataBytes = maxManifestBytes
+	return r, nil
+}
+
 // rawBundle is a bundle's bytes and the referrer manifest it came in.
 type rawBundle struct {
 	manifest string
@@ -399,22 +449,10 @@ type rawBundle struct {
 // fetchBundles reads the Sigstore bundles that refer to the manifest d in
 // repo. skipped names the referrers looked at and passed over.
 func fetchBundles(ctx context.Context, repo string, d digest.Digest, opts CosignOptions) ([]rawBundle, []string, error) {
-	r, err := remote.NewRepository(repo)
+	r, err := opts.repository(repo)
 	if err != nil {
 		return nil, nil, err
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	client := &auth.Client{Client: hc, Cache: auth.NewCache()}
-	client.SetUserAgent("convoy")
-	if opts.Username != "" || opts.Password != "" {
-		client.Credential = auth.StaticCredential(r.Reference.Registry, auth.Credential{Username: opts.Username, Password: opts.Password})
-	}
-	r.Client = client
-	r.PlainHTTP = opts.PlainHTTP
-	r.MaxMetadataBytes = maxManifestBytes
 
 	var refs []ocispec.Descriptor
 	err = r.Referrers(ctx, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: d}, "", func(page []ocispec.Descriptor) error {

@@ -307,6 +307,9 @@ func TestCosign(t *testing.T) {
 		}, opts: byKey, want: Result{Provider: "cosign", Identity: keyID}},
 		{name: "key: missing", opts: byKey, wantKind: NoSignature, wantMessage: "no cosign signature refers to it"},
 		{name: "key: missing, referrers tag schema", noReferrersAPI: true, opts: byKey, wantKind: NoSignature},
+		{name: "key: only a signature in the older format (the .sig tag)", sign: func(t *testing.T, r *testRegistry, repo string, d digest.Digest) {
+			r.pushLegacy(t, repo, d)
+		}, opts: byKey, wantKind: NoSignature, wantMessage: "older format (the tag sha256-" + "%HEX%" + ".sig)"},
 		{name: "key: only an attestation", sign: attach(func(t *testing.T, d digest.Digest) []byte {
 			return keyBundle(t, trusted, d, "https://slsa.dev/provenance/v1")
 		}), opts: byKey, wantKind: NoSignature, wantMessage: "not a cosign signature"},
@@ -378,7 +381,7 @@ func TestCosign(t *testing.T) {
 				if k := KindOf(err); k != tc.wantKind {
 					t.Fatalf("Cosign error kind = %q, want %q; error: %v", k, tc.wantKind, err)
 				}
-				if !strings.Contains(err.Error(), tc.wantMessage) {
+				if !strings.Contains(err.Error(), strings.ReplaceAll(tc.wantMessage, "%HEX%", verified.Encoded())) {
 					t.Errorf("Cosign error %q does not say %q", err, tc.wantMessage)
 				}
 				if !strings.Contains(err.Error(), "oci://"+repo+"@"+verified.String()) {
@@ -404,6 +407,33 @@ func (r *testRegistry) resolve(t testing.TB, repo, tag string) (string, digest.D
 		t.Fatal(err)
 	}
 	return repo, desc.Digest
+}
+
+// pushLegacy pushes a signature manifest as older cosign does, at the tag
+// sha256-<hex>.sig: a simple-signing payload layer (its signature is not
+// checked, so it is a dummy).
+func (r *testRegistry) pushLegacy(t testing.TB, repo string, d digest.Digest) {
+	t.Helper()
+	ctx := context.Background()
+	rr := r.repo(t, strings.TrimPrefix(repo, r.Host+"/"))
+	push := func(mt string, data []byte) ocispec.Descriptor {
+		desc := ocispec.Descriptor{MediaType: mt, Digest: digest.FromBytes(data), Size: int64(len(data))}
+		if err := rr.Push(ctx, desc, bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		return desc
+	}
+	cfg := push("application/vnd.oci.image.config.v1+json", []byte(`{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[]}}`))
+	payload := push("application/vnd.dev.cosign.simplesigning.v1+json", fmt.Appendf(nil, `{"critical":{"identity":{"docker-reference":%q},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`, repo, d))
+	payload.Annotations = map[string]string{"dev.cosignproject.cosign/signature": "MEUCIQDdummy"}
+	raw, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: []ocispec.Descriptor{payload}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
+	if err := rr.PushReference(ctx, desc, bytes.NewReader(raw), "sha256-"+d.Encoded()+".sig"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // copyReferrers attaches the bundles that refer to from to to as well: what
