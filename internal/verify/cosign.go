@@ -454,15 +454,20 @@ func fetchBundles(ctx context.Context, repo string, d digest.Digest, opts Cosign
 		return nil, nil, err
 	}
 
+	// The first maxReferrers referrers are looked at: enough for the
+	// signatures and attestations a chart carries, and a bound on the work
+	// that whoever can push to the repository can cause.
 	var refs []ocispec.Descriptor
+	errEnough := errors.New("enough referrers")
 	err = r.Referrers(ctx, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: d}, "", func(page []ocispec.Descriptor) error {
 		refs = append(refs, page...)
-		if len(refs) > maxReferrers {
-			return fmt.Errorf("more than %d referrers", maxReferrers)
+		if len(refs) >= maxReferrers {
+			refs = refs[:maxReferrers]
+			return errEnough
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, nil, err
 	}
 	var out []rawBundle
