@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	gcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
@@ -487,5 +489,54 @@ func BenchmarkCosignVerify(b *testing.B) {
 		if _, err := Cosign(ctx, repo, d.String(), opts); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWorst pins which failure is reported when several bundles fail.
+func TestWorst(t *testing.T) {
+	e := func(k Kind) *Error { return &Error{Kind: k, Subject: "s", Err: fmt.Errorf("%s", k)} }
+	cases := []struct {
+		name  string
+		in    []*Error
+		want  Kind
+		wantN string
+	}{
+		{name: "one", in: []*Error{e(WrongKey)}, want: WrongKey},
+		{name: "a copied signature before a wrong key", in: []*Error{e(WrongKey), e(DigestMismatch)}, want: DigestMismatch, wantN: "1 other"},
+		{name: "a wrong identity before a wrong key", in: []*Error{e(WrongKey), e(WrongIdentity), e(WrongKey)}, want: WrongIdentity, wantN: "2 other"},
+		{name: "a copied signature before a wrong identity", in: []*Error{e(WrongIdentity), e(DigestMismatch)}, want: DigestMismatch, wantN: "1 other"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := worst(tc.in)
+			if diff := cmp.Diff(tc.want, got.Kind); diff != "" {
+				t.Errorf("worst kind (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(got.Error(), tc.wantN) {
+				t.Errorf("worst = %q, want it to say %q", got, tc.wantN)
+			}
+		})
+	}
+}
+
+// TestAnchor pins that a keyless regular expression matches whole values.
+func TestAnchor(t *testing.T) {
+	cases := []struct{ re, value string }{
+		{`https://github\.com/acme/[a-z]+`, "https://github.com/acme/charts"},
+		{`alice@example\.com`, "alice@example.com"},
+		{`a|b`, "a"},
+	}
+	var got []bool
+	var want []bool
+	for _, tc := range cases {
+		re := regexp.MustCompile(anchor(tc.re))
+		got = append(got, re.MatchString(tc.value), re.MatchString("x"+tc.value), re.MatchString(tc.value+"/x"))
+		want = append(want, true, false, false)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("matches (-want +got):\n%s", diff)
+	}
+	if anchor("") != "" {
+		t.Error(`anchor("") is not ""`)
 	}
 }
