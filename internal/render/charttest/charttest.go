@@ -127,10 +127,12 @@ type OCIRegistry struct {
 	requests map[string]int
 }
 
-// NewOCIRegistry starts a registry for the test t.
-func NewOCIRegistry(t testing.TB) *OCIRegistry {
+// NewOCIRegistry starts a registry for the test t. opts add to the registry's
+// options, e.g. gcrregistry.WithReferrersSupport(true) for the OCI 1.1
+// referrers API (without it, referrers are found by the referrers tag schema).
+func NewOCIRegistry(t testing.TB, opts ...gcrregistry.Option) *OCIRegistry {
 	o := &OCIRegistry{requests: map[string]int{}}
-	h := gcrregistry.New(gcrregistry.Logger(log.New(io.Discard, "", 0)))
+	h := gcrregistry.New(append([]gcrregistry.Option{gcrregistry.Logger(log.New(io.Discard, "", 0))}, opts...)...)
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		o.mu.Lock()
 		o.requests[req.Method+" "+req.URL.Path]++
