@@ -55,7 +55,7 @@ func TestUIBrowserNotifications(t *testing.T) {
 		textIs(receiver+` [data-testid=path]`, path),
 		textIs(receiver+` [data-testid=last-call]`, "1m ago: push: refreshing 1 Release and 0 ReleaseSets"),
 		textIs(receiver+` [data-testid=ready]`, v1.ReasonServing))
-	screenshot(t, ctx, "notifications")
+	screenshot(t, ctx, "notifications-delivered")
 
 	// A failed attempt: the controller writes the status and records a Warning Event.
 	failed := "Applied of Release web: the provider answered 500 Internal Server Error; check the URL in key address of Secret slack-webhook (attempt 1 of 8, retried with backoff)"
@@ -73,7 +73,7 @@ func TestUIBrowserNotifications(t *testing.T) {
 		textHas(alert+` [data-testid=last-delivery]`, "Applied of Release web: 500 Internal Server Error"),
 		textHas(alert+` [data-testid=ready]`, failed),
 		textHas(alert+` [data-testid=failed]`, "1 (DeliveryFailed"))
-	screenshot(t, ctx, "notifications-failed")
+	screenshot(t, ctx, "notifications")
 
 	run(t, ctx, "the Release's page lists the Alert that selects it", chromedp.Navigate(base+"#/releases/"+ns+"/web"),
 		textHas(`[data-release-alert=on-call]`, "Applied of Release web: 500 Internal Server Error"))
