@@ -104,8 +104,8 @@ func (c *Client) served(resource string) (installed, served bool) {
 	return true, false
 }
 
-// similarNames are the names of the namespace's Releases (or ReleaseSets) close to
-// name; none when they cannot be listed or for another resource.
+// similarNames are the names of the namespace's Releases (ReleaseSets, Alerts,
+// Receivers) close to name; none when they cannot be listed or for another resource.
 func (c *Client) similarNames(ctx context.Context, resource, ns, name string) []string {
 	var names []string
 	switch resource {
@@ -124,6 +124,22 @@ func (c *Client) similarNames(ctx context.Context, resource, ns, name string) []
 		}
 		for _, s := range list.Items {
 			names = append(names, s.Name)
+		}
+	case v1.ResourceAlerts:
+		list := &v1.AlertList{}
+		if err := c.rest.Get().Namespace(ns).Resource(resource).Do(ctx).Into(list); err != nil {
+			return nil
+		}
+		for _, a := range list.Items {
+			names = append(names, a.Name)
+		}
+	case v1.ResourceReceivers:
+		list := &v1.ReceiverList{}
+		if err := c.rest.Get().Namespace(ns).Resource(resource).Do(ctx).Into(list); err != nil {
+			return nil
+		}
+		for _, r := range list.Items {
+			names = append(names, r.Name)
 		}
 	default:
 		return nil

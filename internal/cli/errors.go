@@ -98,6 +98,10 @@ func (e *RequestError) Error() string {
 			msg += " (kubectl convoy release list shows the namespace's Releases; -n selects another namespace)"
 		case e.Resource == v1.ResourceReleaseSets:
 			msg += " (kubectl convoy releaseset list shows the namespace's ReleaseSets; -n selects another namespace)"
+		case e.Resource == v1.ResourceAlerts:
+			msg += " (kubectl convoy alert list shows the namespace's Alerts; -n selects another namespace)"
+		case e.Resource == v1.ResourceReceivers:
+			msg += " (kubectl convoy receiver list shows the namespace's Receivers; -n selects another namespace)"
 		}
 		return msg
 	case apierrors.IsConflict(e.Err) && e.Subresource == v1.SubresourcePromote:
@@ -185,6 +189,10 @@ func kindOf(resource string) string {
 		return "Cluster"
 	case v1.ResourceReleaseSets:
 		return "ReleaseSet"
+	case v1.ResourceAlerts:
+		return "Alert"
+	case v1.ResourceReceivers:
+		return "Receiver"
 	}
 	return resource
 }

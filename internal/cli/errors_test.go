@@ -74,6 +74,22 @@ func TestRequestErrorMessages(t *testing.T) {
 			err:  &RequestError{Verb: "list", Resource: "releasesets", Namespace: "team-a", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), ResourceMissing: true},
 			want: []string{"does not serve releasesets.convoy.kumodo.io (ReleaseSet)", "upgrade convoy"},
 		},
+		"alert not found": {
+			err:  &RequestError{Verb: "get", Resource: "alerts", Namespace: "shop", Name: "pager", Err: apierrors.NewNotFound(schema.GroupResource{Group: v1.GroupName, Resource: "alerts"}, "pager")},
+			want: []string{`Alert "pager" not found in namespace "shop"`, "kubectl convoy alert list"},
+		},
+		"receiver not found": {
+			err:  &RequestError{Verb: "get", Resource: "receivers", Namespace: "shop", Name: "gitlab", Err: apierrors.NewNotFound(schema.GroupResource{Group: v1.GroupName, Resource: "receivers"}, "gitlab")},
+			want: []string{`Receiver "gitlab" not found in namespace "shop"`, "kubectl convoy receiver list"},
+		},
+		"an older convoy without Alerts": {
+			err:  &RequestError{Verb: "list", Resource: "alerts", Namespace: "shop", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), ResourceMissing: true},
+			want: []string{"does not serve alerts.convoy.kumodo.io (Alert)", "older than that kind", "upgrade convoy"},
+		},
+		"an older convoy without Receivers": {
+			err:  &RequestError{Verb: "get", Resource: "receivers", Namespace: "shop", Name: "github", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), ResourceMissing: true},
+			want: []string{"does not serve receivers.convoy.kumodo.io (Receiver)", "upgrade convoy"},
+		},
 		"api missing": {
 			err:  &RequestError{Verb: "get", Resource: "releases", Namespace: "team-a", Name: "podinfo", Err: apierrors.NewNotFound(schema.GroupResource{}, ""), APIMissing: true},
 			want: []string{"convoy is not installed", "kubectl apply -k deploy/ ", "kubectl get apiservice v1alpha1.convoy.kumodo.io"},

@@ -91,7 +91,7 @@ func NewCommand(o *Options) *cobra.Command {
 		RunE:    helpOrUnknown,
 	}
 	cluster.AddCommand(newClusterListCommand(o), newClusterStatusCommand(o))
-	root.AddCommand(release, newReleaseSetCommand(o), cluster, newOrphansCommand(o), newUICommand(o), newVersionCommand(o))
+	root.AddCommand(release, newReleaseSetCommand(o), cluster, newAlertCommand(o), newReceiverCommand(o), newOrphansCommand(o), newUICommand(o), newVersionCommand(o))
 	return root
 }
 

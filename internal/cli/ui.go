@@ -28,7 +28,8 @@ func newUICommand(o *Options) *cobra.Command {
 		Long: "Serve convoy's web UI on 127.0.0.1, talking to the cluster with your kubeconfig (so what it shows and " +
 			"what it lets you do is your RBAC): Releases across the namespaces you may list (or the namespace of -n), " +
 			"a Release's conditions, sync requests, sync waves, hooks, rollout, drift, events, render history and " +
-			"diffs, Clusters and their cluster waves, ReleaseSets with their stages as lanes; Sync, Force sync, Pin, " +
+			"diffs, Clusters and their cluster waves, ReleaseSets with their stages as lanes, Alerts and Receivers with " +
+			"their last delivery or call (and on a Release's page the Alerts that select it); Sync, Force sync, Pin, " +
 			"Unpin and Promote where you are allowed. " +
 			"Everything updates live from watches. Stop it with Ctrl-C.",
 		Example: "  kubectl convoy ui --open\n  kubectl convoy ui -n team-a --port 8080",

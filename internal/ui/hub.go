@@ -28,6 +28,11 @@ const (
 	// KindReleaseSet is streamed where the user may list and watch ReleaseSets and
 	// convoy apiserver serves them.
 	KindReleaseSet = "ReleaseSet"
+	// KindAlert and KindReceiver are streamed where the user may list and watch them
+	// and convoy apiserver serves them; with Alerts, the Events of the Alerts (one
+	// Warning per failed delivery attempt) are streamed as KindEvent too.
+	KindAlert    = "Alert"
+	KindReceiver = "Receiver"
 )
 
 // Message is one change sent to the browser: an object put (added or changed)
@@ -67,8 +72,8 @@ type watchScope struct {
 // nsScope is one namespace ("" for all) and which kinds besides Releases the
 // user may list and watch there (the others are left out).
 type nsScope struct {
-	name                                      string
-	inventories, renders, events, releaseSets bool
+	name                                                         string
+	inventories, renders, events, releaseSets, alerts, receivers bool
 }
 
 func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, error) {
@@ -106,6 +111,8 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 			{KindInventory, v1.ResourceReleaseInventories, &v1.ReleaseInventory{}, nil, n.inventories},
 			{KindRender, v1.ResourceRenders, &v1.Render{}, stripManifests, n.renders},
 			{KindReleaseSet, v1.ResourceReleaseSets, &v1.ReleaseSet{}, nil, n.releaseSets},
+			{KindAlert, v1.ResourceAlerts, &v1.Alert{}, nil, n.alerts},
+			{KindReceiver, v1.ResourceReceivers, &v1.Receiver{}, nil, n.receivers},
 		} {
 			if !k.allowed {
 				continue
@@ -120,6 +127,15 @@ func newHub(cfg *rest.Config, convoy rest.Interface, scope watchScope) (*hub, er
 		events := cache.NewListWatchFromClient(kube.CoreV1().RESTClient(), "events", ns,
 			fields.OneTermEqualSelector("involvedObject.kind", KindRelease))
 		if err := add(KindEvent, events, &corev1.Event{}, nil); err != nil {
+			return nil, err
+		}
+		if !n.alerts {
+			continue
+		}
+		// A second source of KindEvent: message finds a key in either.
+		alertEvents := cache.NewListWatchFromClient(kube.CoreV1().RESTClient(), "events", ns,
+			fields.OneTermEqualSelector("involvedObject.kind", KindAlert))
+		if err := add(KindEvent, alertEvents, &corev1.Event{}, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -113,7 +113,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	var sc watchScope
 	var names []string
-	sets := s.releaseSetsServed()
+	served := s.servedResources()
+	sets := served[v1.ResourceReleaseSets]
 	switch {
 	case s.opts.Namespace != "":
 		names = []string{s.opts.Namespace}
@@ -164,6 +165,16 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 				return sc, err
 			}
 		}
+		if served[v1.ResourceAlerts] {
+			if n.alerts, err = s.allowedAll(ctx, ns, v1.ResourceAlerts, "list", "watch"); err != nil {
+				return sc, err
+			}
+		}
+		if served[v1.ResourceReceivers] {
+			if n.receivers, err = s.allowedAll(ctx, ns, v1.ResourceReceivers, "list", "watch"); err != nil {
+				return sc, err
+			}
+		}
 		sc.namespaces = append(sc.namespaces, n)
 	}
 	var err error
@@ -171,19 +182,19 @@ func (s *Server) decideScope(ctx context.Context) (watchScope, error) {
 	return sc, err
 }
 
-// releaseSetsServed asks discovery whether convoy apiserver serves ReleaseSets (a
-// convoy older than them does not; the UI then shows no fleet view).
-func (s *Server) releaseSetsServed() bool {
+// servedResources asks discovery which resources convoy apiserver serves: a convoy
+// older than ReleaseSets (or Alerts, Receivers) does not serve them, and the UI then
+// shows no fleet view (or no notifications).
+func (s *Server) servedResources() map[string]bool {
+	out := map[string]bool{}
 	list, err := s.kube.Discovery().ServerResourcesForGroupVersion(v1.SchemeGroupVersion.String())
 	if err != nil || list == nil {
-		return false
+		return out
 	}
 	for _, r := range list.APIResources {
-		if r.Name == v1.ResourceReleaseSets {
-			return true
-		}
+		out[r.Name] = true
 	}
-	return false
+	return out
 }
 
 // namespacesWithReleases are the namespaces where the user may list and watch
@@ -286,10 +297,13 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 		Renders     bool   `json:"renders"`
 		Events      bool   `json:"events"`
 		ReleaseSets bool   `json:"releaseSets"`
+		Alerts      bool   `json:"alerts"`
+		Receivers   bool   `json:"receivers"`
 	}
 	var ns []namespace
 	for _, n := range s.scope.namespaces {
-		ns = append(ns, namespace{Name: n.name, Inventories: n.inventories, Renders: n.renders, Events: n.events, ReleaseSets: n.releaseSets})
+		ns = append(ns, namespace{Name: n.name, Inventories: n.inventories, Renders: n.renders, Events: n.events,
+			ReleaseSets: n.releaseSets, Alerts: n.alerts, Receivers: n.receivers})
 	}
 	all := len(ns) == 1 && ns[0].Name == ""
 	writeJSON(w, map[string]any{

@@ -8,6 +8,7 @@ import { mode, state, states, condition, shortRef, age } from './model.js';
 import './release-page.js';
 import './clusters-page.js';
 import './fleets-page.js';
+import './notifications-page.js';
 
 class ConvoyApp extends Base {
   static properties = { route: { state: true }, info: { state: true } };
@@ -25,11 +26,12 @@ class ConvoyApp extends Base {
   page() {
     const r = this.route.replace(/^#/, '');
     let m = r.match(/^\/releases\/([^/]+)\/([^/]+)$/);
-    if (m) return html`<release-page .namespace=${decodeURIComponent(m[1])} .name=${decodeURIComponent(m[2])}></release-page>`;
+    if (m) return html`<release-page .namespace=${decodeURIComponent(m[1])} .name=${decodeURIComponent(m[2])} .info=${this.info}></release-page>`;
     if (r === '/clusters') return html`<clusters-page></clusters-page>`;
     m = r.match(/^\/releasesets\/([^/]+)\/([^/]+)$/);
     if (m) return html`<releaseset-page .namespace=${decodeURIComponent(m[1])} .name=${decodeURIComponent(m[2])}></releaseset-page>`;
     if (r === '/releasesets') return html`<releaseset-list></releaseset-list>`;
+    if (r === '/notifications') return html`<notifications-page .info=${this.info}></notifications-page>`;
     return html`<release-list></release-list>`;
   }
 
@@ -43,6 +45,7 @@ class ConvoyApp extends Base {
           <a href="#/" aria-current=${r === '' || r === '/' ? 'page' : nothing}>Releases</a>
           <a href="#/releasesets" aria-current=${r.startsWith('/releasesets') ? 'page' : nothing}>Fleets</a>
           <a href="#/clusters" aria-current=${r === '/clusters' ? 'page' : nothing}>Clusters</a>
+          <a href="#/notifications" aria-current=${r === '/notifications' ? 'page' : nothing}>Notifications</a>
         </nav>
         <span class="scope">${this.info?.context ? html`context <b>${this.info.context}</b>, ` : nothing}${scope}</span>
         <span class="live ${store.connected ? 'on' : 'off'}" role="status" data-testid="connection">

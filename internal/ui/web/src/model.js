@@ -255,3 +255,42 @@ export function sortedJSON(v) {
     : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x);
   return JSON.stringify(sort(v), null, 2);
 }
+
+// eventTime is when a core/v1 Event last happened (an events.k8s.io/v1 recorder
+// writes eventTime and series; core/v1 writers lastTimestamp).
+export function eventTime(e) {
+  const times = [e.series?.lastObservedTime, e.lastTimestamp, e.eventTime, e.metadata.creationTimestamp].filter(Boolean);
+  return times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a), times[0]);
+}
+
+// eventCount is how many times an Event happened: its count or its series' count, at least 1.
+export function eventCount(e) {
+  return Math.max(1, e.count || 0, e.series?.count || 0);
+}
+
+// deliveryFailures are an Alert's failed delivery attempts that the cluster still
+// keeps as its Warning Events (one per attempt), as `kubectl convoy alert list`
+// counts them: { count, reason, message, time } of the latest.
+export function deliveryFailures(alert, events) {
+  const out = { count: 0, reason: '', message: '', time: '' };
+  for (const e of events) {
+    const o = e.involvedObject || {};
+    if (o.kind !== 'Alert' || e.type !== 'Warning' || o.namespace !== alert.metadata.namespace || o.name !== alert.metadata.name) continue;
+    out.count += eventCount(e);
+    const t = eventTime(e);
+    if (!out.time || Date.parse(t) > Date.parse(out.time)) Object.assign(out, { reason: e.reason, message: e.message, time: t });
+  }
+  return out;
+}
+
+// alertSelects says whether an Alert sends the events of an object (a Release or
+// ReleaseSet): the same namespace, and its selector (empty or absent: all) selects
+// the object's labels.
+export function alertSelects(alert, obj) {
+  return alert.metadata.namespace === obj.metadata.namespace && matches(alert.spec.selector, obj.metadata.labels || {});
+}
+
+// delivered says whether a delivery's result is the provider's 2xx answer ("200 OK").
+export function delivered(result) {
+  return /^2\d\d( |$)/.test(result || '');
+}

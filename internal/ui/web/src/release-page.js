@@ -2,7 +2,8 @@ import { html, nothing } from 'lit';
 import { Live } from './base.js';
 import { store } from './store.js';
 import { get, post, releasePath } from './api.js';
-import { condition, mode, shortRef, shortCommit, gitRef, age, requests, describe } from './model.js';
+import { condition, mode, shortRef, shortCommit, gitRef, age, requests, describe, alertSelects } from './model.js';
+import { lastDelivery } from './notifications-page.js';
 
 // commit shows a Git commit short, the full hash on hover.
 function commit(c) {
@@ -28,7 +29,7 @@ function diffView(d, testid) {
 
 class ReleasePage extends Live {
   static properties = {
-    namespace: {}, name: {},
+    namespace: {}, name: {}, info: {},
     access: { state: true }, clusterDiff: { state: true }, renderDiff: { state: true },
     selected: { state: true }, started: { state: true }, error: { state: true }, busy: { state: true },
     renderChanged: { state: true },
@@ -182,7 +183,7 @@ class ReleasePage extends Live {
     const inv = store.get('ReleaseInventory', key);
     const renders = store.list('Render').filter((r) => r.metadata.namespace === this.namespace && r.release === this.name)
       .sort((a, b) => Date.parse(b.metadata.creationTimestamp) - Date.parse(a.metadata.creationTimestamp));
-    const events = store.list('Event').filter((e) => e.involvedObject.namespace === this.namespace && e.involvedObject.name === this.name)
+    const events = store.list('Event').filter((e) => e.involvedObject.kind === 'Release' && e.involvedObject.namespace === this.namespace && e.involvedObject.name === this.name)
       .sort((a, b) => Date.parse(b.lastTimestamp || b.eventTime || b.metadata.creationTimestamp) - Date.parse(a.lastTimestamp || a.eventTime || a.metadata.creationTimestamp));
     const st = rel.status || {};
     const a = this.access || {};
@@ -255,6 +256,8 @@ class ReleasePage extends Live {
         ${diffView(this.renderDiff, 'render-diff')}
       </section>
 
+      ${this.alerts(rel)}
+
       <section aria-labelledby="h-events"><h2 id="h-events">Events</h2>
         ${events.length === 0 ? html`<p>None.</p>` : html`<table><thead><tr><th>Type</th><th>Reason</th><th>Message</th><th>Age</th></tr></thead><tbody>
           ${events.slice(0, 50).map((e) => html`<tr><td>${e.type}</td><td>${e.reason}</td><td>${e.message}</td><td>${age(e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp)}</td></tr>`)}
@@ -272,6 +275,24 @@ class ReleasePage extends Live {
     return html`Chart <span data-testid="git-source">${c.git.path || '.'} of ${c.git.url} at ${gitRef(c.git.ref)}</span>${
       st.render?.commit ? html`, current render at <span data-testid="render-commit">${commit(st.render.commit)}</span>` : nothing}${
       st.lastSuccessful?.commit ? html`, last successful at <span data-testid="last-successful-commit">${commit(st.lastSuccessful.commit)}</span>` : nothing}`;
+  }
+
+  // alerts are the Alerts of the namespace whose selector selects this Release, with
+  // the events they send and their last delivery; nothing when the user may not
+  // list Alerts there (or convoy serves none).
+  alerts(rel) {
+    const ns = (this.info?.namespaces || []).find((n) => n.name === '' || n.name === this.namespace);
+    if (!ns?.alerts) return nothing;
+    const alerts = store.list('Alert').filter((a) => alertSelects(a, rel))
+      .sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+    return html`<section aria-labelledby="h-alerts"><h2 id="h-alerts">Alerts</h2>
+      ${alerts.length === 0 ? html`<p>No Alert of namespace ${this.namespace} selects this Release: its events are not sent anywhere.</p>` : html`
+      <table><thead><tr><th>Alert</th><th>Target</th><th>Events sent</th><th>Ready</th><th>Last delivery</th></tr></thead><tbody>
+        ${alerts.map((a) => { const r = condition(a, 'Ready'); return html`<tr data-release-alert=${a.metadata.name}>
+          <td><a href="#/notifications">${a.metadata.name}</a></td><td>${a.spec.provider.type}</td><td>${(a.spec.events || []).join(', ')}</td>
+          <td class="cond ${r?.status}" title=${r?.message || ''}>${r?.reason || '—'}</td><td>${lastDelivery(a)}</td></tr>`; })}
+      </tbody></table>`}
+    </section>`;
   }
 
   renderState(rel, ref) {

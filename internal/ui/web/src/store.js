@@ -3,7 +3,7 @@
 // a "synced" message, then each change. After a reconnect the new snapshot
 // replaces the old state once it is complete.
 
-export const kinds = ['Release', 'ReleaseInventory', 'Render', 'Cluster', 'Event', 'ReleaseSet'];
+export const kinds = ['Release', 'ReleaseInventory', 'Render', 'Cluster', 'Event', 'ReleaseSet', 'Alert', 'Receiver'];
 
 function empty() {
   return Object.fromEntries(kinds.map((k) => [k, new Map()]));
