@@ -57,6 +57,7 @@ type config struct {
 	floorDesign       bool
 	floorDirect       bool
 	memoryLimit       int
+	alerts            bool
 	// perNamespace is how many Releases share a namespace (-per-namespace).
 	perNamespace int
 }
@@ -80,6 +81,7 @@ func main() {
 	flag.BoolVar(&cfg.floorDirect, "floor-design-direct", false, "with -floor-design: convoy controller's and observer's requests of convoy's API straight to convoy apiserver's port, not through kube-apiserver's aggregator")
 	flag.BoolVar(&cfg.floorDryRuns, "floor-dry-runs", false, "with -floor: also the dry runs that the sync policy requires of a first apply, one before each object's apply and one after (the reconcile that the observer's first health data starts)")
 	flag.IntVar(&cfg.perNamespace, "per-namespace", 1000, "Releases per namespace: the i-th Release goes to bench-e2e when i < this, else to bench-e2e-<i / this>; the default keeps each namespace's Deployments, Pods and Services within Kubernetes' per-namespace scalability thresholds (2,000, 3,000 and 5,000), beyond which kube-controller-manager's cost per object grows with the namespace; 0: all in bench-e2e")
+	flag.BoolVar(&cfg.alerts, "alerts", false, "an Alert in every namespace of the run sends the event Applied of every Release to a signed webhook served by the bench; the report adds how many notifications arrived and their delay after each Ready (bench/e2e/alerts.go), to compare with a run without")
 	flag.IntVar(&cfg.memoryLimit, "memory-limit", 0, "MiB: run the convoy controller and observer with GOMEMLIMIT=<n>MiB, as the chart and deploy/ do for a container whose resources.limits.memory is <n>Mi (GOMEMLIMIT from resourceFieldRef); 0: none, the default (no limit)")
 	flag.Parse()
 	cfg.floorDryRuns = cfg.floorDryRuns || cfg.floorDesign

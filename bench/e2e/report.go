@@ -137,6 +137,9 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "\nSteady window writes: convoy apiserver: %s\n", benchenv.FmtMap(benchenv.Filter(r.steady.convoy, benchenv.IsWrite), 10))
 		fmt.Fprintf(w, "kube-apiserver (every client, with dry runs and heartbeats): %s\n", benchenv.FmtMap(benchenv.Filter(r.steady.kube, benchenv.IsWrite), 12))
 	}
+	if r.alerts != nil {
+		r.alerts.print(w, r.n)
+	}
 	if r.reopened > 0 {
 		fmt.Fprintf(w, "\n(the bench's watches were reopened %d times)\n", r.reopened)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,8 @@ type env struct {
 	// shardLabel labels the manual Release of the /sync timings (shard 0 with -shards).
 	shardLabel map[string]string
 	author     *rest.RESTClient // convoy.kumodo.io as the author
+	// sink receives the Alerts' notifications (-alerts); nil without.
+	sink *sink
 }
 
 // startConvoy starts convoy controller and observer from bin as `convoy dev` does
@@ -310,6 +313,7 @@ type result struct {
 	heapEnd        map[string]heap // at the end of the steady window
 	sync           *syncResult     // idle, before the N Releases; nil with -syncs=0
 	loadSync       *syncResult     // while the controller works through the N Releases; nil with -load-syncs=0
+	alerts         *alertResult    // -alerts: the notifications of the N Releases; nil without
 }
 
 // printCalibration prints how long benchenv.Calibrate's fixed workload takes now.
@@ -391,6 +395,15 @@ func (cfg *config) runOne(ctx context.Context, bin string, n int) (_ *result, er
 	}
 	if err := e.grantAuthor(ctx, namespaces); err != nil {
 		return nil, err
+	}
+	if cfg.alerts {
+		if e.sink, err = startSink(); err != nil {
+			return nil, err
+		}
+		defer e.sink.stop()
+		if err := e.createAlerts(ctx, namespaces, e.sink.url); err != nil {
+			return nil, err
+		}
 	}
 	var sr *syncResult
 	if cfg.syncs > 0 || cfg.loadSyncs > 0 {
@@ -503,6 +516,7 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 		}
 	}
 	res.ready = len(rl.ready)
+	readyAt := maps.Clone(rl.ready)
 	rl.mu.Unlock()
 	res.toReady = last.Sub(start)
 	if len(lats) > 0 {
@@ -515,6 +529,10 @@ func (cfg *config) measure(ctx context.Context, e *env, n int) (*result, error) 
 		return res, fmt.Errorf("only %d of %d Releases Ready within %s (logs: %s)", res.ready, n, cfg.timeout, e.Cluster.LogDir())
 	}
 
+	if e.sink != nil {
+		fmt.Fprintf(os.Stderr, "Waiting for the notifications of the %d Releases...\n", n)
+		res.alerts = e.sink.waitDelivered(ctx, n, readyAt, 2*time.Minute)
+	}
 	e.saveProfiles(ctx, cfg.profileDir, n, "ready")
 	loadWait() // one CPU profile at a time
 
