@@ -55,8 +55,9 @@ func TestGitVerifiedCommits(t *testing.T) {
 	e.createGitSecret("git-creds", srv, gitPassword)
 	e.createKeysSecret("release-signers", []byte("# the release team\n"), sshKey.Public, pgpKey.Public)
 
+	// One env for both modes: its helpers fail the test itself, so no subtests.
 	for _, mode := range []string{"automatic", "manual"} {
-		t.Run(mode, func(t *testing.T) {
+		func() {
 			name := "v-" + mode
 			repo := srv.Repo(t, "charts-"+mode)
 			c1 := repo.SignedCommit(t, "main", "web 1.0.0", gittest.Chart("web", "web", "1.0.0", nil), sshKey)
@@ -71,7 +72,7 @@ func TestGitVerifiedCommits(t *testing.T) {
 			}
 			rel := e.waitApplied(name, "True", v1.ReasonApplied)
 			if rel.Status.LastSuccessful == nil || rel.Status.LastSuccessful.Commit != c1 {
-				t.Fatalf("lastSuccessful = %+v, want the signed commit %s", rel.Status.LastSuccessful, c1)
+				t.Fatalf("%s: lastSuccessful = %+v, want the signed commit %s", name, rel.Status.LastSuccessful, c1)
 			}
 			if cm := e.configMap(name + "-web"); cm == nil || cm.Data["version"] != "1.0.0" {
 				t.Fatalf("ConfigMap %s-web = %+v, want version 1.0.0", name, cm)
@@ -82,13 +83,13 @@ func TestGitVerifiedCommits(t *testing.T) {
 			msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message
 			for _, s := range []string{"commit " + c2[:12], "NoSignature", "release-signers"} {
 				if !strings.Contains(msg, s) {
-					t.Errorf("Applied message %q does not say %q", msg, s)
+					t.Errorf("%s: Applied message %q does not say %q", name, msg, s)
 				}
 			}
 			if mode == "manual" {
 				e.sync(name, false)
 			}
-			e.consistently("the unsigned commit neither rendered nor applied", 3*time.Second, func() (bool, string) {
+			e.consistently(name+": the unsigned commit neither rendered nor applied", 3*time.Second, func() (bool, string) {
 				rel := e.release(name)
 				cm := e.configMap(name + "-web")
 				c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
@@ -102,12 +103,12 @@ func TestGitVerifiedCommits(t *testing.T) {
 			// stays pending: it applies the render current when it is handled (a plain
 			// /sync approves no render in particular), the signed commit's.
 			c3 := repo.SignedCommit(t, "main", "web 2.0.1", gittest.Chart("web", "web", "2.0.1", nil), pgpKey)
-			e.eventually("the signed commit after it applied", func() (bool, string) {
+			e.eventually(name+": the signed commit after it applied", func() (bool, string) {
 				rel := e.release(name)
 				cm := e.configMap(name + "-web")
 				ok := rel.Status.LastSuccessful != nil && rel.Status.LastSuccessful.Commit == c3 && cm != nil && cm.Data["version"] == "2.0.1"
 				return ok, fmt.Sprintf("lastSuccessful %+v, ConfigMap %+v: %s", rel.Status.LastSuccessful, cm, appliedMessage(rel))
 			})
-		})
+		}()
 	}
 }
