@@ -116,7 +116,7 @@ func (k *GitKeys) Commit(c *object.Commit) (Result, error) {
 	switch {
 	case sig == "":
 		return Result{}, &Error{Kind: NoSignature, Subject: subject,
-			Err: errors.New("the commit is not signed; sign it with a key of the keys (git commit -S)")}
+			Err: errors.New("the commit is not signed; push a commit signed with a trusted key (git commit -S)")}
 	case strings.HasPrefix(sig, sshSignatureHeader):
 		return k.sshCommit(c, sig, fail)
 	case strings.HasPrefix(sig, pgpSignatureHeader):
