@@ -407,6 +407,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.FailurePolicy{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_FailurePolicy(ref),
 		v1alpha1.GitChartSource{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_GitChartSource(ref),
 		v1alpha1.GitRef{}.OpenAPIModelName():                                         schema_kumodoio_convoy_api_v1alpha1_GitRef(ref),
+		v1alpha1.GitVerification{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_GitVerification(ref),
 		v1alpha1.Hook{}.OpenAPIModelName():                                           schema_kumodoio_convoy_api_v1alpha1_Hook(ref),
 		v1alpha1.HookStatus{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref),
 		v1alpha1.InventoryObject{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_InventoryObject(ref),
@@ -20870,12 +20871,18 @@ func schema_kumodoio_convoy_api_v1alpha1_GitChartSource(ref common.ReferenceCall
 							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
+					"verify": {
+						SchemaProps: spec.SchemaProps{
+							Description: "verify renders only a commit signed by a trusted key (PGP or SSH): the commit that ref selects is verified before anything of it is rendered, and a commit that no trusted key signed stops the Release with Applied=False VerificationFailed.",
+							Ref:         ref(v1alpha1.GitVerification{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"url", "ref"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.GitRef{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.GitRef{}.OpenAPIModelName(), v1alpha1.GitVerification{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -20917,6 +20924,29 @@ func schema_kumodoio_convoy_api_v1alpha1_GitRef(ref common.ReferenceCallback) co
 				},
 			},
 		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_GitVerification(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitVerification names the keys trusted to sign the commits of a chart from Git.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "secretRef names a Secret in the Release's namespace whose key keys holds the trusted keys: PGP armored public key blocks and SSH public keys (one a line, as in authorized_keys), in any number and mix.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"secretRef"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 

@@ -32,6 +32,8 @@ const (
 	ReasonUnsupported = "Unsupported"
 	// ReasonUnappliable: the render cannot be applied as it stands.
 	ReasonUnappliable = "Unappliable"
+	// ReasonVerificationFailed: the chart, or the Git commit it is rendered from, is not signed by a trusted key (or the trusted keys are unusable); nothing of it is rendered.
+	ReasonVerificationFailed = "VerificationFailed"
 	// ReasonPinned: a pin holds the Release at a render other than the current one.
 	ReasonPinned = "Pinned"
 	// ReasonHookFailed: a lifecycle hook Job failed or timed out.

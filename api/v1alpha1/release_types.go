@@ -139,6 +139,20 @@ type GitChartSource struct {
 	// bearerToken), and caFile, for https; identity (a private key) and known_hosts for ssh.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// verify renders only a commit signed by a trusted key (PGP or SSH): the commit
+	// that ref selects is verified before anything of it is rendered, and a commit
+	// that no trusted key signed stops the Release with Applied=False
+	// VerificationFailed.
+	// +optional
+	Verify *GitVerification `json:"verify,omitempty"`
+}
+
+// GitVerification names the keys trusted to sign the commits of a chart from Git.
+type GitVerification struct {
+	// secretRef names a Secret in the Release's namespace whose key keys holds the
+	// trusted keys: PGP armored public key blocks and SSH public keys (one a line, as
+	// in authorized_keys), in any number and mix.
+	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // GitRef selects a commit of a Git repository. Exactly one field is set.

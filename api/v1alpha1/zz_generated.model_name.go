@@ -101,6 +101,11 @@ func (in GitRef) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GitVerification) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.GitVerification"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Hook) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Hook"
 }

@@ -42,6 +42,10 @@ func TestSyncWaitJudge(t *testing.T) {
 			r:    testRelease("team-a", "podinfo", applied(v1.ReasonUnappliable, "template error at line 3")),
 			want: Failed, msg: "sync failed: Unappliable: template error at line 3",
 		},
+		"a commit that failed its verification after the request": {
+			r:    testRelease("team-a", "podinfo", applied(v1.ReasonVerificationFailed, "commit 4abdd2c3ec0f: NoSignature")),
+			want: Failed, msg: "sync failed: VerificationFailed: commit 4abdd2c3ec0f: NoSignature",
+		},
 		"the same failure as before the request, still fresh": {
 			r: baseline, want: Waiting,
 		},

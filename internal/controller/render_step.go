@@ -284,33 +284,57 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 }
 
 // credentials reads spec.chart.secretRef (spec.chart.git.secretRef for a chart from
-// Git) on the host, as host's identity (the Release's ServiceAccount under
-// impersonation); a missing Secret stops the reconcile with SourceNotReady, a refused
-// read with Forbidden.
+// Git), and the keys of spec.chart.git.verify.secretRef, on the host, as host's
+// identity (the Release's ServiceAccount under impersonation); a missing Secret stops
+// the reconcile with SourceNotReady, a refused read with Forbidden. The source checks
+// the keys: a verify Secret without the key keys is VerificationFailed there.
 func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*source.Credentials, *release.Result) {
 	ref, field, keys := rel.Spec.Chart.SecretRef, "spec.chart.secretRef", "username and password (or caFile)"
-	if g := rel.Spec.Chart.Git; g != nil {
+	g := rel.Spec.Chart.Git
+	if g != nil {
 		ref, field, keys = g.SecretRef, "spec.chart.git.secretRef", "username and password (or bearerToken) and caFile for https, identity and known_hosts for ssh"
 	}
-	if ref == nil || ref.Name == "" {
-		return nil, nil
+	var creds *source.Credentials
+	if ref != nil && ref.Name != "" {
+		data, stop := r.chartSecret(ctx, rel, host, ref.Name, field, keys)
+		if stop != nil {
+			return nil, stop
+		}
+		creds = source.CredentialsFromSecret(data)
 	}
+	if g != nil && g.Verify != nil && g.Verify.SecretRef.Name != "" {
+		data, stop := r.chartSecret(ctx, rel, host, g.Verify.SecretRef.Name, "spec.chart.git.verify.secretRef",
+			"keys (the PGP public key blocks and SSH public keys trusted to sign the commits)")
+		if stop != nil {
+			return nil, stop
+		}
+		if creds == nil {
+			creds = &source.Credentials{}
+		}
+		creds.VerifyKeys = data["keys"]
+	}
+	return creds, nil
+}
+
+// chartSecret reads the data of the Secret name, named by field, of the Release's
+// namespace on the host as host's identity.
+func (r *Reconciler) chartSecret(ctx context.Context, rel *v1.Release, host *clusters.Target, name, field, keys string) (map[string][]byte, *release.Result) {
 	reader := r.apiReader
 	if host != nil && !host.Identity.IsZero() {
 		reader = host.Client
 	}
 	secret := &corev1.Secret{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: ref.Name}, secret)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
 			"The Secret %s/%s named by %s does not exist: create it with the keys %s.",
-			rel.Namespace, ref.Name, field, keys)}
+			rel.Namespace, name, field, keys)}
 	case err != nil:
 		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
-			"Cannot read the Secret %s/%s named by %s: %v.", rel.Namespace, ref.Name, field, err)}
+			"Cannot read the Secret %s/%s named by %s: %v.", rel.Namespace, name, field, err)}
 	}
-	return source.CredentialsFromSecret(secret.Data), nil
+	return secret.Data, nil
 }
 
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,

@@ -76,6 +76,8 @@ var kinds = map[string]Kind{
 	v1.ReasonUnappliable: KindFailure,
 	v1.ReasonHookFailed:  KindFailure,
 
+	v1.ReasonVerificationFailed: KindFailure,
+
 	v1.ReasonServiceAccountNotFound: KindFailure,
 	v1.ReasonForbidden:              KindFailure,
 

@@ -50,6 +50,7 @@ func TestSP35_NonTransientReasonsCheckedAtNextPeriodicReconcile(t *testing.T) {
 		"Unsupported":            {reason: v1.ReasonUnsupported, kind: KindFailure},
 		"Unappliable":            {reason: v1.ReasonUnappliable, kind: KindFailure},
 		"HookFailed":             {reason: v1.ReasonHookFailed, kind: KindFailure},
+		"VerificationFailed":     {reason: v1.ReasonVerificationFailed, kind: KindFailure},
 		"ServiceAccountNotFound": {reason: v1.ReasonServiceAccountNotFound, kind: KindFailure},
 		"Forbidden":              {reason: v1.ReasonForbidden, kind: KindFailure},
 		"Pinned":                 {reason: v1.ReasonPinned, kind: KindHold},

@@ -212,24 +212,46 @@ func (r *Reconciler) resolve(ctx context.Context, set *v1.ReleaseSet) (*v1.Relea
 	return src, nil
 }
 
-// chartCredentials reads spec.chart.secretRef (spec.chart.git.secretRef for Git) with
-// reader, as the release controller does for a render.
+// chartCredentials reads spec.chart.secretRef (spec.chart.git.secretRef for Git), and
+// the keys of spec.chart.git.verify.secretRef, with reader, as the release controller
+// does for a render.
 func chartCredentials(ctx context.Context, reader client.Reader, ns string, chart v1.ChartSource) (*source.Credentials, error) {
 	ref, field := chart.SecretRef, "spec.template.spec.chart.secretRef"
-	if g := chart.Git; g != nil {
+	g := chart.Git
+	if g != nil {
 		ref, field = g.SecretRef, "spec.template.spec.chart.git.secretRef"
 	}
-	if ref == nil || ref.Name == "" {
-		return nil, nil
-	}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("the Secret %s/%s named by %s does not exist: create it: %w", ns, ref.Name, field, err)
+	var creds *source.Credentials
+	if ref != nil && ref.Name != "" {
+		data, err := readChartSecret(ctx, reader, ns, ref.Name, field)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("cannot read the Secret %s/%s named by %s: %w", ns, ref.Name, field, err)
+		creds = source.CredentialsFromSecret(data)
 	}
-	return source.CredentialsFromSecret(secret.Data), nil
+	if g != nil && g.Verify != nil && g.Verify.SecretRef.Name != "" {
+		data, err := readChartSecret(ctx, reader, ns, g.Verify.SecretRef.Name, "spec.template.spec.chart.git.verify.secretRef")
+		if err != nil {
+			return nil, err
+		}
+		if creds == nil {
+			creds = &source.Credentials{}
+		}
+		creds.VerifyKeys = data["keys"]
+	}
+	return creds, nil
+}
+
+// readChartSecret reads the data of the Secret ns/name that field names.
+func readChartSecret(ctx context.Context, reader client.Reader, ns, name, field string) (map[string][]byte, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the Secret %s/%s named by %s does not exist: create it: %w", ns, name, field, err)
+		}
+		return nil, fmt.Errorf("cannot read the Secret %s/%s named by %s: %w", ns, name, field, err)
+	}
+	return secret.Data, nil
 }
 
 // readValues reads the key of each valuesFrom entry with reader. A missing object or

@@ -10,6 +10,11 @@
 //     highest tag in a semver range, a commit) — Fetch for a render, Resolve for a
 //     ReleaseSet's status.source, with the same selection and the same caches;
 //   - whether what a source names can move without the source changing (Moves);
+//   - whether the Git commit to render is signed by a key of spec.chart.git.verify
+//     (Credentials.VerifyKeys, checked with internal/verify) before anything of it is
+//     read: at Fetch, and with verify at Resolve too, so that a ReleaseSet's
+//     status.source never names an unsigned commit; the outcome is cached per commit
+//     and keys;
 //   - how to reach a source with the credentials of spec.chart.secretRef (or
 //     spec.chart.git.secretRef): basic auth, a bearer token, a CA, an ssh identity
 //     checked against known_hosts (CredentialsFromSecret);
@@ -24,5 +29,6 @@
 // Secret. One Fetcher per process serves the release controller and the ReleaseSet
 // controller. Its errors are *Error values whose Reason is the Release condition
 // reason (SourceNotReady, Unsupported, Unappliable for a .helmignore that does not
-// parse) the controller reports.
+// parse, VerificationFailed for a commit no trusted key signed) the controller
+// reports.
 package source

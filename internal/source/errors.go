@@ -8,8 +8,9 @@ import (
 
 // Error is an error of a chart source, classified by the reason of the Release's
 // Applied condition it leads to (a reasons.Carrier): v1alpha1.ReasonSourceNotReady,
-// ReasonUnsupported or ReasonUnappliable (a chart folder whose .helmignore does not
-// parse).
+// ReasonUnsupported, ReasonUnappliable (a chart folder whose .helmignore does not
+// parse) or ReasonVerificationFailed (a Git commit no trusted key signed; the
+// *verify.Error is in its chain).
 type Error struct {
 	// reason is the condition reason the controller reports.
 	reason string
@@ -47,4 +48,8 @@ func unsupported(format string, args ...any) *Error {
 
 func unappliable(format string, args ...any) *Error {
 	return newError(v1alpha1.ReasonUnappliable, format, args...)
+}
+
+func verificationFailed(format string, args ...any) *Error {
+	return newError(v1alpha1.ReasonVerificationFailed, format, args...)
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/verify"
 )
 
 // DefaultIndexTTL is how long a repository index (or an OCI tag list and tag
@@ -59,9 +60,10 @@ type Fetcher struct {
 	digests  *ttlCache[string]
 	group    singleflight.Group
 
-	gitListings gitListings
-	gitVerified gitVerified
-	commits     *commitStore
+	gitListings   gitListings
+	gitVerified   gitVerified
+	gitSignatures gitSignatures
+	commits       *commitStore
 
 	clientsMu  sync.Mutex
 	clients    map[string]*http.Client     // by CA fingerprint
@@ -114,6 +116,10 @@ type Chart struct {
 	// Files reads the files of a chart from Git as `helm package` takes them; nil for
 	// an archive.
 	Files func() ([]*archive.BufferedFile, error)
+	// Verified says what verified the chart: for a chart from Git with
+	// spec.chart.git.verify, the key that signed its commit. Nil when nothing was
+	// verified.
+	Verified *verify.Result
 }
 
 // Fetch selects what src names — the version of the chart that spec.chart.version

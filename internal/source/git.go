@@ -16,6 +16,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -95,14 +96,15 @@ func (v *gitVerified) add(key, commit string) {
 
 // fetchGit resolves the commit that src's ref names from the remote's refs (one
 // listing per repository, credentials and interval), fetches that one commit into
-// the commit store unless it is there, and returns the chart of src.path in it.
+// the commit store unless it is there, verifies its signature when src has verify,
+// and returns the chart of src.path in it.
 func (f *Fetcher) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (*Chart, error) {
 	remote, err := f.gitRemote(src.URL, creds)
 	if err != nil {
 		return nil, err
 	}
 	if remote.local != "" {
-		return localGit(remote, src)
+		return f.localGit(remote, src, creds)
 	}
 	commit := src.Ref.Commit
 	refName := ""
@@ -130,6 +132,11 @@ func (f *Fetcher) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, ma
 		f.gitListings.forget(listingKey)
 		commit = fetched
 	}
+	// Nothing of a commit is read before its signature is verified.
+	signed, err := f.verifyGit(src, creds, remote.display, commit, f.commits.readCommit)
+	if err != nil {
+		return nil, err
+	}
 	chartPath := strings.Trim(src.Path, "/")
 	return &Chart{
 		Version: commit,
@@ -138,14 +145,15 @@ func (f *Fetcher) fetchGit(ctx context.Context, src *v1alpha1.GitChartSource, ma
 		Files: func() ([]*archive.BufferedFile, error) {
 			return f.commits.chartFiles(commit, chartPath)
 		},
-		What: gitChartWhat(remote.display, chartPath, commit),
+		What:     gitChartWhat(remote.display, chartPath, commit),
+		Verified: signed,
 	}, nil
 }
 
 // localGit reads a chart from a repository on the controller's disk (file://, when
 // the operator allows it): its refs and objects are read in place, with no transport
 // (go-git's file transport runs the git binary) and no copy in the commit store.
-func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*Chart, error) {
+func (f *Fetcher) localGit(g *gitRemote, src *v1alpha1.GitChartSource, creds *Credentials) (*Chart, error) {
 	repo, refs, err := localRefs(g)
 	if err != nil {
 		return nil, err
@@ -157,10 +165,16 @@ func localGit(g *gitRemote, src *v1alpha1.GitChartSource) (*Chart, error) {
 	if _, err := repo.CommitObject(plumbing.NewHash(commit)); err != nil {
 		return nil, sourceNotReady("Git repository %s has no commit %s: %v", g.display, commit, err)
 	}
+	verified, err := f.verifyGit(src, creds, g.display, commit, func(commit string, fn func(*object.Commit) error) error {
+		return readRepoCommit(repo, commit, fn)
+	})
+	if err != nil {
+		return nil, err
+	}
 	chartPath := strings.Trim(src.Path, "/")
 	return &Chart{
 		Version: commit, Digest: gitChartDigest(commit, chartPath), Commit: commit,
-		What: gitChartWhat(g.display, chartPath, commit),
+		What: gitChartWhat(g.display, chartPath, commit), Verified: verified,
 		Files: func() ([]*archive.BufferedFile, error) {
 			return repoChartFiles(repo, commit, chartPath)
 		},

@@ -142,6 +142,27 @@ func (s *commitStore) evict(keep string) {
 	}
 }
 
+// readCommit calls fn with the object of a stored commit, which stays stored while
+// fn runs.
+func (s *commitStore) readCommit(commit string, fn func(*object.Commit) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	repo, err := git.PlainOpen(filepath.Join(s.dir, commit))
+	if err != nil {
+		return sourceNotReady("commit %s is no longer in the cache: %w", shortCommit(commit), err)
+	}
+	return readRepoCommit(repo, commit, fn)
+}
+
+// readRepoCommit calls fn with the object of commit in repo.
+func readRepoCommit(repo *git.Repository, commit string, fn func(*object.Commit) error) error {
+	c, err := repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return sourceNotReady("reading commit %s: %w", shortCommit(commit), err)
+	}
+	return fn(c)
+}
+
 // chartFiles returns the files of the folder chartPath at commit as `helm package`
 // takes them: without what .helmignore (and Helm's defaults) leave out, vendored
 // charts/ included.

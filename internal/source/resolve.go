@@ -81,7 +81,17 @@ func (f *Fetcher) Resolve(ctx context.Context, src v1alpha1.ChartSource, maxAge 
 
 // resolveGit is the commit that src's ref names, from the remote's ref listing (the
 // one fetches share, per URL and credentials) or, for a file:// repository, its refs.
+// With verify, it is the commit as Fetch takes it: fetched into the commit store and
+// its signature verified, so that a resolution (a ReleaseSet's status.source) never
+// names a commit that no trusted key signed.
 func (f *Fetcher) resolveGit(ctx context.Context, src *v1alpha1.GitChartSource, maxAge time.Duration, creds *Credentials) (string, error) {
+	if src.Verify != nil {
+		chart, err := f.fetchGit(ctx, src, maxAge, creds)
+		if err != nil {
+			return "", err
+		}
+		return chart.Commit, nil
+	}
 	remote, err := f.gitRemote(src.URL, creds)
 	if err != nil {
 		return "", err

@@ -38,6 +38,11 @@ type Credentials struct {
 	// known_hosts form (Git over ssh).
 	Identity   []byte
 	KnownHosts []byte
+	// VerifyKeys are the keys trusted to sign a chart's Git commit: the key keys of
+	// the Secret of spec.chart.git.verify.secretRef, as verify.ParseGitKeys reads
+	// them. They reach nothing, and take no part in the fingerprint: a commit is
+	// fetched alike whoever trusts it.
+	VerifyKeys []byte
 }
 
 // CredentialsFromSecret reads the keys username, password, bearerToken, caFile (or
@@ -59,7 +64,7 @@ func CredentialsFromSecret(data map[string][]byte) *Credentials {
 // fingerprint identifies the credentials in cache keys, so that what one set of
 // credentials fetched is never served to a request with other (or no) credentials.
 func (c *Credentials) fingerprint() string {
-	if c == nil {
+	if c == nil || (c.Username == "" && c.Password == "" && len(c.CA) == 0 && c.BearerToken == "" && len(c.Identity) == 0 && len(c.KnownHosts) == 0) {
 		return "anonymous"
 	}
 	h := sha256.New()

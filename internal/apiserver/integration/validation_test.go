@@ -77,6 +77,11 @@ func TestInvalidReleasesAreRejected(t *testing.T) {
 			r.Spec.Chart = convoyv1alpha1.ChartSource{Git: &convoyv1alpha1.GitChartSource{
 				URL: "file:///srv/git/charts", Ref: convoyv1alpha1.GitRef{Branch: "main"}}}
 		}, "spec.chart.git.url"},
+		"chart from Git verified by no Secret": {func(r *convoyv1alpha1.Release) {
+			r.Spec.Chart = convoyv1alpha1.ChartSource{Git: &convoyv1alpha1.GitChartSource{
+				URL: "https://git.example.com/charts.git", Ref: convoyv1alpha1.GitRef{Branch: "main"},
+				Verify: &convoyv1alpha1.GitVerification{}}}
+		}, "spec.chart.git.verify.secretRef.name"},
 		"sync-force-requested-at not RFC 3339": {func(r *convoyv1alpha1.Release) {
 			r.Annotations = map[string]string{convoyv1alpha1.AnnotationSyncForceRequestedAt: "2026-13-02"}
 		}, "metadata.annotations[convoy.kumodo.io/sync-force-requested-at]"},
@@ -186,14 +191,16 @@ func requireInvalid(t *testing.T, err error, field string) {
 func TestReleaseWithChartFromGitIsStored(t *testing.T) {
 	ns := testNamespace(t)
 	git := &convoyv1alpha1.GitChartSource{URL: "ssh://git@git.example.com/platform/charts.git",
-		Ref: convoyv1alpha1.GitRef{Semver: ">=1.0.0 <2.0.0"}, Path: "charts/podinfo", SecretRef: &convoyv1alpha1.LocalObjectReference{Name: "git-creds"}}
+		Ref: convoyv1alpha1.GitRef{Semver: ">=1.0.0 <2.0.0"}, Path: "charts/podinfo", SecretRef: &convoyv1alpha1.LocalObjectReference{Name: "git-creds"},
+		Verify: &convoyv1alpha1.GitVerification{SecretRef: convoyv1alpha1.LocalObjectReference{Name: "release-signers"}}}
 	r := release(ns, "from-git", func(r *convoyv1alpha1.Release) { r.Spec.Chart = convoyv1alpha1.ChartSource{Git: git} })
 	created := &convoyv1alpha1.Release{}
 	if err := admin(t).Post().Namespace(ns).Resource("releases").Body(r).Do(ctx(t)).Into(created); err != nil {
 		t.Fatalf("creating a Release with spec.chart.git: %v", err)
 	}
 	if created.Spec.Chart.Git == nil || *created.Spec.Chart.Git.SecretRef != *git.SecretRef || created.Spec.Chart.Git.Ref != git.Ref ||
-		created.Spec.Chart.Git.URL != git.URL || created.Spec.Chart.Git.Path != git.Path || created.Spec.Chart.Repository != "" {
+		created.Spec.Chart.Git.URL != git.URL || created.Spec.Chart.Git.Path != git.Path || created.Spec.Chart.Repository != "" ||
+		created.Spec.Chart.Git.Verify == nil || *created.Spec.Chart.Git.Verify != *git.Verify {
 		t.Errorf("spec.chart = %+v, want git %+v", created.Spec.Chart, git)
 	}
 }

@@ -116,7 +116,7 @@ func chart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions)
 
 // gitChart validates a chart from Git: git alone (none of repository, name, version
 // and secretRef beside it), a URL of an allowed scheme, exactly one ref, a path
-// inside the repository.
+// inside the repository, and the Secret of verify named.
 func gitChart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	var errs field.ErrorList
 	for name, v := range map[string]bool{"repository": c.Repository != "", "name": c.Name != "", "version": c.Version != "", "secretRef": c.SecretRef != nil} {
@@ -165,6 +165,10 @@ func gitChart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptio
 	}
 	if g.SecretRef != nil && g.SecretRef.Name == "" {
 		errs = append(errs, field.Required(gPath.Child("secretRef", "name"), ""))
+	}
+	if g.Verify != nil && g.Verify.SecretRef.Name == "" {
+		errs = append(errs, field.Required(gPath.Child("verify", "secretRef", "name"),
+			"the Secret whose key keys holds the PGP and SSH public keys trusted to sign the commit"))
 	}
 	return errs
 }

@@ -80,6 +80,11 @@ func TestReleaseChartFromGit(t *testing.T) {
 			fields: []string{"spec.chart.git.path"}},
 		"empty secret name": {release: gitRelease(func(g *convoyv1alpha1.GitChartSource) { g.SecretRef = &convoyv1alpha1.LocalObjectReference{} }),
 			fields: []string{"spec.chart.git.secretRef.name"}},
+		"verified": {release: gitRelease(func(g *convoyv1alpha1.GitChartSource) {
+			g.Verify = &convoyv1alpha1.GitVerification{SecretRef: convoyv1alpha1.LocalObjectReference{Name: "release-signers"}}
+		})},
+		"verify without a Secret": {release: gitRelease(func(g *convoyv1alpha1.GitChartSource) { g.Verify = &convoyv1alpha1.GitVerification{} }),
+			fields: []string{"spec.chart.git.verify.secretRef.name"}, detail: "key keys"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

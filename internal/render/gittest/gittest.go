@@ -202,6 +202,13 @@ func newRepo(t TB) *Repo {
 // commit's hash.
 func (r *Repo) Commit(t TB, branch, message string, files map[string]string) string {
 	t.Helper()
+	return r.SignedCommit(t, branch, message, files, nil)
+}
+
+// SignedCommit is Commit with the commit signed by signer (its gpgsig header);
+// nil: unsigned. See PGPKey and SSHKey.
+func (r *Repo) SignedCommit(t TB, branch, message string, files map[string]string, signer git.Signer) string {
+	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ref := plumbing.NewBranchReferenceName(branch)
@@ -247,6 +254,7 @@ func (r *Repo) Commit(t TB, branch, message string, files map[string]string) str
 	r.now = r.now.Add(time.Minute)
 	h, err := r.wt.Commit(message, &git.CommitOptions{
 		Author: &object.Signature{Name: "test", Email: "test@example.com", When: r.now}, AllowEmptyCommits: true,
+		Signer: signer,
 	})
 	if err != nil {
 		t.Fatal(err)
