@@ -99,10 +99,10 @@ var importRules = []importRule{
 	},
 	{
 		pkgs:   []string{mod + "api/...", mod + "cmd/...", mod + "internal/..."},
-		except: []string{mod + "internal/source", mod + "internal/render/gittest"},
+		except: []string{mod + "internal/source", mod + "internal/verify", mod + "internal/render/gittest"},
 		direct: true,
 		forbid: []string{"github.com/go-git/..."},
-		why:    "internal/source/doc.go: it alone reads Git repositories (internal/render/gittest serves them to tests)",
+		why:    "internal/source/doc.go: it alone reads Git repositories (internal/verify checks the commits it fetched; internal/render/gittest serves them to tests)",
 	},
 	{
 		pkgs:   []string{mod + "internal/render"},
