@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -318,4 +321,83 @@ func (e *env) startControllerOnly(overdueAfter time.Duration) {
 		}
 	}()
 	e.t.Cleanup(func() { cancel(); <-done })
+}
+
+// newHangingTarget is a target that never answers (until the end of the test): a
+// provider that hangs.
+func newHangingTarget(t *testing.T) *target {
+	tg := &target{}
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		tg.mu.Lock()
+		tg.got = append(tg.got, request{body: string(body), header: r.Header.Clone()})
+		tg.mu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	tg.url = srv.URL
+	return tg
+}
+
+// A provider that hangs while many events happen: the notifications beyond the
+// queue's bound are dropped, and that is counted (convoy_alert_deliveries_total
+// result="dropped"), said on the Alert's Ready condition (NotificationsDropped: how
+// many since when) and in a Warning Event on the Alert; the reconciles are not held
+// up: every Release reaches Ready as without an Alert.
+func TestQueueFullDropsAreCountedAndShownAndReconcilesGoOn(t *testing.T) {
+	e := newEnv(t)
+	hang := newHangingTarget(t)
+	e.secret(e.ns, "hook", hang.url, "")
+	e.alert("busy", v1.AlertProviderWebhook, "hook", "", v1.AlertEventApplied)
+	reg := prometheus.NewRegistry()
+	// A bound of 2: the notification being posted and one waiting behind it.
+	e.startConvoyWith(notify.Options{Metrics: reg, QueueBound: 2, BaseDelay: time.Minute,
+		HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	const releases = 5
+	for i := range releases {
+		e.create(appRelease(e.ns, fmt.Sprintf("web-%d", i), `{}`, true))
+	}
+
+	testenv.Eventually(t, e.ctx, "every Release Ready", time.Minute, func() (bool, string) {
+		var notReady []string
+		for i := range releases {
+			r := e.release(fmt.Sprintf("web-%d", i))
+			if c := apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+				notReady = append(notReady, r.Name)
+			}
+		}
+		return len(notReady) == 0, fmt.Sprintf("not Ready: %v", notReady)
+	})
+	n := &notifier{metrics: reg}
+	testenv.Eventually(t, e.ctx, "3 drops counted", 10*time.Second, func() (bool, string) {
+		d := n.count(v1.AlertProviderWebhook, "dropped")
+		return d == releases-2, fmt.Sprintf("%d dropped", d)
+	})
+	a := e.waitAlertReady("busy", v1.ReasonNotificationsDropped)
+	c := apimeta.FindStatusCondition(a.Status.Conditions, v1.ConditionReady)
+	if c.Status != metav1.ConditionFalse || !strings.HasPrefix(c.Message, "3 notifications dropped since ") ||
+		!strings.Contains(c.Message, "the notifier's queue is full (2 waiting, all Alerts)") {
+		t.Errorf("Ready %+v, want False, saying 3 notifications dropped and why", c)
+	}
+	testenv.Eventually(t, e.ctx, "a NotificationsDropped Event on the Alert", 10*time.Second, func() (bool, string) {
+		evs := &corev1.EventList{}
+		if err := e.c.List(e.ctx, evs, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, ev := range evs.Items {
+			if ev.InvolvedObject.Kind == "Alert" && ev.InvolvedObject.Name == "busy" && ev.Reason == v1.ReasonNotificationsDropped &&
+				ev.Type == corev1.EventTypeWarning {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(evs.Items))
+	})
+	if got := len(hang.requests()); got != 1 {
+		t.Errorf("the provider got %d requests, want 1 (the one it holds)", got)
+	}
 }
