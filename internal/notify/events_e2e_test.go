@@ -113,8 +113,8 @@ func (e *env) inventory(name string) *v1.ReleaseInventory {
 // The failures of a Release each reach a webhook end to end, with the documented body
 // and its signature, made by the real controller and observer: a PreApply hook Job
 // that cannot run (HookFailed), a first render whose Deployment never becomes
-// Available (RolloutFailed: there is nothing to roll back to), and a Deployment
-// changed on the cluster after its apply (DriftDetected).
+// Available (RolloutFailed: there is nothing to roll back to), and the Deployment of a
+// manual Release changed on the cluster after its apply (DriftDetected).
 func TestWebhookHookFailedRolloutFailedDriftDetected(t *testing.T) {
 	e := newEnv(t)
 	hook := newTarget(t)
@@ -132,8 +132,13 @@ func TestWebhookHookFailedRolloutFailedDriftDetected(t *testing.T) {
 	broken := appRelease(e.ns, "broken", `{"nodeSelector":{"convoy.kumodo.io/test":"no-such-node"}}`, true)
 	broken.Spec.FailurePolicy = &v1.FailurePolicy{HealthTimeout: &metav1.Duration{Duration: 3 * time.Second}}
 	e.create(broken)
-	drifted := appRelease(e.ns, "drifted", `{}`, true)
-	e.create(drifted)
+	// Manual: a drift stays until /sync (automatic mode would put it back at once).
+	e.create(appRelease(e.ns, "drifted", `{}`, false))
+	testenv.Eventually(t, e.ctx, "Release drifted rendered", time.Minute, func() (bool, string) {
+		r := e.release("drifted")
+		return r.Status.Render != nil, fmt.Sprintf("%+v", r.Status)
+	})
+	testenv.PostBoundSync(t, e.ctx, controlPlane.RestConfig(), e.ns, "drifted", v1.RenderRef(e.release("drifted").Status.Render.Ref).Short(), false)
 	testenv.Eventually(t, e.ctx, "Release drifted Ready", 2*time.Minute, func() (bool, string) {
 		r := e.release("drifted")
 		c := apimeta.FindStatusCondition(r.Status.Conditions, v1.ConditionReady)
