@@ -14,6 +14,8 @@ const (
 	ReasonDeliveryFailed = "DeliveryFailed"
 	// ReasonSecretNotFound: the Secret of spec.provider.secretRef (Alert) or spec.secretRef (Receiver), or its key, is missing.
 	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonNotificationsDropped: notifications of the Alert were dropped because the notifier's queue was full (its provider is slow or failing); the message says how many since when.
+	ReasonNotificationsDropped = "NotificationsDropped"
 )
 
 // Reasons of a Receiver's Ready condition besides ReasonSecretNotFound.

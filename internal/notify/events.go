@@ -12,6 +12,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/source"
 )
 
 // ReasonVerificationFailed is the Applied reason of a Release whose chart failed its
@@ -234,6 +235,14 @@ func releaseSetStates(s *v1.ReleaseSet) []Event {
 	render := Render{Ref: s.Status.Revision}
 	if src := s.Status.Source; src != nil {
 		render.ChartVersion, render.Commit = src.ChartVersion, src.Commit
+	} else if ch := s.Spec.Template.Spec.Chart; !source.Moves(ch) {
+		// A template of an exact version or commit resolves nothing (status.source
+		// unset): the revision is of that version or commit.
+		if ch.Git != nil {
+			render.Commit = ch.Git.Ref.Commit
+		} else {
+			render.ChartVersion = ch.Version
+		}
 	}
 	var out []Event
 	progressing := apimeta.FindStatusCondition(s.Status.Conditions, v1.ConditionProgressing)

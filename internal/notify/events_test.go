@@ -174,6 +174,17 @@ func TestTransitionReleaseSet(t *testing.T) {
 	halted := v1.ReleaseSetStatus{Revision: refA, Source: &v1.ReleaseSetSource{ChartVersion: "6.7.1"},
 		Conditions: []metav1.Condition{cond(v1.ConditionHalted, "True", v1.ReasonReleaseFailed, "Release fleet-a failed", t2)}}
 	obj := Object{Kind: KindReleaseSet, Namespace: "shop", Name: "fleet", UID: "s1"}
+	// exact is a set of st without status.source whose template names version, or
+	// commit in Git.
+	exact := func(st v1.ReleaseSetStatus, version string, commit ...string) *v1.ReleaseSet {
+		s := set(st)
+		s.Status.Source = nil
+		s.Spec.Template.Spec.Chart = v1.ChartSource{Repository: "https://charts.example", Name: "web", Version: version}
+		if len(commit) > 0 {
+			s.Spec.Template.Spec.Chart = v1.ChartSource{Git: &v1.GitChartSource{URL: "https://git.example/charts", Ref: v1.GitRef{Commit: commit[0]}}}
+		}
+		return s
+	}
 	for _, tc := range []struct {
 		name      string
 		prev, cur *v1.ReleaseSet
@@ -187,6 +198,20 @@ func TestTransitionReleaseSet(t *testing.T) {
 				Time: t1, Key: "s1/PromotionWaiting/" + refA + "/main"}},
 		},
 		{name: "still waiting: nothing", prev: set(waiting), cur: set(waiting)},
+		{
+			name: "a template of an exact version has no status.source: the version is the template's",
+			prev: set(v1.ReleaseSetStatus{Revision: refA}), cur: exact(waiting, "6.7.1"),
+			want: []Event{{Type: v1.AlertEventPromotionWaiting, Object: obj, Render: Render{Ref: refA, ChartVersion: "6.7.1"},
+				Stage: "main", Reason: v1.ReasonWaitingForApproval, Message: "stage main waits for /promote at revision aaaaaaaaaa",
+				Time: t1, Key: "s1/PromotionWaiting/" + refA + "/main"}},
+		},
+		{
+			name: "a template of a commit has no status.source: the commit is the template's",
+			prev: set(v1.ReleaseSetStatus{Revision: refA}), cur: exact(waiting, "", "4f2c0d9e8b7a"),
+			want: []Event{{Type: v1.AlertEventPromotionWaiting, Object: obj, Render: Render{Ref: refA, Commit: "4f2c0d9e8b7a"},
+				Stage: "main", Reason: v1.ReasonWaitingForApproval, Message: "stage main waits for /promote at revision aaaaaaaaaa",
+				Time: t1, Key: "s1/PromotionWaiting/" + refA + "/main"}},
+		},
 		{
 			name: "halted",
 			prev: set(waiting), cur: set(halted),

@@ -97,7 +97,22 @@ type Notifier struct {
 	ctx     context.Context
 	// started is closed once the handlers are registered.
 	started chan struct{}
+	// dropped are the notifications of each Alert dropped because the queue was full
+	// since its last delivery; drops has the Alerts whose drops are to be reported.
+	dropped map[string]*drops
+	drops   workqueue.TypedDelayingInterface[string]
 }
+
+// drops are the notifications of an Alert dropped since its last delivery.
+type drops struct {
+	count int
+	since time.Time
+	last  Event
+}
+
+// dropReportDelay bounds how often the drops of one Alert are reported (status and
+// Event): the reports of a flood of drops are merged.
+const dropReportDelay = time.Second
 
 type alertQueue struct {
 	items    []Event
@@ -142,6 +157,7 @@ func Setup(mgr manager.Manager, o Options) (*Notifier, error) {
 		pending: map[string]*alertQueue{},
 		sent:    newKeySet(sentBound),
 		started: make(chan struct{}),
+		dropped: map[string]*drops{},
 	}
 	if err := mgr.Add(n); err != nil {
 		return nil, fmt.Errorf("add the notifier: %w", err)
@@ -164,6 +180,8 @@ func (n *Notifier) Start(ctx context.Context) error {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](n.o.BaseDelay, n.o.MaxDelay),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "convoy-notifier"})
 	defer n.queue.ShutDown()
+	n.drops = workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "convoy-notifier-drops"})
+	defer n.drops.ShutDown()
 
 	alerts, err := n.cache.GetInformer(ctx, &v1.Alert{})
 	if err != nil {
@@ -200,6 +218,12 @@ func (n *Notifier) Start(ctx context.Context) error {
 	}
 	close(n.started)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n.reportNextDrops(ctx) {
+		}
+	}()
 	for range n.o.Workers {
 		wg.Add(1)
 		go func() {
@@ -210,6 +234,7 @@ func (n *Notifier) Start(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	n.queue.ShutDown()
+	n.drops.ShutDown()
 	wg.Wait()
 	return nil
 }
@@ -269,10 +294,20 @@ func (n *Notifier) enqueue(a *v1.Alert, e Event) {
 		return
 	}
 	if n.total >= n.o.QueueBound {
+		d := n.dropped[k]
+		if d == nil {
+			d = &drops{since: n.clock.Now()}
+			n.dropped[k] = d
+		}
+		d.count++
+		d.last = e
 		n.mu.Unlock()
 		n.metrics.delivery(a.Spec.Provider.Type, resultDropped)
 		klog.Background().Info("notification dropped: the queue is full", "alert", k, "event", e.Type,
 			"object", e.Object.Kind+"/"+e.Object.Name, "bound", n.o.QueueBound)
+		// Reported on the Alert by reportNextDrops, never here: an informer handler
+		// does not wait on the API server.
+		n.drops.AddAfter(k, dropReportDelay)
 		return
 	}
 	n.sent.add(sentKey)
@@ -319,6 +354,62 @@ func (n *Notifier) drop(k string) {
 		delete(n.pending, k)
 		n.metrics.pending.Set(float64(n.total))
 	}
+	delete(n.dropped, k)
+}
+
+// dropNote says how many notifications of the Alert k were dropped since its last
+// delivery ("" if none).
+func (n *Notifier) dropNote(k string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.dropped[k]
+	if d == nil || d.count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d dropped since %s as the queue was full", d.count, d.since.UTC().Format(time.RFC3339))
+}
+
+// reportNextDrops reports the drops of the next Alert that has some: a Warning Event
+// on the Alert and its Ready condition NotificationsDropped, saying how many were
+// dropped since when and what to do.
+func (n *Notifier) reportNextDrops(ctx context.Context) bool {
+	k, shutdown := n.drops.Get()
+	if shutdown {
+		return false
+	}
+	defer n.drops.Done(k)
+	n.mu.Lock()
+	d := n.dropped[k]
+	var count int
+	var since time.Time
+	var last Event
+	if d != nil {
+		count, since, last = d.count, d.since, d.last
+	}
+	n.mu.Unlock()
+	if count == 0 {
+		return true
+	}
+	ns, name, _ := strings.Cut(k, "/")
+	alert := &v1.Alert{}
+	if err := n.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, alert); err != nil {
+		return true
+	}
+	noun := "notifications"
+	if count == 1 {
+		noun = "notification"
+	}
+	msg := fmt.Sprintf("%d %s dropped since %s (the last: %s of %s): the notifier's queue is full (%d waiting, all Alerts); "+
+		"the provider of this or another Alert is slow or failing: check its address and the Alerts' DeliveryFailed Events",
+		count, noun, since.UTC().Format(time.RFC3339), last.Type, objectName(last), n.o.QueueBound)
+	n.events.Eventf(alert, nil, corev1.EventTypeWarning, v1.ReasonNotificationsDropped, "Enqueue", "%s", msg)
+	ready := &metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: v1.ReasonNotificationsDropped, Message: msg}
+	if err := n.writeStatus(ctx, alert, ready, nil); err != nil {
+		klog.FromContext(ctx).Error(err, "write the Alert's status", "alert", k)
+		n.drops.AddAfter(k, dropReportDelay)
+	}
+	return true
 }
 
 // head is the notification an Alert delivers next, and how many attempts it had.
@@ -433,6 +524,9 @@ func (n *Notifier) process(ctx context.Context, k string) {
 		Object: v1.AlertObjectReference{Kind: e.Object.Kind, Name: e.Object.Name}, Result: result}
 	if !failed {
 		n.metrics.delivery(alert.Spec.Provider.Type, resultDelivered)
+		n.mu.Lock()
+		delete(n.dropped, k)
+		n.mu.Unlock()
 		more := n.pop(k)
 		n.queue.Forget(k)
 		if err := n.writeStatus(ctx, alert, &ready, delivery); err != nil {
@@ -441,6 +535,10 @@ func (n *Notifier) process(ctx context.Context, k string) {
 		if more {
 			n.queue.Add(k)
 		}
+		return
+	}
+	if ctx.Err() != nil {
+		// The notifier stops: the post was cut short, not refused; nothing to record.
 		return
 	}
 	n.metrics.delivery(alert.Spec.Provider.Type, resultFailed)
@@ -459,6 +557,10 @@ func (n *Notifier) process(ctx context.Context, k string) {
 		n.queue.AddRateLimited(k)
 	}
 	log.Info("notification not delivered", "event", e.Type, "object", objectName(e), "result", result, "attempt", attempts)
+	if note := n.dropNote(k); note != "" {
+		// A failure does not hide the drops it caused.
+		ready.Message += "; " + note
+	}
 	if err := n.writeStatus(ctx, alert, &ready, delivery); err != nil {
 		log.Error(err, "write the Alert's status")
 	}

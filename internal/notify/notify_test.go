@@ -21,6 +21,7 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/notify"
 	"kumodo.io/convoy/internal/observer"
+	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -35,15 +36,18 @@ func appRelease(ns, name, values string, automatic bool) *v1.Release {
 	}
 }
 
-// startConvoy runs the controller (with its notifier) and the observer on the test's
-// namespace until the end of the test.
-func (e *env) startConvoy() {
+// startConvoy runs the controller (with its notifier) and the observer (with its drift
+// checks, as `convoy observer` runs it) on the test's namespace until the end of the
+// test.
+func (e *env) startConvoy() { e.startConvoyWith(notify.Options{BaseDelay: 200 * time.Millisecond}) }
+
+// startConvoyWith is startConvoy with the notifier's options no.
+func (e *env) startConvoyWith(no notify.Options) {
 	e.t.Helper()
 	p, err := inprocess.Start(e.ctx, controlPlane.RestConfig(), inprocess.Options{
 		Manager: hostmanager.Options{Namespaces: []string{e.ns}}, ChartCacheDir: e.t.TempDir(),
-		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1,
-			Notify: notify.Options{BaseDelay: 200 * time.Millisecond}},
-		Observer: observer.Options{Metrics: prometheus.NewRegistry()},
+		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1, Notify: no},
+		Observer:   observer.Options{Metrics: prometheus.NewRegistry(), Drift: drift.New(drift.Options{})},
 	})
 	if err != nil {
 		e.t.Fatal(err)
