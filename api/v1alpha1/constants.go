@@ -48,6 +48,8 @@ const (
 	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
 	// ReasonForbidden: the target cluster refused a request made as the Release's ServiceAccount (403); the message names the object and the missing permission.
 	ReasonForbidden = "Forbidden"
+	// ReasonVerificationFailed: the chart's signature is missing or not made by a trusted key or identity (spec.chart.verify), or verification is required and the Release does not ask for it; nothing is rendered. Retried at the interval.
+	ReasonVerificationFailed = "VerificationFailed"
 )
 
 // Reasons of the Healthy condition.

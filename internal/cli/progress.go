@@ -90,7 +90,8 @@ func (w SyncWait) Judge(r *v1.Release, now time.Time) (Outcome, string) {
 		return Failed, w.renderChanged(r)
 	}
 	switch applied.Reason {
-	case v1.ReasonUnsupported, v1.ReasonUnappliable, v1.ReasonHookFailed, v1.ReasonServiceAccountNotFound, v1.ReasonForbidden:
+	case v1.ReasonUnsupported, v1.ReasonUnappliable, v1.ReasonHookFailed, v1.ReasonServiceAccountNotFound, v1.ReasonForbidden,
+		v1.ReasonVerificationFailed:
 		return Failed, fmt.Sprintf("sync failed: %s: %s", applied.Reason, applied.Message)
 	case v1.ReasonPinned, v1.ReasonRolledBack:
 		return Failed, fmt.Sprintf("sync held: %s: %s", applied.Reason, applied.Message)

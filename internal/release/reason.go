@@ -78,6 +78,7 @@ var kinds = map[string]Kind{
 
 	v1.ReasonServiceAccountNotFound: KindFailure,
 	v1.ReasonForbidden:              KindFailure,
+	v1.ReasonVerificationFailed:     KindFailure,
 
 	v1.ReasonPinned:                KindHold,
 	v1.ReasonRolledBack:            KindHold,
