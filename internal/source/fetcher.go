@@ -114,6 +114,18 @@ type Chart struct {
 	// Files reads the files of a chart from Git as `helm package` takes them; nil for
 	// an archive.
 	Files func() ([]*archive.BufferedFile, error)
+	// File is the archive's file name in its HTTP repository (podinfo-6.5.0.tgz), as
+	// its provenance file names it; empty for other sources.
+	File string
+	// Provenance reads the archive's provenance file (<archive URL>.prov) when
+	// spec.chart.verify.provider is helm; nil otherwise. It returns nil, nil when the
+	// repository has none (404). It reads the repository each time: the caller
+	// calls it only for an archive it has not verified yet.
+	Provenance func(ctx context.Context) ([]byte, error)
+	// OCIRepository is the chart's repository in its OCI registry, without a tag
+	// (host/path/name), for a chart of an OCI registry; Digest is then the manifest's
+	// digest that its signature signs.
+	OCIRepository string
 }
 
 // Fetch selects what src names — the version of the chart that spec.chart.version

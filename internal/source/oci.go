@@ -60,7 +60,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSo
 	if err != nil {
 		return nil, err
 	}
-	return &Chart{Version: version, Digest: digest, What: chartWhat(src.Name, version), Archive: data}, nil
+	return &Chart{Version: version, Digest: digest, What: chartWhat(src.Name, version), Archive: data, OCIRepository: ref}, nil
 }
 
 // ociTags are the version tags of a chart in an OCI registry.
