@@ -76,6 +76,11 @@ type Reconciler struct {
 	// adopted holds each Release whose labelled objects this controller adopted into
 	// its inventory since it started (adoptLabelled).
 	adopted *releaseMemory[struct{}]
+	// verified remembers the charts verified (verifyChart).
+	verified *verifications
+	// requireVerified refuses Releases that do not ask for chart verification
+	// (--require-verified-charts).
+	requireVerified bool
 }
 
 // Reconcile carries out one reconcile of one Release (docs/architecture.md, "The

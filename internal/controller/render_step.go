@@ -28,6 +28,9 @@ import (
 // reconcile; an error is a failure to read or write convoy's own objects.
 func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result, error) {
 	rel := st.rel
+	if stop := r.verificationRequired(rel); stop != nil {
+		return stop, nil
+	}
 	target, err := r.clusters.Resolve(ctx, rel)
 	if err != nil {
 		return notReady(err), nil
@@ -45,6 +48,9 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 
 	creds, stop := r.credentials(ctx, rel, host)
 	if stop != nil {
+		return stop, nil
+	}
+	if st.trust, stop = r.trustMaterial(ctx, rel, host); stop != nil {
 		return stop, nil
 	}
 	res, err := r.render(ctx, st, render.Request{
@@ -67,7 +73,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		st.render = nil
 		return nil, err
 	}
-	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
+	st.renderStatus = renderStatus(rel.Status.Render, res, st.verified, st.now)
 	return nil, nil
 }
 
@@ -89,6 +95,10 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request, 
 	}
 	chart, err := r.source.Fetch(ctx, rel.Spec.Chart, listingMaxAge(rel), creds)
 	if err != nil {
+		return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	// Verified before anything of the chart is rendered.
+	if st.verified, err = r.verifyChart(ctx, st, chart, st.trust); err != nil {
 		return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	req.Chart = renderChart(chart)
@@ -144,13 +154,22 @@ func notReady(err error) *release.Result {
 }
 
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,
-// so a reconcile that renders the same ref again keeps it.
-func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.RenderStatus {
+// so a reconcile that renders the same ref again keeps it; verified says what
+// verified its chart (nil: nothing), and keeps the time of the first verification of
+// the same ref by the same provider and identity.
+func renderStatus(old *v1.RenderStatus, res *render.Result, verified *v1.VerifiedStatus, now time.Time) *v1.RenderStatus {
 	out := &v1.RenderStatus{Ref: res.Ref, ChartVersion: res.ChartVersion, Commit: res.Commit, ValuesDigest: res.ValuesDigest}
 	if old != nil && old.Ref == res.Ref && old.RenderedAt != nil {
 		out.RenderedAt = old.RenderedAt.DeepCopy()
 	} else {
 		out.RenderedAt = timestamp(now)
+	}
+	if verified != nil {
+		out.Verified = verified.DeepCopy()
+		if old != nil && old.Ref == res.Ref && old.Verified != nil && old.Verified.Time != nil &&
+			old.Verified.Provider == verified.Provider && old.Verified.Identity == verified.Identity {
+			out.Verified.Time = old.Verified.Time.DeepCopy()
+		}
 	}
 	return out
 }

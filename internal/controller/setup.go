@@ -79,6 +79,10 @@ type Options struct {
 	// Release without spec.serviceAccountName acts as this ServiceAccount of its
 	// namespace. Used only for the default Clusters.
 	DefaultServiceAccount string
+	// RequireVerifiedCharts refuses to render and apply a Release that does not ask
+	// for its chart to be verified (spec.chart.verify): flag
+	// --require-verified-charts.
+	RequireVerifiedCharts bool
 	// Concurrency is the number of Releases reconciled at the same time (default 4).
 	Concurrency int
 	// Apply tunes internal/apply.
@@ -198,6 +202,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		overdueAfter:      o.AssessmentOverdueAfter,
 		dueSince:          &releaseMemory[time.Time]{},
 		adopted:           &releaseMemory[struct{}]{},
+		verified:          &verifications{},
+		requireVerified:   o.RequireVerifiedCharts,
 	}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {

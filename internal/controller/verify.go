@@ -1,0 +1,232 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/verify"
+)
+
+// Verification of charts (docs/verified-charts.md): a chart that spec.chart.verify
+// asks to verify is checked after it is fetched and before it is rendered, at every
+// reconcile, so that a chart that fails is never rendered and no render of it is
+// applied. What verified is remembered in memory by the chart's digest, the trust
+// material's digest and the policy (verifications), so that a steady Release fetches
+// no signature and verifies nothing again.
+
+// Trusted key names of the Secret that spec.chart.verify.secretRef names.
+const (
+	keyCosignPub = "cosign.pub"
+	keyKeyring   = "keyring"
+)
+
+// Results of convoy_chart_verifications_total besides the failures' kinds.
+const (
+	verificationVerified = "verified"
+	verificationCached   = "cached"
+)
+
+// maxVerifications bounds the verifications remembered; past it the memory starts
+// again (the next reconcile of each Release verifies once more).
+const maxVerifications = 4096
+
+// verifications remembers the charts verified: a key of the chart's digest, the
+// trust material and the policy, to the result and when it was verified.
+type verifications struct {
+	mu    sync.Mutex
+	byKey map[string]verification
+}
+
+type verification struct {
+	result verify.Result
+	at     time.Time
+}
+
+func (v *verifications) get(key string) (verification, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e, ok := v.byKey[key]
+	return e, ok
+}
+
+func (v *verifications) put(key string, e verification) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.byKey == nil || len(v.byKey) >= maxVerifications {
+		v.byKey = map[string]verification{}
+	}
+	v.byKey[key] = e
+}
+
+// verificationKey is the key of a verification: the chart's digest, the digest of
+// the trust material the provider reads, and the policy (spec.chart.verify).
+func verificationKey(chartDigest string, policy *v1.ChartVerify, material []byte) (string, error) {
+	p, err := json.Marshal(policy)
+	if err != nil {
+		return "", err
+	}
+	m := sha256.Sum256(material)
+	pd := sha256.Sum256(p)
+	return chartDigest + "|" + hex.EncodeToString(m[:]) + "|" + hex.EncodeToString(pd[:]), nil
+}
+
+// chartVerificationAsked says whether the Release asks for its chart to be
+// verified: spec.chart.verify.
+//
+// TODO: a chart from Git counts as verified with spec.chart.git.verify once that
+// field exists.
+func chartVerificationAsked(rel *v1.Release) bool {
+	return rel.Spec.Chart.Verify != nil
+}
+
+// verificationRequired is the Result that refuses a Release which does not ask for
+// verification while the controller requires it (--require-verified-charts); nil
+// when it asks or nothing is required.
+func (r *Reconciler) verificationRequired(rel *v1.Release) *release.Result {
+	if !r.requireVerified || chartVerificationAsked(rel) {
+		return nil
+	}
+	what := "set spec.chart.verify: cosign with the signers' key or identity for a chart of an OCI registry, helm with their PGP keyring for a chart of an HTTP repository"
+	if rel.Spec.Chart.Git != nil {
+		what = "set spec.chart.git.verify with the keys allowed to sign the commits"
+	}
+	return &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+		"Chart verification is required (--require-verified-charts): %s. Nothing is rendered or applied until then.", what)}
+}
+
+// trustMaterial reads the Secret that spec.chart.verify.secretRef names, in the
+// Release's namespace, as host's identity (like credentials); nil when the Release
+// names none. A missing or unreadable Secret stops the reconcile with
+// VerificationFailed (or Forbidden).
+func (r *Reconciler) trustMaterial(ctx context.Context, rel *v1.Release, host *clusters.Target) (map[string][]byte, *release.Result) {
+	v := rel.Spec.Chart.Verify
+	if v == nil || v.SecretRef == nil || v.SecretRef.Name == "" {
+		return nil, nil
+	}
+	reader := r.apiReader
+	if host != nil && !host.Identity.IsZero() {
+		reader = host.Client
+	}
+	secret := &corev1.Secret{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: v.SecretRef.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+			"The Secret %s/%s named by spec.chart.verify.secretRef does not exist: create it with the key %s.",
+			rel.Namespace, v.SecretRef.Name, trustedKeyName(v))}
+	case err != nil:
+		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonVerificationFailed, err), Message: fmt.Sprintf(
+			"Cannot read the Secret %s/%s named by spec.chart.verify.secretRef: %v.", rel.Namespace, v.SecretRef.Name, err)}
+	}
+	return secret.Data, nil
+}
+
+// trustedKeyName is the key of the Secret that the provider reads.
+func trustedKeyName(v *v1.ChartVerify) string {
+	if v.Provider == v1.ChartVerifyHelm {
+		return keyKeyring
+	}
+	return keyCosignPub
+}
+
+// verifyChart verifies chart as spec.chart.verify asks, with the trust material of
+// its Secret (trust); nil, nil when the Release asks for no verification. A
+// verification remembered for the same chart, trust and policy is taken as it is. A
+// failure is a *verify.Error (VerificationFailed) whose message says what to do, or
+// the source's error reading the signature.
+func (r *Reconciler) verifyChart(ctx context.Context, st *state, chart *source.Chart, trust map[string][]byte) (*v1.VerifiedStatus, error) {
+	rel := st.rel
+	v := rel.Spec.Chart.Verify
+	if v == nil {
+		return nil, nil
+	}
+	material := trust[trustedKeyName(v)]
+	key, err := verificationKey(chart.Digest, v, material)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := r.verified.get(key); ok {
+		r.metrics.verification(string(v.Provider), verificationCached)
+		return verifiedStatus(e), nil
+	}
+	var res verify.Result
+	switch v.Provider {
+	case v1.ChartVerifyHelm:
+		if chart.Provenance == nil {
+			err = &verify.Error{Kind: verify.Misconfigured, Subject: "chart " + chart.What,
+				Err: fmt.Errorf("helm verifies the provenance files of http(s) repositories only")}
+			break
+		}
+		var prov []byte
+		if prov, err = chart.Provenance(ctx); err != nil {
+			return nil, err // the repository did not answer: SourceNotReady
+		}
+		res, err = verify.HelmProvenance(chart.Archive, prov, material, chart.File)
+	case v1.ChartVerifyCosign:
+		opts := verify.CosignOptions{PublicKey: material}
+		if k := v.Keyless; k != nil {
+			opts.PublicKey = nil
+			opts.Keyless = &verify.Keyless{Issuer: k.Issuer, Subject: k.Subject, IssuerRegExp: k.IssuerRegExp,
+				SubjectRegExp: k.SubjectRegExp, TransparencyLog: k.TransparencyLog == nil || *k.TransparencyLog}
+		}
+		// TODO: the registry's credentials and transport (plain HTTP for loopback
+		// registries) go into opts as the OCI source reaches the registry.
+		res, err = verify.Cosign(ctx, chart.OCIRepository, chart.Digest, opts)
+	default:
+		err = &verify.Error{Kind: verify.Misconfigured, Subject: "chart " + chart.What,
+			Err: fmt.Errorf("unknown provider %q", v.Provider)}
+	}
+	if err != nil {
+		kind := verify.KindOf(err)
+		if kind == "" {
+			return nil, err
+		}
+		r.metrics.verification(string(v.Provider), string(kind))
+		return nil, fmt.Errorf("%w; %s", err, verificationHint(rel, v, kind))
+	}
+	r.metrics.verification(string(v.Provider), verificationVerified)
+	e := verification{result: res, at: st.now}
+	r.verified.put(key, e)
+	return verifiedStatus(e), nil
+}
+
+// verificationHint says what to do about a failed verification.
+func verificationHint(rel *v1.Release, v *v1.ChartVerify, kind verify.Kind) string {
+	secret := "the trusted keys of spec.chart.verify"
+	if v.SecretRef != nil {
+		secret = fmt.Sprintf("the key %s of Secret %s/%s", trustedKeyName(v), rel.Namespace, v.SecretRef.Name)
+	}
+	switch kind {
+	case verify.NoSignature:
+		if v.Provider == v1.ChartVerifyHelm {
+			return "publish the chart's provenance file (helm package --sign) next to its archive"
+		}
+		return "sign the chart with cosign sign"
+	case verify.WrongKey:
+		return fmt.Sprintf("the trusted keys are %s: publish a signature made with one of them, or add the signer's key to the Secret", secret)
+	case verify.WrongIdentity:
+		return "check spec.chart.verify.keyless: the signature's certificate names another issuer or subject"
+	case verify.DigestMismatch:
+		return "the chart is not what was signed: publish a signature of this archive, or check the repository"
+	default:
+		return fmt.Sprintf("check %s", secret)
+	}
+}
+
+// verifiedStatus is status.render.verified of a verification.
+func verifiedStatus(e verification) *v1.VerifiedStatus {
+	return &v1.VerifiedStatus{Provider: e.result.Provider, Identity: e.result.Identity, Time: timestamp(e.at)}
+}
