@@ -29,6 +29,8 @@ type controllerFlags struct {
 	allowGitFileURLs bool
 	// receiverBindAddress serves Receivers (webhooks in); empty: no receiver server.
 	receiverBindAddress string
+	// requireVerifiedCharts refuses Releases without chart verification.
+	requireVerifiedCharts bool
 }
 
 func newControllerCommand() *cobra.Command {
@@ -73,6 +75,9 @@ informer resync (--resync) and when a requeue that the sync policy schedules arr
 	fs.BoolVar(&f.allowGitFileURLs, "allow-git-file-urls", f.allowGitFileURLs,
 		"read charts from file:// Git repositories on the controller's disk (spec.chart.git.url); convoy apiserver needs the same flag")
 	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
+	fs.BoolVar(&f.requireVerifiedCharts, "require-verified-charts", f.requireVerifiedCharts,
+		"refuse to render and apply a Release whose chart is not verified: without spec.chart.verify (spec.chart.git.verify for a chart from Git) "+
+			"it is not Applied (VerificationFailed); docs/verified-charts.md")
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of Releases reconciled at the same time")
 	fs.StringVar(&f.receiverBindAddress, "receiver-bind-address", f.receiverBindAddress,
@@ -101,8 +106,8 @@ func runController(ctx context.Context, f controllerFlags) error {
 		return err
 	}
 	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
-		DefaultServiceAccount: f.defaultServiceAccount,
-		Receiver:              receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
+		DefaultServiceAccount: f.defaultServiceAccount, RequireVerifiedCharts: f.requireVerifiedCharts,
+		Receiver: receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
