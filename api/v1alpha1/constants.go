@@ -108,6 +108,8 @@ const (
 	// AnnotationInputs on a Render is the digest of the inputs it was rendered from
 	// (sha256:<hex>): chart, values, mutations, target, release name, namespace, install or upgrade.
 	AnnotationInputs = "convoy.kumodo.io/inputs"
+	// AnnotationVerified on a Render records, as JSON ({"provider", "identity", "time"}, as status.render.verified), what verified the chart of the render (spec.chart.verify); absent when nothing did.
+	AnnotationVerified = "convoy.kumodo.io/verified"
 	// AnnotationLookups on a Render lists, as JSON, the objects the templates' lookup read and a digest of each.
 	AnnotationLookups = "convoy.kumodo.io/lookups"
 	// AnnotationCapabilities on a Render holds, as JSON, what its templates read of the target's capabilities

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -196,6 +197,19 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 			return err
 		}
 	}
+	if exists {
+		latest := meta
+		if recorded != nil {
+			latest = recorded
+		}
+		patched, err := r.recordVerified(ctx, st.verified, latest)
+		if err != nil {
+			return err
+		}
+		if patched != nil {
+			recorded = patched
+		}
+	}
 	obj := st.renderObj
 	if obj != nil && recorded != nil {
 		// A reused Render whose inputs were recorded anew: remembered as it is now.
@@ -213,6 +227,13 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 		return r.renders.put(releaseKey(rel), obj, res)
 	}
 	created := newRenderCopy(obj)
+	if ann := verifiedAnnotation(st.verified); ann != "" {
+		created.Annotations = maps.Clone(created.Annotations) // not obj's map
+		if created.Annotations == nil {
+			created.Annotations = map[string]string{}
+		}
+		created.Annotations[v1.AnnotationVerified] = ann
+	}
 	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", created.Name,
 		"revision", res.Revision)
 	if err := r.client.Create(ctx, created); err != nil {

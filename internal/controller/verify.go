@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -229,4 +230,43 @@ func verificationHint(rel *v1.Release, v *v1.ChartVerify, kind verify.Kind) stri
 // verifiedStatus is status.render.verified of a verification.
 func verifiedStatus(e verification) *v1.VerifiedStatus {
 	return &v1.VerifiedStatus{Provider: e.result.Provider, Identity: e.result.Identity, Time: timestamp(e.at)}
+}
+
+// verifiedAnnotation is the value of AnnotationVerified on the Render of a render
+// that v verified; "" when v is nil.
+func verifiedAnnotation(v *v1.VerifiedStatus) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// recordVerified writes AnnotationVerified on an existing Render (meta) whose
+// annotation does not name the provider and identity of v: a render made before
+// its chart was verified, or verified by another key. The time of a verification
+// already recorded is kept, so a controller that verifies again after a restart
+// writes nothing. It returns the Render's metadata as patched; nil when it wrote
+// nothing.
+func (r *Reconciler) recordVerified(ctx context.Context, v *v1.VerifiedStatus, meta *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var recorded v1.VerifiedStatus
+	if old := meta.Annotations[v1.AnnotationVerified]; old != "" && json.Unmarshal([]byte(old), &recorded) == nil &&
+		recorded.Provider == v.Provider && recorded.Identity == v.Identity {
+		return nil, nil
+	}
+	patched := meta.DeepCopy()
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Annotations[v1.AnnotationVerified] = verifiedAnnotation(v)
+	if err := r.client.Patch(ctx, patched, client.MergeFrom(meta)); err != nil {
+		return nil, fmt.Errorf("record the verification on Render %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	return patched, nil
 }

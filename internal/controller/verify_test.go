@@ -3,6 +3,7 @@ package controller
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -135,6 +137,7 @@ func TestHelmProvenanceVerified(t *testing.T) {
 	if cm := e.configMap("web-config"); cm == nil {
 		t.Fatal("the verified chart's ConfigMap web-config was not applied")
 	}
+	e.wantRenderVerified("web", rel.Status.Render.Ref, key.Fingerprint())
 
 	m := e.reconciler.metrics.verifications
 	verified, gets := testutil.ToFloat64(m.WithLabelValues("helm", "verified")), r.provenanceGets()
@@ -251,6 +254,29 @@ func TestPendingUnverifiedRenderNotAppliedOnceVerifyIsOn(t *testing.T) {
 	if e.configMap("web-config") == nil {
 		t.Error("ConfigMap web-config not applied from the verified chart")
 	}
+	// The same manifests: the Render made before verification records it now.
+	if rel.Status.Render.Ref != pending.Status.Render.Ref {
+		t.Logf("the verified render %s is not the pending one %s", rel.Status.Render.Ref, pending.Status.Render.Ref)
+	}
+	e.wantRenderVerified("web", rel.Status.Render.Ref, key.Fingerprint())
+}
+
+// wantRenderVerified checks that the Render of ref records its verification by key
+// (AnnotationVerified), as release history shows it.
+func (e *env) wantRenderVerified(release, ref, key string) {
+	e.t.Helper()
+	e.eventually("the Render records its verification", func() (bool, string) {
+		obj := &v1.Render{}
+		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: v1.RenderRef(ref).RenderName(release)}, obj); err != nil {
+			return false, err.Error()
+		}
+		var v v1.VerifiedStatus
+		ann := obj.Annotations[v1.AnnotationVerified]
+		if err := json.Unmarshal([]byte(ann), &v); err != nil {
+			return false, fmt.Sprintf("annotation %q: %v", ann, err)
+		}
+		return v.Provider == "helm" && v.Identity == key && v.Time != nil, fmt.Sprintf("annotation %q", ann)
+	})
 }
 
 // --require-verified-charts: a Release without spec.chart.verify is refused
