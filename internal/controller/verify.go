@@ -270,3 +270,17 @@ func (r *Reconciler) recordVerified(ctx context.Context, v *v1.VerifiedStatus, m
 	}
 	return patched, nil
 }
+
+// unverifiedRender is the Result that refuses to apply a Render other than the
+// current render (a pin, a rollback) whose chart was not verified, while the Release
+// asks for verification; nil otherwise. The current render was verified by this
+// reconcile; an older one counts as verified when its Render records it
+// (AnnotationVerified).
+func unverifiedRender(rel *v1.Release, obj *v1.Render) *release.Result {
+	if !chartVerificationAsked(rel) || obj.Annotations[v1.AnnotationVerified] != "" {
+		return nil
+	}
+	return &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+		"Render %s was made from a chart that was not verified, and spec.chart.verify asks for verified charts: it is not applied. "+
+			"Pin a verified render (release history shows them), or remove the pin.", obj.Name)}
+}

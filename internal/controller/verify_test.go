@@ -312,3 +312,30 @@ func TestRequireVerifiedCharts(t *testing.T) {
 		t.Error("ConfigMap signed-config not applied from the verified chart")
 	}
 }
+
+// A pin to a render made before the chart was verified is not applied while the
+// Release asks for verification: the verified render stays applied.
+func TestPinToAnUnverifiedRenderRefused(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	key := verifytest.NewKey(t, "chart-signer")
+	e.keyringSecret("chart-keys", key)
+	archive := appArchive(t)
+	r := newSignedRepo(t, archive, key.Sign(t, archive, signedChartFile))
+
+	e.createRelease("web", automatic(), interval(time.Second), fromSignedRepo(r, false), values(`{"greeting":"unverified"}`))
+	unverified := e.waitApplied("web", "True", v1.ReasonApplied).Status.LastSuccessful.RenderRef
+	e.waitGreeting("unverified")
+
+	e.update("web", fromSignedRepo(r, true), values(`{"greeting":"verified"}`))
+	e.waitGreeting("verified")
+
+	e.pin("web", map[string]any{"renderRef": unverified})
+	rel := e.waitApplied("web", "False", v1.ReasonVerificationFailed)
+	if msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message; !strings.Contains(msg, "not verified") {
+		t.Errorf("Applied message %q does not say the pinned render is not verified", msg)
+	}
+	e.consistently("the verified render stays applied", 2*time.Second, func() (bool, string) {
+		cm := e.configMap("web-config")
+		return cm != nil && cm.Data["greeting"] == "verified", fmt.Sprintf("ConfigMap %+v", cm)
+	})
+}
