@@ -52,6 +52,7 @@ func TestSP35_NonTransientReasonsCheckedAtNextPeriodicReconcile(t *testing.T) {
 		"HookFailed":             {reason: v1.ReasonHookFailed, kind: KindFailure},
 		"ServiceAccountNotFound": {reason: v1.ReasonServiceAccountNotFound, kind: KindFailure},
 		"Forbidden":              {reason: v1.ReasonForbidden, kind: KindFailure},
+		"VerificationFailed":     {reason: v1.ReasonVerificationFailed, kind: KindFailure},
 		"Pinned":                 {reason: v1.ReasonPinned, kind: KindHold},
 		"WaitingForSync":         {reason: v1.ReasonWaitingForSync, kind: KindHold},
 		"WaitingForClusterWave":  {reason: v1.ReasonWaitingForClusterWave, kind: KindHold},
