@@ -396,6 +396,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.AlertSpec{}.OpenAPIModelName():                                      schema_kumodoio_convoy_api_v1alpha1_AlertSpec(ref),
 		v1alpha1.AlertStatus{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_AlertStatus(ref),
 		v1alpha1.ChartSource{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref),
+		v1alpha1.ChartVerify{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ChartVerify(ref),
 		v1alpha1.Cluster{}.OpenAPIModelName():                                        schema_kumodoio_convoy_api_v1alpha1_Cluster(ref),
 		v1alpha1.ClusterList{}.OpenAPIModelName():                                    schema_kumodoio_convoy_api_v1alpha1_ClusterList(ref),
 		v1alpha1.ClusterOverride{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ClusterOverride(ref),
@@ -412,6 +413,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.HookStatus{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_HookStatus(ref),
 		v1alpha1.InventoryObject{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_InventoryObject(ref),
 		v1alpha1.JSONPatchOperation{}.OpenAPIModelName():                             schema_kumodoio_convoy_api_v1alpha1_JSONPatchOperation(ref),
+		v1alpha1.KeylessVerify{}.OpenAPIModelName():                                  schema_kumodoio_convoy_api_v1alpha1_KeylessVerify(ref),
 		v1alpha1.KubeconfigSource{}.OpenAPIModelName():                               schema_kumodoio_convoy_api_v1alpha1_KubeconfigSource(ref),
 		v1alpha1.LastSuccessful{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_LastSuccessful(ref),
 		v1alpha1.Lifecycle{}.OpenAPIModelName():                                      schema_kumodoio_convoy_api_v1alpha1_Lifecycle(ref),
@@ -458,6 +460,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.SyncPolicy{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_SyncPolicy(ref),
 		v1alpha1.SyncWaveStatus{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_SyncWaveStatus(ref),
 		v1alpha1.ValuesReference{}.OpenAPIModelName():                                schema_kumodoio_convoy_api_v1alpha1_ValuesReference(ref),
+		v1alpha1.VerifiedStatus{}.OpenAPIModelName():                                 schema_kumodoio_convoy_api_v1alpha1_VerifiedStatus(ref),
 		v1alpha1.WaveHealth{}.OpenAPIModelName():                                     schema_kumodoio_convoy_api_v1alpha1_WaveHealth(ref),
 	}
 }
@@ -20470,11 +20473,54 @@ func schema_kumodoio_convoy_api_v1alpha1_ChartSource(ref common.ReferenceCallbac
 							Ref:         ref(v1alpha1.GitChartSource{}.OpenAPIModelName()),
 						},
 					},
+					"verify": {
+						SchemaProps: spec.SchemaProps{
+							Description: "verify requires the chart to be signed by a trusted key or identity before it is rendered: cosign for charts of OCI registries, helm (provenance files) for charts of HTTP repositories. Unset: the chart is not verified.",
+							Ref:         ref(v1alpha1.ChartVerify{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.GitChartSource{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.ChartVerify{}.OpenAPIModelName(), v1alpha1.GitChartSource{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_ChartVerify(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ChartVerify says who must have signed the chart.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"provider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "provider is cosign (charts of oci:// repositories) or helm (provenance files of charts of http(s) repositories).\n\nPossible enum values:\n - `\"cosign\"` checks a cosign signature of an OCI chart.\n - `\"helm\"` checks the provenance file (<archive>.prov) of a chart of an HTTP repository, as helm install --verify does.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"cosign", "helm"},
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "secretRef names a Secret in the Release's namespace holding the trusted keys: the key cosign.pub (a cosign public key) for cosign, the key keyring (a PGP public keyring, binary or armored) for helm.",
+							Ref:         ref(v1alpha1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"keyless": {
+						SchemaProps: spec.SchemaProps{
+							Description: "keyless verifies a cosign signature made without a key (Sigstore's keyless signing) by the identity in its certificate. Only for cosign, instead of secretRef.",
+							Ref:         ref(v1alpha1.KeylessVerify{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"provider"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.KeylessVerify{}.OpenAPIModelName(), v1alpha1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -21198,6 +21244,55 @@ func schema_kumodoio_convoy_api_v1alpha1_JSONPatchOperation(ref common.Reference
 		},
 		Dependencies: []string{
 			runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_KeylessVerify(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KeylessVerify is the identity that a keyless cosign signature's certificate must name: its OIDC issuer and subject, each exactly or by a regular expression.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"issuer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "issuer is the OIDC issuer, exactly (https://token.actions.githubusercontent.com).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subject": {
+						SchemaProps: spec.SchemaProps{
+							Description: "subject is the certificate's subject, exactly (an e-mail address or a workflow URL).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"issuerRegExp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "issuerRegExp is a regular expression (Go syntax) the issuer must match, instead of issuer.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subjectRegExp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "subjectRegExp is a regular expression (Go syntax) the subject must match, instead of subject.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"transparencyLog": {
+						SchemaProps: spec.SchemaProps{
+							Description: "transparencyLog requires the signature to be in Sigstore's transparency log (Rekor). Default true.",
+							Default:     true,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -23137,12 +23232,18 @@ func schema_kumodoio_convoy_api_v1alpha1_RenderStatus(ref common.ReferenceCallba
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"verified": {
+						SchemaProps: spec.SchemaProps{
+							Description: "verified says what verified the chart of this render (spec.chart.verify); unset when it was not verified.",
+							Ref:         ref(v1alpha1.VerifiedStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"ref"},
 			},
 		},
 		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
+			metav1.Time{}.OpenAPIModelName(), v1alpha1.VerifiedStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -23650,6 +23751,43 @@ func schema_kumodoio_convoy_api_v1alpha1_ValuesReference(ref common.ReferenceCal
 				Required: []string{"kind", "name"},
 			},
 		},
+	}
+}
+
+func schema_kumodoio_convoy_api_v1alpha1_VerifiedStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VerifiedStatus is a verification of a render's chart.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"provider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "provider is cosign, helm or git.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"identity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "identity is the fingerprint of the key that made the signature, or the subject of a keyless signature's certificate.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "time is when the signature was verified.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"provider"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

@@ -32,8 +32,6 @@ const (
 	ReasonUnsupported = "Unsupported"
 	// ReasonUnappliable: the render cannot be applied as it stands.
 	ReasonUnappliable = "Unappliable"
-	// ReasonVerificationFailed: the chart, or the Git commit it is rendered from, is not signed by a trusted key (or the trusted keys are unusable); nothing of it is rendered.
-	ReasonVerificationFailed = "VerificationFailed"
 	// ReasonPinned: a pin holds the Release at a render other than the current one.
 	ReasonPinned = "Pinned"
 	// ReasonHookFailed: a lifecycle hook Job failed or timed out.
@@ -50,6 +48,8 @@ const (
 	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
 	// ReasonForbidden: the target cluster refused a request made as the Release's ServiceAccount (403); the message names the object and the missing permission.
 	ReasonForbidden = "Forbidden"
+	// ReasonVerificationFailed: the chart's signature (spec.chart.verify) or the Git commit's (spec.chart.git.verify) is missing or not made by a trusted key or identity, or the trusted keys are unusable, or verification is required and the Release does not ask for it; nothing is rendered. Retried at the interval.
+	ReasonVerificationFailed = "VerificationFailed"
 )
 
 // Reasons of the Healthy condition.
@@ -108,6 +108,8 @@ const (
 	// AnnotationInputs on a Render is the digest of the inputs it was rendered from
 	// (sha256:<hex>): chart, values, mutations, target, release name, namespace, install or upgrade.
 	AnnotationInputs = "convoy.kumodo.io/inputs"
+	// AnnotationVerified on a Render records, as JSON ({"provider", "identity", "time"}, as status.render.verified), what verified the chart of the render (spec.chart.verify); absent when nothing did.
+	AnnotationVerified = "convoy.kumodo.io/verified"
 	// AnnotationLookups on a Render lists, as JSON, the objects the templates' lookup read and a digest of each.
 	AnnotationLookups = "convoy.kumodo.io/lookups"
 	// AnnotationCapabilities on a Render holds, as JSON, what its templates read of the target's capabilities

@@ -48,3 +48,11 @@ func SetDefaults_Hook(obj *Hook) {
 		obj.Timeout = &metav1.Duration{Duration: DefaultHookTimeout}
 	}
 }
+
+// SetDefaults_KeylessVerify sets the defaults of spec.chart.verify.keyless.
+func SetDefaults_KeylessVerify(obj *KeylessVerify) {
+	if obj.TransparencyLog == nil {
+		tlog := true
+		obj.TransparencyLog = &tlog
+	}
+}

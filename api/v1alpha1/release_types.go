@@ -123,6 +123,65 @@ type ChartSource struct {
 	// name and version.
 	// +optional
 	Git *GitChartSource `json:"git,omitempty"`
+	// verify requires the chart to be signed by a trusted key or identity before it is
+	// rendered: cosign for charts of OCI registries, helm (provenance files) for charts
+	// of HTTP repositories. Unset: the chart is not verified.
+	// +optional
+	Verify *ChartVerify `json:"verify,omitempty"`
+}
+
+// ChartVerifyProvider names how a chart's signature is checked.
+// +enum
+type ChartVerifyProvider string
+
+// Chart verification providers.
+const (
+	// ChartVerifyCosign checks a cosign signature of an OCI chart.
+	ChartVerifyCosign ChartVerifyProvider = "cosign"
+	// ChartVerifyHelm checks the provenance file (<archive>.prov) of a chart of an HTTP
+	// repository, as helm install --verify does.
+	ChartVerifyHelm ChartVerifyProvider = "helm"
+)
+
+// ChartVerify says who must have signed the chart.
+type ChartVerify struct {
+	// provider is cosign (charts of oci:// repositories) or helm (provenance files of
+	// charts of http(s) repositories).
+	Provider ChartVerifyProvider `json:"provider"`
+	// secretRef names a Secret in the Release's namespace holding the trusted keys:
+	// the key cosign.pub (a cosign public key) for cosign, the key keyring (a PGP
+	// public keyring, binary or armored) for helm.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// keyless verifies a cosign signature made without a key (Sigstore's keyless
+	// signing) by the identity in its certificate. Only for cosign, instead of
+	// secretRef.
+	// +optional
+	Keyless *KeylessVerify `json:"keyless,omitempty"`
+}
+
+// KeylessVerify is the identity that a keyless cosign signature's certificate must
+// name: its OIDC issuer and subject, each exactly or by a regular expression.
+type KeylessVerify struct {
+	// issuer is the OIDC issuer, exactly (https://token.actions.githubusercontent.com).
+	// +optional
+	Issuer string `json:"issuer,omitempty"`
+	// subject is the certificate's subject, exactly (an e-mail address or a workflow URL).
+	// +optional
+	Subject string `json:"subject,omitempty"`
+	// issuerRegExp is a regular expression (Go syntax) the issuer must match, instead
+	// of issuer.
+	// +optional
+	IssuerRegExp string `json:"issuerRegExp,omitempty"`
+	// subjectRegExp is a regular expression (Go syntax) the subject must match,
+	// instead of subject.
+	// +optional
+	SubjectRegExp string `json:"subjectRegExp,omitempty"`
+	// transparencyLog requires the signature to be in Sigstore's transparency log
+	// (Rekor). Default true.
+	// +optional
+	// +default=true
+	TransparencyLog *bool `json:"transparencyLog,omitempty"`
 }
 
 // GitChartSource is a chart folder in a Git repository, at a commit that ref selects.
@@ -427,6 +486,23 @@ type RenderStatus struct {
 	// renderedAt is when this ref first appeared.
 	// +optional
 	RenderedAt *metav1.Time `json:"renderedAt,omitempty"`
+	// verified says what verified the chart of this render (spec.chart.verify); unset
+	// when it was not verified.
+	// +optional
+	Verified *VerifiedStatus `json:"verified,omitempty"`
+}
+
+// VerifiedStatus is a verification of a render's chart.
+type VerifiedStatus struct {
+	// provider is cosign, helm or git.
+	Provider string `json:"provider"`
+	// identity is the fingerprint of the key that made the signature, or the subject
+	// of a keyless signature's certificate.
+	// +optional
+	Identity string `json:"identity,omitempty"`
+	// time is when the signature was verified.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // LastSuccessful is the render of the last successful apply.

@@ -23,6 +23,15 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 
 func SetObjectDefaults_Release(in *Release) {
 	SetDefaults_ReleaseSpec(&in.Spec)
+	if in.Spec.Chart.Verify != nil {
+		if in.Spec.Chart.Verify.Keyless != nil {
+			SetDefaults_KeylessVerify(in.Spec.Chart.Verify.Keyless)
+			if in.Spec.Chart.Verify.Keyless.TransparencyLog == nil {
+				var ptrVar1 bool = true
+				in.Spec.Chart.Verify.Keyless.TransparencyLog = &ptrVar1
+			}
+		}
+	}
 	if in.Spec.FailurePolicy != nil {
 		SetDefaults_FailurePolicy(in.Spec.FailurePolicy)
 		if in.Spec.FailurePolicy.Action == "" {
@@ -232,6 +241,15 @@ func SetObjectDefaults_ReleaseList(in *ReleaseList) {
 
 func SetObjectDefaults_ReleaseSet(in *ReleaseSet) {
 	SetDefaults_ReleaseSpec(&in.Spec.Template.Spec)
+	if in.Spec.Template.Spec.Chart.Verify != nil {
+		if in.Spec.Template.Spec.Chart.Verify.Keyless != nil {
+			SetDefaults_KeylessVerify(in.Spec.Template.Spec.Chart.Verify.Keyless)
+			if in.Spec.Template.Spec.Chart.Verify.Keyless.TransparencyLog == nil {
+				var ptrVar1 bool = true
+				in.Spec.Template.Spec.Chart.Verify.Keyless.TransparencyLog = &ptrVar1
+			}
+		}
+	}
 	if in.Spec.Template.Spec.FailurePolicy != nil {
 		SetDefaults_FailurePolicy(in.Spec.Template.Spec.FailurePolicy)
 		if in.Spec.Template.Spec.FailurePolicy.Action == "" {

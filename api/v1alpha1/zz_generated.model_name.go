@@ -46,6 +46,11 @@ func (in ChartSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ChartVerify) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.ChartVerify"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Cluster) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.Cluster"
 }
@@ -123,6 +128,11 @@ func (in InventoryObject) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in JSONPatchOperation) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.JSONPatchOperation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KeylessVerify) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.KeylessVerify"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -353,6 +363,11 @@ func (in SyncWaveStatus) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ValuesReference) OpenAPIModelName() string {
 	return "io.kumodo.convoy.api.v1alpha1.ValuesReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VerifiedStatus) OpenAPIModelName() string {
+	return "io.kumodo.convoy.api.v1alpha1.VerifiedStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

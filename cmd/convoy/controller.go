@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -14,6 +16,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/verify"
 )
 
 // controllerFlags are the flags of convoy controller.
@@ -29,6 +32,11 @@ type controllerFlags struct {
 	allowGitFileURLs bool
 	// receiverBindAddress serves Receivers (webhooks in); empty: no receiver server.
 	receiverBindAddress string
+	// requireVerifiedCharts refuses Releases without chart verification.
+	requireVerifiedCharts bool
+	// sigstoreTrustedRoot is the trusted_root.json keyless cosign signatures are
+	// checked against.
+	sigstoreTrustedRoot string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -73,6 +81,12 @@ informer resync (--resync) and when a requeue that the sync policy schedules arr
 	fs.BoolVar(&f.allowGitFileURLs, "allow-git-file-urls", f.allowGitFileURLs,
 		"read charts from file:// Git repositories on the controller's disk (spec.chart.git.url); convoy apiserver needs the same flag")
 	bindDefaultServiceAccount(fs, &f.defaultServiceAccount)
+	fs.BoolVar(&f.requireVerifiedCharts, "require-verified-charts", f.requireVerifiedCharts,
+		"refuse to render and apply a Release whose chart is not verified: without spec.chart.verify (spec.chart.git.verify for a chart from Git) "+
+			"it is not Applied (VerificationFailed); docs/verified-charts.md")
+	fs.StringVar(&f.sigstoreTrustedRoot, "sigstore-trusted-root", f.sigstoreTrustedRoot,
+		"path of the Sigstore trusted root (trusted_root.json: Fulcio CAs, Rekor logs, timestamp authorities) that keyless cosign "+
+			"signatures (spec.chart.verify.keyless) are checked against; empty: keyless verification fails (VerificationFailed, Misconfigured)")
 	fs.IntVar(&f.concurrency, "concurrency", f.concurrency,
 		"number of Releases reconciled at the same time")
 	fs.StringVar(&f.receiverBindAddress, "receiver-bind-address", f.receiverBindAddress,
@@ -100,9 +114,16 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
+	var sigstoreRoot root.TrustedMaterial
+	if f.sigstoreTrustedRoot != "" {
+		if sigstoreRoot, err = verify.LoadTrustedRoot(f.sigstoreTrustedRoot); err != nil {
+			return fmt.Errorf("--sigstore-trusted-root: %w", err)
+		}
+	}
 	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
-		DefaultServiceAccount: f.defaultServiceAccount,
-		Receiver:              receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
+		DefaultServiceAccount: f.defaultServiceAccount, RequireVerifiedCharts: f.requireVerifiedCharts,
+		SigstoreTrustedRoot: sigstoreRoot,
+		Receiver:            receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -295,14 +296,19 @@ func nextReconcile(r *v1.Release) string {
 
 // FormatHistory is the table of release history: the Renders, newest first, with
 // which is current, last successful, pinned, rolled out or rolled back; with a
-// COMMIT column when a Render's chart came from Git.
+// COMMIT column when a Render's chart came from Git, and a VERIFIED column when a
+// Render's chart was verified (its provider and the signer's key or identity).
 func FormatHistory(r *v1.Release, renders []v1.Render, now time.Time, t Terminal) string {
 	withCommit := slices.ContainsFunc(renders, func(rd v1.Render) bool { return rd.Chart.Commit != "" })
+	withVerified := slices.ContainsFunc(renders, func(rd v1.Render) bool { return rd.Annotations[v1.AnnotationVerified] != "" })
 	rows := make([][]string, 0, len(renders))
 	for _, rd := range renders {
 		row := []string{ShortRef(rd.RenderRef), rd.Chart.Name + " " + orDash(rd.Chart.Version)}
 		if withCommit {
 			row = append(row, orDash(ShortCommit(rd.Chart.Commit)))
+		}
+		if withVerified {
+			row = append(row, orDash(verifiedBy(rd.Annotations[v1.AnnotationVerified])))
 		}
 		rows = append(rows, append(row,
 			fmt.Sprint(rd.ObjectCount),
@@ -317,7 +323,25 @@ func FormatHistory(r *v1.Release, renders []v1.Render, now time.Time, t Terminal
 	if withCommit {
 		header = append(header, "COMMIT")
 	}
+	if withVerified {
+		header = append(header, "VERIFIED")
+	}
 	return table(append(header, "OBJECTS", "CREATED", "STATE"), rows)
+}
+
+// verifiedBy names what verified a render's chart, from a Render's
+// AnnotationVerified: "helm 3F1C8A2B9D0E4F67" (the key's fingerprint, shortened to
+// 16 hex digits) or "cosign ci@example.com"; "" when it records nothing.
+func verifiedBy(annotation string) string {
+	var v v1.VerifiedStatus
+	if annotation == "" || json.Unmarshal([]byte(annotation), &v) != nil || v.Provider == "" {
+		return ""
+	}
+	id := v.Identity
+	if len(id) > 16 && strings.Trim(strings.ToUpper(id), "0123456789ABCDEF") == "" {
+		id = id[:16]
+	}
+	return strings.TrimSpace(v.Provider + " " + id)
 }
 
 // gitRefString names a Git ref for people: "branch main", "tag v1", "semver ^1",

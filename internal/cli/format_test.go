@@ -165,6 +165,16 @@ func TestFormatHistoryOfAChartFromGit(t *testing.T) {
 	}
 }
 
+// A Render whose chart was verified: history has a VERIFIED column with the
+// provider and the signer's key (shortened) or identity.
+func TestFormatHistoryOfVerifiedCharts(t *testing.T) {
+	r := testRelease("team-a", "podinfo", rendered(refB, "6.7.1"), lastSuccessful(refA, "6.7.0"))
+	renders := historyRenders()
+	renders[0].Annotations = map[string]string{v1.AnnotationVerified: `{"provider":"helm","identity":"3F1C8A2B9D0E4F6712345678ABCDEF0123456789","time":"2026-12-08T02:00:00Z"}`}
+	renders[1].Annotations = map[string]string{v1.AnnotationVerified: `{"provider":"cosign","identity":"https://github.com/example/charts/.github/workflows/release.yaml@refs/tags/v6.7.0"}`}
+	golden(t, "release_history_verified", FormatHistory(r, renders, now, plain))
+}
+
 func clusters() []v1.Cluster {
 	ready := v1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "prod-eu", CreationTimestamp: *at(72 * time.Hour)},

@@ -61,6 +61,10 @@ func TestSyncWaitJudge(t *testing.T) {
 		"hook failed": {
 			r: testRelease("team-a", "podinfo", applied(v1.ReasonHookFailed, "Job migrate failed.")), want: Failed,
 		},
+		"verification failed": {
+			r: testRelease("team-a", "podinfo", applied(v1.ReasonVerificationFailed, "Verifying chart podinfo-6.5.0.tgz: NoSignature.")), want: Failed,
+			msg: "sync failed: VerificationFailed: Verifying chart podinfo-6.5.0.tgz: NoSignature.",
+		},
 		"pinned holds the request": {
 			r: testRelease("team-a", "podinfo", applied(v1.ReasonPinned, "Pinned to sha256:4f1c.")), want: Failed, msg: "sync held: Pinned: Pinned to sha256:4f1c.",
 		},

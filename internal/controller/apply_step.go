@@ -336,6 +336,9 @@ func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) 
 		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The Render of render %s no longer exists, so it cannot be applied.", ref)}, nil
 	}
+	if stop := unverifiedRender(st.rel, obj); stop != nil {
+		return nil, nil, none, stop, nil
+	}
 	objs, hooks, err := render.DecodeManifests(obj.Manifests)
 	if err != nil {
 		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(

@@ -59,6 +59,8 @@ type envOptions struct {
 	// observer runs in these tests and every applied render's assessment would
 	// become overdue (the tests of overdue_test.go set it).
 	assessmentOverdueAfter time.Duration
+	// requireVerifiedCharts is Options.RequireVerifiedCharts.
+	requireVerifiedCharts bool
 }
 
 // requestCounter counts the controller's HTTP requests, as testenv.RequestCounter
@@ -143,6 +145,7 @@ func (e *env) startController() {
 		Concurrency:            o.concurrency,
 		HealthDataDelay:        o.healthDataDelay,
 		AssessmentOverdueAfter: o.assessmentOverdueAfter,
+		RequireVerifiedCharts:  o.requireVerifiedCharts,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,11 @@ type state struct {
 	// renderObj is the Render object of a reused render (render.Reused), as
 	// remembered or read; nil for a render templated anew.
 	renderObj *v1.Render
+	// trust is the data of the Secret that spec.chart.verify.secretRef names; nil
+	// when it names none.
+	trust map[string][]byte
+	// verified is what verified this reconcile's chart; nil when it was not verified.
+	verified *v1.VerifiedStatus
 	// renderStatus is the new status.render; nil: keep it.
 	renderStatus *v1.RenderStatus
 	// newRender: this reconcile stored a new Render object.

@@ -21,6 +21,8 @@ type metrics struct {
 	// are overdue (release.Overdue).
 	overdue       prometheus.Gauge
 	overdueOldest prometheus.Gauge
+	// verifications counts the verifications of charts by provider and result.
+	verifications *prometheus.CounterVec
 
 	mu         sync.Mutex
 	pendingSet map[release.Key]bool
@@ -58,6 +60,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "convoy_release_assessment_overdue_oldest_timestamp_seconds",
 			Help: "Unix time at which the oldest of the overdue waits on the observer's assessment began; 0 when none is overdue.",
 		}),
+		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "convoy_chart_verifications_total",
+			Help: "Verifications of charts (spec.chart.verify), by provider and result: verified, cached (a chart verified before, with the same trust and policy) or the kind of failure (NoSignature, WrongKey, WrongIdentity, DigestMismatch, Misconfigured).",
+		}, []string{"provider", "result"}),
 		pendingSet:   map[release.Key]bool{},
 		readyReason:  map[release.Key]string{},
 		overdueSince: map[release.Key]time.Time{},
@@ -69,6 +75,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.ready = register(reg, m.ready)
 		m.overdue = register(reg, m.overdue)
 		m.overdueOldest = register(reg, m.overdueOldest)
+		m.verifications = register(reg, m.verifications)
 	}
 	return m
 }
@@ -157,4 +164,12 @@ func (m *metrics) forget(key release.Key) {
 	}
 	delete(m.overdueSince, key)
 	m.setOverdue()
+}
+
+// verification counts one verification of a chart.
+func (m *metrics) verification(provider, result string) {
+	if m == nil {
+		return
+	}
+	m.verifications.WithLabelValues(provider, result).Inc()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,6 +78,13 @@ type Reconciler struct {
 	// adopted holds each Release whose labelled objects this controller adopted into
 	// its inventory since it started (adoptLabelled).
 	adopted *releaseMemory[struct{}]
+	// verified remembers the charts verified (verifyChart).
+	verified *verifications
+	// requireVerified refuses Releases that do not ask for chart verification
+	// (--require-verified-charts).
+	requireVerified bool
+	// sigstoreRoot is the trusted root of keyless cosign signatures (nil: none).
+	sigstoreRoot root.TrustedMaterial
 }
 
 // Reconcile carries out one reconcile of one Release (docs/architecture.md, "The

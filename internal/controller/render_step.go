@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -28,6 +29,9 @@ import (
 // reconcile; an error is a failure to read or write convoy's own objects.
 func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result, error) {
 	rel := st.rel
+	if stop := r.verificationRequired(rel); stop != nil {
+		return stop, nil
+	}
 	target, err := r.clusters.Resolve(ctx, rel)
 	if err != nil {
 		return notReady(err), nil
@@ -45,6 +49,9 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 
 	creds, stop := r.credentials(ctx, rel, host)
 	if stop != nil {
+		return stop, nil
+	}
+	if st.trust, stop = r.trustMaterial(ctx, rel, host); stop != nil {
 		return stop, nil
 	}
 	res, err := r.render(ctx, st, render.Request{
@@ -67,7 +74,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		st.render = nil
 		return nil, err
 	}
-	st.renderStatus = renderStatus(rel.Status.Render, res, st.now)
+	st.renderStatus = renderStatus(rel.Status.Render, res, st.verified, st.now)
 	return nil, nil
 }
 
@@ -89,6 +96,10 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request, 
 	}
 	chart, err := r.source.Fetch(ctx, rel.Spec.Chart, listingMaxAge(rel), creds)
 	if err != nil {
+		return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	}
+	// Verified before anything of the chart is rendered.
+	if st.verified, err = r.verifyChart(ctx, st, chart, st.trust); err != nil {
 		return nil, fmt.Errorf("Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	req.Chart = renderChart(chart)
@@ -144,13 +155,22 @@ func notReady(err error) *release.Result {
 }
 
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,
-// so a reconcile that renders the same ref again keeps it.
-func renderStatus(old *v1.RenderStatus, res *render.Result, now time.Time) *v1.RenderStatus {
+// so a reconcile that renders the same ref again keeps it; verified says what
+// verified its chart (nil: nothing), and keeps the time of the first verification of
+// the same ref by the same provider and identity.
+func renderStatus(old *v1.RenderStatus, res *render.Result, verified *v1.VerifiedStatus, now time.Time) *v1.RenderStatus {
 	out := &v1.RenderStatus{Ref: res.Ref, ChartVersion: res.ChartVersion, Commit: res.Commit, ValuesDigest: res.ValuesDigest}
 	if old != nil && old.Ref == res.Ref && old.RenderedAt != nil {
 		out.RenderedAt = old.RenderedAt.DeepCopy()
 	} else {
 		out.RenderedAt = timestamp(now)
+	}
+	if verified != nil {
+		out.Verified = verified.DeepCopy()
+		if old != nil && old.Ref == res.Ref && old.Verified != nil && old.Verified.Time != nil &&
+			old.Verified.Provider == verified.Provider && old.Verified.Identity == verified.Identity {
+			out.Verified.Time = old.Verified.Time.DeepCopy()
+		}
 	}
 	return out
 }
@@ -177,6 +197,19 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 			return err
 		}
 	}
+	if exists {
+		latest := meta
+		if recorded != nil {
+			latest = recorded
+		}
+		patched, err := r.recordVerified(ctx, st.verified, latest)
+		if err != nil {
+			return err
+		}
+		if patched != nil {
+			recorded = patched
+		}
+	}
 	obj := st.renderObj
 	if obj != nil && recorded != nil {
 		// A reused Render whose inputs were recorded anew: remembered as it is now.
@@ -194,6 +227,13 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 		return r.renders.put(releaseKey(rel), obj, res)
 	}
 	created := newRenderCopy(obj)
+	if ann := verifiedAnnotation(st.verified); ann != "" {
+		created.Annotations = maps.Clone(created.Annotations) // not obj's map
+		if created.Annotations == nil {
+			created.Annotations = map[string]string{}
+		}
+		created.Annotations[v1.AnnotationVerified] = ann
+	}
 	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", created.Name,
 		"revision", res.Revision)
 	if err := r.client.Create(ctx, created); err != nil {

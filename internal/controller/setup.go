@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -79,6 +80,14 @@ type Options struct {
 	// Release without spec.serviceAccountName acts as this ServiceAccount of its
 	// namespace. Used only for the default Clusters.
 	DefaultServiceAccount string
+	// RequireVerifiedCharts refuses to render and apply a Release that does not ask
+	// for its chart to be verified (spec.chart.verify): flag
+	// --require-verified-charts.
+	RequireVerifiedCharts bool
+	// SigstoreTrustedRoot is the Sigstore trusted root that keyless cosign signatures
+	// are checked against (flag --sigstore-trusted-root); nil: keyless verification
+	// fails as Misconfigured.
+	SigstoreTrustedRoot root.TrustedMaterial
 	// Concurrency is the number of Releases reconciled at the same time (default 4).
 	Concurrency int
 	// Apply tunes internal/apply.
@@ -198,6 +207,9 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		overdueAfter:      o.AssessmentOverdueAfter,
 		dueSince:          &releaseMemory[time.Time]{},
 		adopted:           &releaseMemory[struct{}]{},
+		verified:          &verifications{},
+		requireVerified:   o.RequireVerifiedCharts,
+		sigstoreRoot:      o.SigstoreTrustedRoot,
 	}
 	var rec reconcile.Reconciler = r
 	if o.Middleware != nil {

@@ -20,7 +20,7 @@ func reconcileStatus(rel *v1.Release, ref string, now time.Time, attempt release
 	st := &state{rel: rel, now: now}
 	res := &render.Result{Ref: ref, ChartVersion: "1.0.0", ValuesDigest: "sha256:v"}
 	st.render = res
-	st.renderStatus = renderStatus(rel.Status.Render, res, now)
+	st.renderStatus = renderStatus(rel.Status.Render, res, nil, now)
 	in := release.Input{Now: now, Policy: syncPolicy(rel.Spec.SyncPolicy), Requests: requests(rel), CurrentRender: ref}
 	if ls := rel.Status.LastSuccessful; ls != nil {
 		in.LastSuccessfulRender = ls.RenderRef
@@ -57,9 +57,9 @@ func TestSteadyReleaseStatusUnchanged(t *testing.T) {
 
 func TestRenderedAtOnlyWhenTheRefFirstAppears(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	first := renderStatus(nil, &render.Result{Ref: "sha256:a", ChartVersion: "1.0.0"}, t0)
-	again := renderStatus(first, &render.Result{Ref: "sha256:a", ChartVersion: "1.0.0"}, t0.Add(time.Hour))
-	next := renderStatus(again, &render.Result{Ref: "sha256:b", ChartVersion: "1.1.0"}, t0.Add(2*time.Hour))
+	first := renderStatus(nil, &render.Result{Ref: "sha256:a", ChartVersion: "1.0.0"}, nil, t0)
+	again := renderStatus(first, &render.Result{Ref: "sha256:a", ChartVersion: "1.0.0"}, nil, t0.Add(time.Hour))
+	next := renderStatus(again, &render.Result{Ref: "sha256:b", ChartVersion: "1.1.0"}, nil, t0.Add(2*time.Hour))
 	got := []time.Time{first.RenderedAt.Time, again.RenderedAt.Time, next.RenderedAt.Time}
 	want := []time.Time{t0, t0, t0.Add(2 * time.Hour)}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -76,10 +76,9 @@ var kinds = map[string]Kind{
 	v1.ReasonUnappliable: KindFailure,
 	v1.ReasonHookFailed:  KindFailure,
 
-	v1.ReasonVerificationFailed: KindFailure,
-
 	v1.ReasonServiceAccountNotFound: KindFailure,
 	v1.ReasonForbidden:              KindFailure,
+	v1.ReasonVerificationFailed:     KindFailure,
 
 	v1.ReasonPinned:                KindHold,
 	v1.ReasonRolledBack:            KindHold,

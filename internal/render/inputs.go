@@ -37,18 +37,23 @@ type Inputs struct {
 	Namespace   string
 	// IsUpgrade is .Release.IsUpgrade (and not .Release.IsInstall).
 	IsUpgrade bool
+	// Verify is spec.chart.verify: a render made before the chart had to be verified
+	// is not one of the same inputs as a render of a verified chart. Unset, it leaves
+	// the digest as it was before chart verification existed.
+	Verify *v1alpha1.ChartVerify
 }
 
 // inputsEncoding is the canonical encoding of Inputs: a JSON object with fixed
 // field order.
 type inputsEncoding struct {
-	Format       int                 `json:"format"`
-	ChartDigest  string              `json:"chartDigest"`
-	ValuesDigest string              `json:"valuesDigest"`
-	Mutations    []v1alpha1.Mutation `json:"mutations"`
-	ReleaseName  string              `json:"releaseName"`
-	Namespace    string              `json:"namespace"`
-	IsUpgrade    bool                `json:"isUpgrade"`
+	Format       int                   `json:"format"`
+	ChartDigest  string                `json:"chartDigest"`
+	ValuesDigest string                `json:"valuesDigest"`
+	Mutations    []v1alpha1.Mutation   `json:"mutations"`
+	ReleaseName  string                `json:"releaseName"`
+	Namespace    string                `json:"namespace"`
+	IsUpgrade    bool                  `json:"isUpgrade"`
+	Verify       *v1alpha1.ChartVerify `json:"verify,omitempty"`
 }
 
 // inputsEncodingV1 is the encoding of format 1, which held the target's Kubernetes
@@ -75,7 +80,7 @@ func (in Inputs) Digest() (string, error) {
 	}
 	return digestOf(inputsEncoding{
 		Format: inputsFormat, ChartDigest: in.ChartDigest, ValuesDigest: in.ValuesDigest, Mutations: muts,
-		ReleaseName: in.ReleaseName, Namespace: in.Namespace, IsUpgrade: in.IsUpgrade,
+		ReleaseName: in.ReleaseName, Namespace: in.Namespace, IsUpgrade: in.IsUpgrade, Verify: in.Verify,
 	})
 }
 

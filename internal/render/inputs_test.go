@@ -71,6 +71,12 @@ func TestInputsDigest(t *testing.T) {
 		"release name":               func(in *Inputs) { in.ReleaseName = "api" },
 		"target namespace":           func(in *Inputs) { in.Namespace = "apps-2" },
 		"an upgrade, not an install": func(in *Inputs) { in.IsUpgrade = true },
+		"chart verification": func(in *Inputs) {
+			in.Verify = &v1alpha1.ChartVerify{Provider: v1alpha1.ChartVerifyHelm, SecretRef: &v1alpha1.LocalObjectReference{Name: "keys"}}
+		},
+		"other trusted keys": func(in *Inputs) {
+			in.Verify = &v1alpha1.ChartVerify{Provider: v1alpha1.ChartVerifyHelm, SecretRef: &v1alpha1.LocalObjectReference{Name: "other-keys"}}
+		},
 	}
 	seen := map[string]string{want: "base"}
 	for name, change := range changed {
@@ -86,6 +92,33 @@ func TestInputsDigest(t *testing.T) {
 			}
 			seen[got] = name
 		})
+	}
+}
+
+// Without spec.chart.verify the digest is the one convoy gave before chart
+// verification existed, so that an upgrade renders no Release anew.
+func TestInputsDigestWithoutVerifyIsUnchanged(t *testing.T) {
+	in := Inputs{ChartDigest: "sha256:c0ffee", ValuesDigest: "sha256:va1ue5", ReleaseName: "web", Namespace: "apps", IsUpgrade: true}
+	got, err := in.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The encoding of format 2 before spec.chart.verify.
+	want, err := digestOf(struct {
+		Format       int                 `json:"format"`
+		ChartDigest  string              `json:"chartDigest"`
+		ValuesDigest string              `json:"valuesDigest"`
+		Mutations    []v1alpha1.Mutation `json:"mutations"`
+		ReleaseName  string              `json:"releaseName"`
+		Namespace    string              `json:"namespace"`
+		IsUpgrade    bool                `json:"isUpgrade"`
+	}{Format: 2, ChartDigest: in.ChartDigest, ValuesDigest: in.ValuesDigest, Mutations: []v1alpha1.Mutation{},
+		ReleaseName: in.ReleaseName, Namespace: in.Namespace, IsUpgrade: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("digest %s, want %s as before chart verification", got, want)
 	}
 }
 

@@ -175,6 +175,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	p.in = Inputs{
 		ChartDigest: req.Chart.Digest, ValuesDigest: vals.Digest, Mutations: rel.Mutations,
 		ReleaseName: rel.Name, Namespace: TargetNamespace(rel), IsUpgrade: req.IsUpgrade,
+		Verify: rel.Spec.Chart.Verify,
 	}
 	key, err := reuseKey(p.in, req.Capabilities)
 	if err != nil {

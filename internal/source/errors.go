@@ -16,6 +16,8 @@ type Error struct {
 	reason string
 	// Err is what happened, with the source it concerns.
 	Err error
+	// notFound: the server answered 404 Not Found.
+	notFound bool
 }
 
 // Error returns the message of the wrapped error.

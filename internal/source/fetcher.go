@@ -120,6 +120,22 @@ type Chart struct {
 	// spec.chart.git.verify, the key that signed its commit. Nil when nothing was
 	// verified.
 	Verified *verify.Result
+	// File is the archive's file name in its HTTP repository (podinfo-6.5.0.tgz), as
+	// its provenance file names it; empty for other sources.
+	File string
+	// Provenance reads the archive's provenance file (<archive URL>.prov) when
+	// spec.chart.verify.provider is helm; nil otherwise. It returns nil, nil when the
+	// repository has none (404). It reads the repository each time: the caller
+	// calls it only for an archive it has not verified yet.
+	Provenance func(ctx context.Context) ([]byte, error)
+	// OCIRepository is the chart's repository in its OCI registry, without a tag
+	// (host/path/name), for a chart of an OCI registry; Digest is then the manifest's
+	// digest that its signature signs.
+	OCIRepository string
+	// Registry is how the source reached the chart's OCI registry (its HTTP client,
+	// credentials and scheme), for reading the chart's signatures the same way; nil
+	// for other sources.
+	Registry *verify.CosignOptions
 }
 
 // Fetch selects what src names — the version of the chart that spec.chart.version

@@ -47,6 +47,7 @@ type chartRepo struct {
 	requests map[string]int    // path -> count
 	fail     map[string]int    // path -> HTTP status to answer instead
 	digests  map[string]string // file name -> digest to put in the index instead
+	provs    map[string][]byte // file name -> provenance file, served at <archive>.prov
 }
 
 func newChartRepo(t testing.TB) *chartRepo {
@@ -57,6 +58,7 @@ func newChartRepo(t testing.TB) *chartRepo {
 		requests: map[string]int{},
 		fail:     map[string]int{},
 		digests:  map[string]string{},
+		provs:    map[string][]byte{},
 	}
 	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.server.Close)
@@ -88,6 +90,13 @@ func (r *chartRepo) addArchive(data []byte) {
 }
 
 func (r *chartRepo) url() string { return r.server.URL }
+
+// addProvenance serves prov as the provenance file of the archive file.
+func (r *chartRepo) addProvenance(file string, prov []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.provs[file] = prov
+}
 
 func (r *chartRepo) count(path string) int {
 	r.mu.Lock()
@@ -131,6 +140,13 @@ func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
 		b, err := json.Marshal(idx)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(b)
+	case strings.HasPrefix(req.URL.Path, "/charts/") && strings.HasSuffix(req.URL.Path, ".prov"):
+		b, ok := r.provs[strings.TrimSuffix(strings.TrimPrefix(req.URL.Path, "/charts/"), ".prov")]
+		if !ok {
+			http.NotFound(w, req)
 			return
 		}
 		_, _ = w.Write(b)

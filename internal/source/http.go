@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -68,7 +70,39 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, src v1alpha1.ChartSource, creds
 	if err != nil {
 		return nil, err
 	}
-	return &Chart{Version: version, Digest: "sha256:" + sha256Hex(data), What: chartWhat(src.Name, version), Archive: data}, nil
+	c := &Chart{Version: version, Digest: "sha256:" + sha256Hex(data), What: chartWhat(src.Name, version), Archive: data,
+		File: archiveFile(archiveURL)}
+	if v := src.Verify; v != nil && v.Provider == v1alpha1.ChartVerifyHelm {
+		provURL, withAuth := archiveURL+".prov", sameHost(repoURL, archiveURL)
+		c.Provenance = func(ctx context.Context) ([]byte, error) {
+			return getProvenance(ctx, hc, provURL, creds, withAuth)
+		}
+	}
+	return c, nil
+}
+
+// maxProvenanceBytes bounds a provenance file.
+const maxProvenanceBytes = 1 << 20
+
+// getProvenance reads a provenance file; nil, nil when the server has none (404).
+func getProvenance(ctx context.Context, hc *http.Client, provURL string, creds *Credentials, withAuth bool) ([]byte, error) {
+	b, err := get(ctx, hc, provURL, creds, withAuth, maxProvenanceBytes)
+	if err != nil {
+		if e, ok := errors.AsType[*Error](err); ok && e.notFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// archiveFile is the file name of an archive URL: its last path segment.
+func archiveFile(archiveURL string) string {
+	u, err := url.Parse(archiveURL)
+	if err != nil {
+		return path.Base(archiveURL)
+	}
+	return path.Base(u.Path)
 }
 
 // httpVersions are the versions of a chart that an HTTP repository's index offers.

@@ -15,6 +15,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/verify"
 )
 
 // fetchOCI selects a version among the repository's tags (tags are versions) and
@@ -60,7 +61,11 @@ func (f *Fetcher) fetchOCI(ctx context.Context, u *url.URL, src v1alpha1.ChartSo
 	if err != nil {
 		return nil, err
 	}
-	return &Chart{Version: version, Digest: digest, What: chartWhat(src.Name, version), Archive: data}, nil
+	reach, err := f.registryAccess(u.Host, creds)
+	if err != nil {
+		return nil, err
+	}
+	return &Chart{Version: version, Digest: digest, What: chartWhat(src.Name, version), Archive: data, OCIRepository: ref, Registry: reach}, nil
 }
 
 // ociTags are the version tags of a chart in an OCI registry.
@@ -98,6 +103,21 @@ func (f *Fetcher) ociListing(ctx context.Context, u *url.URL, src v1alpha1.Chart
 		return nil, sourceNotReady("chart %s has no version tag; check spec.chart.name and spec.chart.repository", what)
 	}
 	return &ociTags{ref: ref, what: what, fp: fp, tagsKey: tagsKey, client: client, tags: tags}, nil
+}
+
+// registryAccess is how the registry host is reached with creds, for the cosign
+// check of a chart's signatures (verify.Cosign reads them as the source reads the
+// chart): the same HTTP client, credentials and scheme.
+func (f *Fetcher) registryAccess(host string, creds *Credentials) (*verify.CosignOptions, error) {
+	hc, err := f.httpClient(creds)
+	if err != nil {
+		return nil, err
+	}
+	out := &verify.CosignOptions{HTTPClient: hc, PlainHTTP: f.plainHTTP(host)}
+	if creds != nil {
+		out.Username, out.Password = creds.Username, creds.Password
+	}
+	return out, nil
 }
 
 // registryClient returns a Helm registry client for host with exactly the given

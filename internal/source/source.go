@@ -130,7 +130,9 @@ func get(ctx context.Context, hc *http.Client, rawURL string, creds *Credentials
 		case http.StatusNotFound:
 			hint = "; check spec.chart.repository"
 		}
-		return nil, sourceNotReady("GET %s: the server answered %s%s", rawURL, resp.Status, hint)
+		e := sourceNotReady("GET %s: the server answered %s%s", rawURL, resp.Status, hint)
+		e.notFound = resp.StatusCode == http.StatusNotFound
+		return nil, e
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {

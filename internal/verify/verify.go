@@ -13,6 +13,8 @@ package verify
 import (
 	"errors"
 	"fmt"
+
+	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // Provider names, as spec.chart.verify.provider spells them.
@@ -70,6 +72,10 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Reason is the Release reason of a failed verification: VerificationFailed
+// (internal/reasons reads it).
+func (e *Error) Reason() string { return v1alpha1.ReasonVerificationFailed }
 
 // KindOf returns the Kind of the first *Error in err's chain, or "" if there is
 // none.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -96,7 +97,12 @@ func ReleaseSpec(spec *convoyv1alpha1.ReleaseSpec, path *field.Path, opts Releas
 
 func chart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions) field.ErrorList {
 	if c.Git != nil {
-		return gitChart(c, path, opts)
+		errs := gitChart(c, path, opts)
+		if c.Verify != nil {
+			errs = append(errs, field.Forbidden(path.Child("verify"),
+				"verifies charts of Helm repositories and OCI registries; the commits of a chart from Git are verified with git.verify"))
+		}
+		return errs
 	}
 	var errs field.ErrorList
 	repoPath := path.Child("repository")
@@ -110,6 +116,83 @@ func chart(c *convoyv1alpha1.ChartSource, path *field.Path, opts ReleaseOptions)
 	}
 	if c.SecretRef != nil && c.SecretRef.Name == "" {
 		errs = append(errs, field.Required(path.Child("secretRef", "name"), ""))
+	}
+	return append(errs, chartVerify(c, path)...)
+}
+
+// chartVerify validates spec.chart.verify of a chart of a repository: a provider
+// that fits the repository's scheme (cosign: oci://, helm: http(s)://), and the
+// trust material the provider takes: cosign exactly one of secretRef and keyless,
+// keyless an issuer and a subject (exact or regular expressions that compile), helm
+// a secretRef and no keyless.
+func chartVerify(c *convoyv1alpha1.ChartSource, path *field.Path) field.ErrorList {
+	v := c.Verify
+	if v == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	vPath := path.Child("verify")
+	scheme := ""
+	if u, err := url.Parse(c.Repository); err == nil {
+		scheme = u.Scheme
+	}
+	switch v.Provider {
+	case convoyv1alpha1.ChartVerifyCosign:
+		if scheme != "oci" && c.Repository != "" {
+			errs = append(errs, field.Invalid(vPath.Child("provider"), v.Provider,
+				"cosign verifies charts of OCI registries (oci://); for an http(s) repository use helm (provenance files)"))
+		}
+		switch {
+		case v.SecretRef == nil && v.Keyless == nil:
+			errs = append(errs, field.Required(vPath, "cosign needs secretRef (a Secret with the key cosign.pub) or keyless (the signer's issuer and subject)"))
+		case v.SecretRef != nil && v.Keyless != nil:
+			errs = append(errs, field.Forbidden(vPath.Child("keyless"), "set either secretRef (a key) or keyless, not both"))
+		}
+	case convoyv1alpha1.ChartVerifyHelm:
+		if scheme != "http" && scheme != "https" && c.Repository != "" {
+			errs = append(errs, field.Invalid(vPath.Child("provider"), v.Provider,
+				"helm verifies the provenance files of http(s) Helm repositories; for an OCI registry use cosign"))
+		}
+		if v.SecretRef == nil {
+			errs = append(errs, field.Required(vPath.Child("secretRef"), "helm needs a Secret with the key keyring (the PGP public keys of the chart's signers)"))
+		}
+		if v.Keyless != nil {
+			errs = append(errs, field.Forbidden(vPath.Child("keyless"), "keyless is for cosign only"))
+		}
+	case "":
+		errs = append(errs, field.Required(vPath.Child("provider"), "cosign (OCI registries) or helm (http(s) repositories)"))
+	default:
+		errs = append(errs, field.NotSupported(vPath.Child("provider"), v.Provider,
+			[]string{string(convoyv1alpha1.ChartVerifyCosign), string(convoyv1alpha1.ChartVerifyHelm)}))
+	}
+	if v.SecretRef != nil && v.SecretRef.Name == "" {
+		errs = append(errs, field.Required(vPath.Child("secretRef", "name"), ""))
+	}
+	if k := v.Keyless; k != nil && v.Provider == convoyv1alpha1.ChartVerifyCosign {
+		errs = append(errs, keyless(k, vPath.Child("keyless"))...)
+	}
+	return errs
+}
+
+// keyless validates the identity of keyless cosign signatures: an issuer and a
+// subject, each exactly or as a regular expression that compiles, not both.
+func keyless(k *convoyv1alpha1.KeylessVerify, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct{ exact, regExp, exactValue, regExpValue, what string }{
+		{"issuer", "issuerRegExp", k.Issuer, k.IssuerRegExp, "the OIDC issuer of the signer's certificate"},
+		{"subject", "subjectRegExp", k.Subject, k.SubjectRegExp, "the subject of the signer's certificate"},
+	} {
+		switch {
+		case f.exactValue == "" && f.regExpValue == "":
+			errs = append(errs, field.Required(path.Child(f.exact), fmt.Sprintf("%s (or %s)", f.what, f.regExp)))
+		case f.exactValue != "" && f.regExpValue != "":
+			errs = append(errs, field.Forbidden(path.Child(f.regExp), fmt.Sprintf("set either %s or %s, not both", f.exact, f.regExp)))
+		}
+		if f.regExpValue != "" {
+			if _, err := regexp.Compile(f.regExpValue); err != nil {
+				errs = append(errs, field.Invalid(path.Child(f.regExp), f.regExpValue, fmt.Sprintf("not a regular expression: %v", err)))
+			}
+		}
 	}
 	return errs
 }
