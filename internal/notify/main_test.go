@@ -23,7 +23,6 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/notify"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -38,20 +37,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, controlPlane, "notify"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		chartsURL = s.Serve(repo)
-		return nil
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "notify", Cluster: localcluster.Options{Workloads: true},
+		Host: &controlPlane, Charts: "testdata/charts", ChartsURL: &chartsURL,
 	})
 }
 

@@ -12,7 +12,6 @@ package deploy_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,12 +51,10 @@ func TestMain(m *testing.M) {
 		}
 		fresh := freshInstallDryRun(s.Context(), c)
 		// Not convoy-system/convoy-apiserver, which the dry run of deploy/ must find free.
-		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
-			Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"})
-		if err != nil {
-			return fmt.Errorf("start convoy apiserver: %w", err)
+		if err := apiservertest.StartWith(s, c, apiservertest.Options{
+			Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"}); err != nil {
+			return err
 		}
-		s.Cleanup(stop)
 		env = &struct {
 			cluster      *localcluster.Cluster
 			admin        *rest.Config

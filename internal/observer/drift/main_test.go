@@ -21,10 +21,7 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		cluster, err = s.Cluster("the local control plane", localcluster.Options{})
-		return err
-	})
+	testenv.ClusterMain(m, localcluster.Options{}, &cluster)
 }
 
 // env is what a test works with: a namespace of its own, an admin client of
