@@ -22,6 +22,7 @@ import (
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/testenv/convoytest"
 )
 
 // shard is one shard's release controller and observer, each a manager of its own
@@ -262,13 +263,5 @@ func waitReady(t *testing.T, ctx context.Context, c client.Client, key types.Nam
 // named after prefix.
 func setUp(t *testing.T, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	return ctx, c, testenv.Namespace(t, ctx, c, prefix, nil)
+	return convoytest.SetUp(t, host.RestConfig(), timeout, prefix)
 }

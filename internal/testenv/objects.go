@@ -1,0 +1,293 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	v1 "kumodo.io/convoy/api/v1alpha1"
+)
+
+// Context is a context for t that ends after timeout or with the test.
+func Context(t testing.TB, timeout time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Create creates obj and fails t if it cannot.
+func Create(t testing.TB, ctx context.Context, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// Release reads the Release ns/name and fails t if it cannot.
+func Release(t testing.TB, ctx context.Context, c client.Client, ns, name string) *v1.Release {
+	t.Helper()
+	rel := &v1.Release{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rel); err != nil {
+		t.Fatalf("get Release %s: %v", name, err)
+	}
+	return rel
+}
+
+// WaitApplied waits, for at most timeout, until the Applied condition of the Release
+// ns/name has status and reason, and returns the Release.
+func WaitApplied(t testing.TB, ctx context.Context, c client.Client, ns, name, status, reason string, timeout time.Duration) *v1.Release {
+	t.Helper()
+	var rel *v1.Release
+	Eventually(t, ctx, fmt.Sprintf("Release %s Applied=%s/%s", name, status, reason), timeout, func() (bool, string) {
+		rel = Release(t, ctx, c, ns, name)
+		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+		if c == nil {
+			return false, "no Applied condition"
+		}
+		return string(c.Status) == status && c.Reason == reason, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
+	})
+	return rel
+}
+
+// ConfigMap reads the ConfigMap ns/name; nil when there is none.
+func ConfigMap(t testing.TB, ctx context.Context, c client.Client, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatalf("get ConfigMap %s: %v", name, err)
+	}
+	return cm
+}
+
+// RegisterCluster creates the Cluster name with labels, whose kubeconfig is the key
+// "value" of the Secret ns/secret, and deletes it at the end of the test (Clusters are
+// not namespaced). With kubeconfig, it creates that Secret too.
+func RegisterCluster(t testing.TB, ctx context.Context, c client.Client, name string, labels map[string]string, ns, secret string, kubeconfig []byte) *v1.Cluster {
+	t.Helper()
+	if kubeconfig != nil {
+		Create(t, ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secret}, Data: map[string][]byte{"value": kubeconfig}})
+	}
+	cl := &v1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
+		Spec:       v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: ns, Name: secret}}},
+	}
+	for k, v := range labels {
+		cl.Labels[k] = v
+	}
+	Create(t, ctx, c, cl)
+	t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
+	return cl
+}
+
+// StartManager runs mgr until ctx ends or the test does (then it waits until mgr has
+// stopped); the channel it returns is closed once mgr has stopped. what names mgr in
+// the error it reports.
+func StartManager(t testing.TB, ctx context.Context, what string, mgr manager.Manager) <-chan struct{} {
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return done
+}
+
+// Counter is the value of the counter name of g whose labels include labels; 0 when
+// there is none.
+func Counter(t testing.TB, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			if matches(have, labels) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func matches(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Post POSTs path (with its query) of the namespace ns in convoy's API as the identity
+// of cfg ("releasesets/web/promote") and returns the HTTP status and body.
+func Post(t testing.TB, ctx context.Context, cfg *rest.Config, ns, path string) (int, string) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s", cfg.Host, v1.SchemeGroupVersion, ns, path)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// ReleaseSet reads the ReleaseSet ns/name and fails t if it cannot.
+func ReleaseSet(t testing.TB, ctx context.Context, c client.Client, ns, name string) *v1.ReleaseSet {
+	t.Helper()
+	s := &v1.ReleaseSet{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		t.Fatalf("get ReleaseSet %s: %v", name, err)
+	}
+	return s
+}
+
+// SetReleases are the Releases of the ReleaseSet ns/set, by name.
+func SetReleases(t testing.TB, ctx context.Context, c client.Client, ns, set string) map[string]v1.Release {
+	t.Helper()
+	list := &v1.ReleaseList{}
+	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{v1.LabelReleaseSet: set}); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]v1.Release{}
+	for _, r := range list.Items {
+		out[r.Name] = r
+	}
+	return out
+}
+
+// UpdateTemplate changes the template of the ReleaseSet ns/name, again after a
+// conflict, for at most 30 s.
+func UpdateTemplate(t testing.TB, ctx context.Context, c client.Client, ns, name string, change func(*v1.ReleaseTemplate)) {
+	t.Helper()
+	Eventually(t, ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
+		s := ReleaseSet(t, ctx, c, ns, name)
+		change(&s.Spec.Template)
+		if err := c.Update(ctx, s); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
+
+// Phases says where the rollout of s stands: "canary Complete, rest Waiting".
+func Phases(s *v1.ReleaseSet) string {
+	var parts []string
+	for _, st := range s.Status.Stages {
+		parts = append(parts, fmt.Sprintf("%s %s", st.Name, st.Phase))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Conditions are cs in one line: "Type=Status/Reason (message); …".
+func Conditions(cs []metav1.Condition) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s (%s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// WaitPhases waits, for at most timeout, until the status of the ReleaseSet ns/name
+// describes its generation, at another revision than not, with the stage phases want
+// ("canary Complete, rest Waiting"), and returns the set.
+func WaitPhases(t testing.TB, ctx context.Context, c client.Client, ns, name, not, want string, timeout time.Duration) *v1.ReleaseSet {
+	t.Helper()
+	var s *v1.ReleaseSet
+	Eventually(t, ctx, fmt.Sprintf("ReleaseSet %s: %s", name, want), timeout, func() (bool, string) {
+		s = ReleaseSet(t, ctx, c, ns, name)
+		got := Phases(s)
+		return s.Status.ObservedGeneration == s.Generation && s.Status.Revision != not && got == want,
+			fmt.Sprintf("generation %d, status of %d at %s: %s; conditions %s", s.Generation, s.Status.ObservedGeneration,
+				s.Status.Revision, got, Conditions(s.Status.Conditions))
+	})
+	return s
+}
+
+// ReadyAt says whether rel is Ready at the ReleaseSet revision rev, as the ReleaseSet
+// contract defines it.
+func ReadyAt(rel *v1.Release, rev string) bool {
+	return rel.Annotations[v1.AnnotationReleaseSetRevision] == rev && rel.Generation == rel.Status.ObservedGeneration &&
+		apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+}
+
+// WatchRevisions watches the Releases of the ReleaseSet ns/set until the end of the
+// test and calls seen, from one goroutine, with each Release the watch shows (not the
+// deleted ones), the latest of each Release the watch has shown so far (rel among
+// them) and whether rel's revision differs from the one the watch showed before. One
+// resource's watch is in resourceVersion order.
+func WatchRevisions(t testing.TB, ctx context.Context, c client.WithWatch, ns, set string, seen func(rel *v1.Release, latest map[string]*v1.Release, changed bool)) {
+	t.Helper()
+	w, err := c.Watch(ctx, &v1.ReleaseList{}, client.InNamespace(ns), client.MatchingLabels{v1.LabelReleaseSet: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	go func() {
+		latest := map[string]*v1.Release{}
+		for ev := range w.ResultChan() {
+			rel, ok := ev.Object.(*v1.Release)
+			if !ok {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				delete(latest, rel.Name)
+				continue
+			}
+			rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
+			var before string
+			if prev := latest[rel.Name]; prev != nil {
+				before = prev.Annotations[v1.AnnotationReleaseSetRevision]
+			}
+			latest[rel.Name] = rel
+			seen(rel, latest, rev != before)
+		}
+	}()
+}
+
+// Ptr is a pointer to v.
+func Ptr[T any](v T) *T { return &v }
+
+// RawJSON is s (JSON) as a RawExtension, for a Release's values.
+func RawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
