@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,8 +81,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.assessmentOverdueAfter == 0 {
 		o.assessmentOverdueAfter = -1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 4*time.Minute)
 	scheme, err := Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -167,19 +165,7 @@ func (e *env) restartController() {
 // closed once mgr has stopped.
 func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) <-chan struct{} {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
-	return done
+	return testenv.StartManager(t, ctx, "manager", mgr)
 }
 
 // calls records the reconciles the controller makes and what they returned.
@@ -252,11 +238,7 @@ func (e *env) createRelease(name string, opts ...releaseOption) *v1.Release {
 // release reads the Release name.
 func (e *env) release(name string) *v1.Release {
 	e.t.Helper()
-	rel := &v1.Release{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
-		e.t.Fatalf("get Release %s: %v", name, err)
-	}
-	return rel
+	return testenv.Release(e.t, e.ctx, e.client, e.ns, name)
 }
 
 // update changes the Release name through the main resource (a merge patch).
@@ -287,16 +269,7 @@ func (e *env) consistently(what string, d time.Duration, cond func() (bool, stri
 // returns the Release.
 func (e *env) waitApplied(name, status, reason string) *v1.Release {
 	e.t.Helper()
-	var rel *v1.Release
-	e.eventually(fmt.Sprintf("Release %s Applied=%s/%s", name, status, reason), func() (bool, string) {
-		rel = e.release(name)
-		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
-		if c == nil {
-			return false, "no Applied condition"
-		}
-		return string(c.Status) == status && c.Reason == reason, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
-	})
-	return rel
+	return testenv.WaitApplied(e.t, e.ctx, e.client, e.ns, name, status, reason, 90*time.Second)
 }
 
 // waitReconciled waits until name has been reconciled more than n times.
@@ -348,15 +321,7 @@ func (e *env) sync(name string, force bool) *v1.Release {
 // configMap reads a ConfigMap of the test's namespace; nil when it does not exist.
 func (e *env) configMap(name string) *corev1.ConfigMap {
 	e.t.Helper()
-	cm := &corev1.ConfigMap{}
-	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, cm)
-	if err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		e.t.Fatalf("get ConfigMap %s: %v", name, err)
-	}
-	return cm
+	return testenv.ConfigMap(e.t, e.ctx, e.client, e.ns, name)
 }
 
 // writeHealthy writes what the observer writes when every object of renderRef is

@@ -216,20 +216,10 @@ func (e *env) startNotifier(namespaces ...string) *notifier {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("notifier manager: %v", err)
-		}
-	}()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); <-done }) }
-	e.t.Cleanup(stop)
+	stop := testenv.RunManager(e.t, e.ctx, "notifier manager", mgr)
 	select {
 	case <-nt.Started():
-	case <-ctx.Done():
+	case <-e.ctx.Done():
 		e.t.Fatal("the notifier did not start")
 	}
 	return &notifier{metrics: reg, stop: stop}

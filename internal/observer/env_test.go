@@ -116,22 +116,7 @@ func (e *env) startObserver(o observerOptions) *running {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("observer manager: %v", err)
-		}
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}
-	e.t.Cleanup(stop)
+	stop := testenv.RunManager(e.t, e.ctx, "observer manager", mgr)
 	return &running{obs: obs, stop: stop}
 }
 

@@ -74,18 +74,7 @@ func (e *env) startControllerWith(o controllerOptions) {
 	}); err != nil {
 		e.t.Fatal(err)
 	}
-	done := make(chan struct{})
-	ctx, cancel := context.WithCancel(e.ctx)
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("controller manager: %v", err)
-		}
-	}()
-	e.t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	testenv.StartManager(e.t, e.ctx, "controller manager", mgr)
 }
 
 // sync POSTs releases/<name>/sync as the admin (a person) and returns the time written.

@@ -28,3 +28,19 @@ func (s *Setup) Charts(dir string) (string, error) {
 	}
 	return s.Serve(repo), nil
 }
+
+// ServeCharts serves the Helm repository of the charts in dir (chartrepo.Build) on a
+// loopback port until the end of the test and returns its URL.
+func ServeCharts(t testing.TB, dir string) string {
+	t.Helper()
+	repo, err := chartrepo.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := chartrepo.Serve("127.0.0.1:0", repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv.URL
+}

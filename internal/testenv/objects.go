@@ -2,10 +2,12 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,23 +100,44 @@ func RegisterCluster(t testing.TB, ctx context.Context, c client.Client, name st
 }
 
 // StartManager runs mgr until ctx ends or the test does (then it waits until mgr has
-// stopped); the channel it returns is closed once mgr has stopped. what names mgr in
-// the error it reports.
+// stopped); the channel it returns is closed once mgr has stopped. An error of mgr's
+// (but context.Canceled) fails t, named what.
 func StartManager(t testing.TB, ctx context.Context, what string, mgr manager.Manager) <-chan struct{} {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
+	_, done := runManager(t, ctx, what, mgr)
+	return done
+}
+
+// RunManager runs mgr until ctx ends, stop is called or the test ends; stop waits
+// until mgr has stopped, and may be called more than once. An error of mgr's (but
+// context.Canceled) fails t, named what.
+func RunManager(t testing.TB, ctx context.Context, what string, mgr manager.Manager) (stop func()) {
+	t.Helper()
+	stop, _ = runManager(t, ctx, what, mgr)
+	return stop
+}
+
+func runManager(t testing.TB, ctx context.Context, what string, mgr manager.Manager) (func(), <-chan struct{}) {
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
+		if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
-	return done
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop, done
+}
+
+// WaitForCacheSync waits until the cache of mgr has synced, or fails t.
+func WaitForCacheSync(t testing.TB, ctx context.Context, what string, mgr manager.Manager) {
+	t.Helper()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatalf("the cache of %s did not sync", what)
+	}
 }
 
 // Counter is the value of the counter name of g whose labels include labels; 0 when

@@ -86,18 +86,9 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 // run starts mgr and returns what stops it and waits for its end.
 func run(t *testing.T, ctx context.Context, mgr manager.Manager) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}
+	stop := testenv.RunManager(t, ctx, "manager", mgr)
+	testenv.WaitForCacheSync(t, ctx, "a manager", mgr)
+	return stop
 }
 
 // target is a cluster Releases deliver to: the host ("") or a Cluster.

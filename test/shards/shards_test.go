@@ -97,18 +97,8 @@ func (s *shard) startObserver(t *testing.T, ctx context.Context, ns string) {
 // run starts mgr and stops it at the end of the test.
 func run(t *testing.T, ctx context.Context, mgr manager.Manager) {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
+	testenv.StartManager(t, ctx, "manager", mgr)
+	testenv.WaitForCacheSync(t, ctx, "a manager", mgr)
 }
 
 // counts are what a shard did so far: the Release reconciles of its controller
