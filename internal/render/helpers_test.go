@@ -4,20 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,32 +52,17 @@ func saveChart(t testing.TB, c *chart.Chart, version string) []byte {
 	return b
 }
 
-// chartRepo is a Helm HTTP repository served by the test. It counts the requests
-// of every path and can be told to fail.
+// chartRepo is a Helm HTTP repository served by the test (charttest.Repo). It counts
+// the requests of every path and can be told to fail.
 type chartRepo struct {
+	*charttest.Repo
 	t      testing.TB
 	server *httptest.Server
-
-	mu       sync.Mutex
-	archives map[string][]byte // file name -> archive
-	index    *repo.IndexFile   // built by add
-	requests map[string]int    // path -> count
-	fail     map[string]int    // path -> HTTP status to answer instead
-	digests  map[string]string // file name -> digest to put in the index instead
 }
 
 func newChartRepo(t testing.TB) *chartRepo {
-	r := &chartRepo{
-		t:        t,
-		archives: map[string][]byte{},
-		index:    repo.NewIndexFile(),
-		requests: map[string]int{},
-		fail:     map[string]int{},
-		digests:  map[string]string{},
-	}
-	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.server.Close)
-	return r
+	r := charttest.NewRepo(t)
+	return &chartRepo{Repo: r, t: t, server: r.Server}
 }
 
 // add packages testdata/charts/<name> at each version and lists it in the index.
@@ -96,65 +76,12 @@ func (r *chartRepo) add(name string, versions ...string) *chartRepo {
 // addArchive lists an archive in the index under charts/<name>-<version>.tgz.
 func (r *chartRepo) addArchive(data []byte) {
 	r.t.Helper()
-	c, err := loader.LoadArchive(strings.NewReader(string(data)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	file := fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.archives[file] = data
-	if err := r.index.MustAdd(c.Metadata, file, "charts", sha256Hex(data)); err != nil {
-		r.t.Fatal(err)
-	}
+	r.AddArchive(data)
 }
 
-func (r *chartRepo) url() string { return r.server.URL }
+func (r *chartRepo) url() string { return r.URL() }
 
-func (r *chartRepo) count(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests[path]
-}
-
-func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests[req.URL.Path]++
-	if status, ok := r.fail[req.URL.Path]; ok {
-		http.Error(w, http.StatusText(status), status)
-		return
-	}
-	switch {
-	case req.URL.Path == "/index.yaml":
-		idx := *r.index
-		idx.Entries = map[string]repo.ChartVersions{}
-		for name, cvs := range r.index.Entries {
-			for _, cv := range cvs {
-				c := *cv
-				if d, ok := r.digests[filepath.Base(cv.URLs[0])]; ok {
-					c.Digest = d
-				}
-				idx.Entries[name] = append(idx.Entries[name], &c)
-			}
-		}
-		b, err := json.Marshal(idx)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		_, _ = w.Write(b)
-	case strings.HasPrefix(req.URL.Path, "/charts/"):
-		b, ok := r.archives[strings.TrimPrefix(req.URL.Path, "/charts/")]
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	default:
-		http.NotFound(w, req)
-	}
-}
+func (r *chartRepo) count(path string) int { return r.Count(path) }
 
 // renderer renders the tests' Releases as the controller does: their charts fetched
 // by a source.Fetcher with a fake clock and its own cache directory, then rendered.

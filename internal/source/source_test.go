@@ -195,9 +195,7 @@ func TestDigestMismatchRecovers(t *testing.T) {
 	}
 	// The repository is fixed: the failed fetch dropped the cached index, so the
 	// next render reads the index again, without waiting for the TTL.
-	repo.mu.Lock()
-	delete(repo.digests, "web-1.0.0.tgz")
-	repo.mu.Unlock()
+	repo.setIndexDigest("web-1.0.0.tgz", "")
 	renderOK(t, r, Request{Release: rel})
 	if got := repo.count("/index.yaml"); got != 2 {
 		t.Errorf("index.yaml fetched %d times, want 2", got)

@@ -1,0 +1,134 @@
+package charttest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
+)
+
+// Repo is a Helm HTTP repository served by a test: its index.yaml lists the archives
+// added, under charts/<name>-<version>.tgz. It counts the requests of every path and
+// can be told to fail a path or to put a wrong digest into its index.
+type Repo struct {
+	// Server serves the repository; a test may close it (a repository that is down)
+	// or wrap its handler.
+	Server *httptest.Server
+
+	t        testing.TB
+	mu       sync.Mutex
+	archives map[string][]byte // file name -> archive
+	index    *repo.IndexFile   // built by AddArchive
+	requests map[string]int    // path -> count
+	fail     map[string]int    // path -> HTTP status to answer instead
+	digests  map[string]string // file name -> digest to put in the index instead
+}
+
+// NewRepo serves an empty repository until the end of the test.
+func NewRepo(t testing.TB) *Repo {
+	r := &Repo{
+		t:        t,
+		archives: map[string][]byte{},
+		index:    repo.NewIndexFile(),
+		requests: map[string]int{},
+		fail:     map[string]int{},
+		digests:  map[string]string{},
+	}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Server.Close)
+	return r
+}
+
+// AddArchive lists a chart archive in the index under charts/<name>-<version>.tgz.
+func (r *Repo) AddArchive(data []byte) {
+	r.t.Helper()
+	c, err := loader.LoadArchive(strings.NewReader(string(data)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	file := fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version)
+	sum := sha256.Sum256(data)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.archives[file] = data
+	if err := r.index.MustAdd(c.Metadata, file, "charts", hex.EncodeToString(sum[:])); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// URL is the repository's URL.
+func (r *Repo) URL() string { return r.Server.URL }
+
+// Count is the number of requests of path so far ("/index.yaml").
+func (r *Repo) Count(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests[path]
+}
+
+// FailWith answers the requests of path with status from now on.
+func (r *Repo) FailWith(path string, status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail[path] = status
+}
+
+// SetIndexDigest lists digest for the archive file in the index instead of its own;
+// "" lists its own again.
+func (r *Repo) SetIndexDigest(file, digest string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if digest == "" {
+		delete(r.digests, file)
+		return
+	}
+	r.digests[file] = digest
+}
+
+func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests[req.URL.Path]++
+	if status, ok := r.fail[req.URL.Path]; ok {
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	switch {
+	case req.URL.Path == "/index.yaml":
+		idx := *r.index
+		idx.Entries = map[string]repo.ChartVersions{}
+		for name, cvs := range r.index.Entries {
+			for _, cv := range cvs {
+				c := *cv
+				if d, ok := r.digests[filepath.Base(cv.URLs[0])]; ok {
+					c.Digest = d
+				}
+				idx.Entries[name] = append(idx.Entries[name], &c)
+			}
+		}
+		b, err := json.Marshal(idx)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(b)
+	case strings.HasPrefix(req.URL.Path, "/charts/"):
+		b, ok := r.archives[strings.TrimPrefix(req.URL.Path, "/charts/")]
+		if !ok {
+			http.NotFound(w, req)
+			return
+		}
+		_, _ = w.Write(b)
+	default:
+		http.NotFound(w, req)
+	}
+}
