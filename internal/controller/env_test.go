@@ -86,10 +86,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(hostConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.WatchClient(t, hostConfig(), scheme)
 	ns := testenv.Namespace(t, ctx, c, "ctrl", nil)
 	e := &env{t: t, ctx: ctx, ns: ns, client: c, calls: &calls{}, opts: o}
 	e.startController()

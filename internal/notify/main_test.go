@@ -53,14 +53,12 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
 	scheme, err := hostmanager.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := testenv.Client(t, controlPlane.RestConfig(), scheme)
-	return &env{t: t, ctx: ctx, c: c, ns: testenv.Namespace(t, ctx, c, "notify", nil)}
+	ctx, c, ns := testenv.SetUp(t, controlPlane.RestConfig(), scheme, 4*time.Minute, "notify")
+	return &env{t: t, ctx: ctx, c: c, ns: ns}
 }
 
 // request is a request a target received.

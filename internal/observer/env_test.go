@@ -36,16 +36,12 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 5*time.Minute)
 	scheme, err := Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(controlPlane.RestConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.WatchClient(t, controlPlane.RestConfig(), scheme)
 	ns := testenv.Namespace(t, ctx, c, "obs", nil)
 	return &env{t: t, ctx: ctx, ns: ns, client: c}
 }

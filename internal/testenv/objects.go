@@ -314,3 +314,24 @@ func Ptr[T any](v T) *T { return &v }
 
 // RawJSON is s (JSON) as a RawExtension, for a Release's values.
 func RawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+// SetUp starts an integration test (it skips with -short): a context of timeout, a
+// client of cfg with scheme (Client) and a new namespace named after prefix
+// (Namespace).
+func SetUp(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
+	t.Helper()
+	Integration(t)
+	ctx := Context(t, timeout)
+	c := Client(t, cfg, scheme)
+	return ctx, c, Namespace(t, ctx, c, prefix, nil)
+}
+
+// WatchClient is a client of cfg with scheme that watches too, or fails t.
+func WatchClient(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme) client.WithWatch {
+	t.Helper()
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

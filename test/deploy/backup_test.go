@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/hack/chart"
 	"kumodo.io/convoy/internal/backup"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // buildConvoy builds cmd/convoy into a temporary folder.
@@ -224,22 +224,8 @@ func TestBackupCronJobAndRestore(t *testing.T) {
 
 func renderObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := chart.Render(c, values, etcdNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.ConvoyChart(t)
+	objs := testenv.RenderChart(t, c, values, etcdNamespace)
 	return objs
 }
 

@@ -31,7 +31,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/hack/chart"
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
@@ -59,22 +58,8 @@ type renderedEtcd struct {
 
 func renderEtcd(t *testing.T, values map[string]any) renderedEtcd {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := chart.Render(c, values, etcdNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.ConvoyChart(t)
+	objs := testenv.RenderChart(t, c, values, etcdNamespace)
 	var r renderedEtcd
 	typed(t, find(t, objs, "StatefulSet", "convoy-etcd"), &r.sts)
 	typed(t, find(t, objs, "Secret", "convoy-etcd-server-tls"), &r.serverTLS)
@@ -108,11 +93,7 @@ type etcdProcesses struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
+	return testenv.FreePort(t)
 }
 
 func writeSecret(t *testing.T, dir string, s corev1.Secret) {

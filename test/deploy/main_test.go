@@ -95,7 +95,5 @@ func needCluster(t *testing.T) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 2*time.Minute)
 }

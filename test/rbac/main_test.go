@@ -70,7 +70,5 @@ func needCluster(t *testing.T) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 3*time.Minute)
 }

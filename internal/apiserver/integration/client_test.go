@@ -72,9 +72,7 @@ func testNamespace(t *testing.T) string {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 2*time.Minute)
 }
 
 // release builds a valid Release; options change it.

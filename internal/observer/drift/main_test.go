@@ -36,14 +36,10 @@ type env struct {
 // integration skips the test with -short; otherwise it makes the test's namespace.
 func integration(t *testing.T) *env {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
 	counter := &testenv.RequestCounter{}
 	cfg := cluster.RestConfig()
 	cfg.WrapTransport = counter.Wrap
-	c := newClient(t, cfg)
-	ns := testenv.Namespace(t, ctx, c, "drift", nil)
+	ctx, c, ns := testenv.SetUp(t, cfg, clientgoscheme.Scheme, 2*time.Minute, "drift")
 	return &env{ctx: ctx, ns: ns, client: c, counter: counter}
 }
 

@@ -42,11 +42,7 @@ func Client(t testing.TB, cfg *rest.Config) client.WithWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testenv.WatchClient(t, cfg, scheme)
 }
 
 // SetUp starts an integration test (it skips with -short): a context of timeout, a
@@ -55,11 +51,9 @@ func Client(t testing.TB, cfg *rest.Config) client.WithWatch {
 func SetUp(t testing.TB, cfg *rest.Config, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
 	t.Helper()
 	testenv.Integration(t)
-	ctx := testenv.Context(t, timeout)
 	scheme, err := hostmanager.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := testenv.Client(t, cfg, scheme)
-	return ctx, c, testenv.Namespace(t, ctx, c, prefix, nil)
+	return testenv.SetUp(t, cfg, scheme, timeout, prefix)
 }
