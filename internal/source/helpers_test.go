@@ -29,40 +29,20 @@ func packageChart(t testing.TB, name, version string) []byte {
 	return charttest.Package(t, filepath.Join("testdata", "charts", name), charttest.Version(version))
 }
 
-// chartRepo is a Helm HTTP repository served by the test (charttest.Repo). It counts
-// the requests of every path and can be told to fail.
-type chartRepo struct {
-	*charttest.Repo
-	t      testing.TB
-	server *httptest.Server
-}
+// chartRepo is the tests' Helm repository (charttest.Repo) of testdata/charts.
+type chartRepo struct{ *charttest.Repo }
 
-func newChartRepo(t testing.TB) *chartRepo {
-	r := charttest.NewRepo(t)
-	return &chartRepo{Repo: r, t: t, server: r.Server}
-}
+func newChartRepo(t testing.TB) *chartRepo { return &chartRepo{charttest.NewRepo(t, packageChart)} }
 
 // add packages testdata/charts/<name> at each version and lists it in the index.
 func (r *chartRepo) add(name string, versions ...string) *chartRepo {
-	for _, v := range versions {
-		r.addArchive(packageChart(r.t, name, v))
-	}
+	r.Add(name, versions...)
 	return r
-}
-
-// addArchive lists an archive in the index under charts/<name>-<version>.tgz.
-func (r *chartRepo) addArchive(data []byte) {
-	r.t.Helper()
-	r.AddArchive(data)
 }
 
 func (r *chartRepo) url() string { return r.URL() }
 
 func (r *chartRepo) count(path string) int { return r.Count(path) }
-
-func (r *chartRepo) failWith(path string, status int) { r.FailWith(path, status) }
-
-func (r *chartRepo) setIndexDigest(file, digest string) { r.SetIndexDigest(file, digest) }
 
 // ociRegistry is charttest's in-process OCI registry, with the names this
 // package's tests use.

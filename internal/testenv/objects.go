@@ -17,6 +17,9 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -332,6 +335,31 @@ func WatchClient(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme) client.
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return c
+}
+
+// noDefaults decodes what convoy's API server sends without defaulting, so that tests
+// see the stored objects as they are.
+var noDefaults = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(v1.AddToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}()
+
+// RESTClient is a REST client of convoy.kumodo.io/v1alpha1 for cfg, which decodes
+// without defaulting.
+func RESTClient(t testing.TB, cfg *rest.Config) *rest.RESTClient {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.GroupVersion = &v1.SchemeGroupVersion
+	cfg.APIPath = "/apis"
+	cfg.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(noDefaults)}
+	cfg.ContentType = runtime.ContentTypeJSON
+	c, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		t.Fatalf("creating a convoy client: %v", err)
 	}
 	return c
 }

@@ -25,6 +25,7 @@ type Repo struct {
 	Server *httptest.Server
 
 	t        testing.TB
+	pack     func(t testing.TB, name, version string) []byte
 	mu       sync.Mutex
 	archives map[string][]byte // file name -> archive
 	index    *repo.IndexFile   // built by AddArchive
@@ -33,10 +34,12 @@ type Repo struct {
 	digests  map[string]string // file name -> digest to put in the index instead
 }
 
-// NewRepo serves an empty repository until the end of the test.
-func NewRepo(t testing.TB) *Repo {
+// NewRepo serves an empty repository until the end of the test; pack makes the
+// archives of Add.
+func NewRepo(t testing.TB, pack func(t testing.TB, name, version string) []byte) *Repo {
 	r := &Repo{
 		t:        t,
+		pack:     pack,
 		archives: map[string][]byte{},
 		index:    repo.NewIndexFile(),
 		requests: map[string]int{},
@@ -46,6 +49,14 @@ func NewRepo(t testing.TB) *Repo {
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Server.Close)
 	return r
+}
+
+// Add lists the chart name at each version in the index (archives made by pack).
+func (r *Repo) Add(name string, versions ...string) {
+	r.t.Helper()
+	for _, v := range versions {
+		r.AddArchive(r.pack(r.t, name, v))
+	}
 }
 
 // AddArchive lists a chart archive in the index under charts/<name>-<version>.tgz.
