@@ -10,8 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -338,4 +340,26 @@ func (e *env) writeHealthy(name, renderRef string) {
 	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// recreateNamespace removes the test's namespace ns at once, its content left in
+// storage (the namespace finalized without emptying it, as the namespace controller
+// does on a discovery without convoy's API), and creates it again with its labels.
+func (e *env) recreateNamespace(kube kubernetes.Interface, ns *corev1.Namespace) *corev1.Namespace {
+	e.t.Helper()
+	ns.Spec.Finalizers = nil
+	if _, err := kube.CoreV1().Namespaces().Finalize(e.ctx, ns, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	// The first delete makes the namespace Terminating; the namespace controller does
+	// nothing with a namespace already finalized, and the next delete removes it.
+	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
+		err := kube.CoreV1().Namespaces().Delete(e.ctx, e.ns, metav1.DeleteOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("delete: %v", err)
+	})
+	again := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: ns.Labels}}
+	if err := e.client.Create(e.ctx, again); err != nil {
+		e.t.Fatal(err)
+	}
+	return again
 }

@@ -173,27 +173,14 @@ func (e *env) waitAlertReady(name, reason string) *v1.Alert {
 
 // notifier is a Notifier started by a test on a manager of its own.
 type notifier struct {
+	t       testing.TB
 	metrics *prometheus.Registry
 	stop    func()
 }
 
 func (n *notifier) count(provider v1.AlertProviderType, result string) int {
-	mfs, _ := n.metrics.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() != "convoy_alert_deliveries_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["provider"] == string(provider) && labels["result"] == result {
-				return int(m.GetCounter().GetValue())
-			}
-		}
-	}
-	return 0
+	n.t.Helper()
+	return int(testenv.Counter(n.t, n.metrics, "convoy_alert_deliveries_total", map[string]string{"provider": string(provider), "result": result}))
 }
 
 // startNotifier runs a Notifier alone on a controller manager limited to namespaces
@@ -220,5 +207,5 @@ func (e *env) startNotifier(namespaces ...string) *notifier {
 	case <-e.ctx.Done():
 		e.t.Fatal("the notifier did not start")
 	}
-	return &notifier{metrics: reg, stop: stop}
+	return &notifier{t: e.t, metrics: reg, stop: stop}
 }
