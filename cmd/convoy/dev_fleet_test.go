@@ -26,7 +26,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 34: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
+// Decisions 0174, 0175: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
 // with their labels and Ready, a Release targeting dev-2 becomes Ready with its
 // Deployment on dev-2 (not on the host), under the lockdown (--default-service-account:
 // it acts as the ServiceAccount deployer that dev made in demo on dev-2), the ready file lists the fleet's processes, and

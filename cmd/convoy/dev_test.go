@@ -99,7 +99,7 @@ func (d *devRun) stop() time.Duration {
 	return time.Since(stopping)
 }
 
-// Issue 32: `convoy dev` supervises what it starts. convoy observer killed with SIGKILL
+// Decision 0153: `convoy dev` supervises what it starts. convoy observer killed with SIGKILL
 // is started again after the back-off; dev says so (how it exited, the end of its log,
 // the restart), the ready file is gone while the observer is down and back once it is
 // ready again, naming the new process and its restart.

@@ -55,7 +55,7 @@ func releaseSteps(t *testing.T, api *convoyAPI, ns string) map[string]string {
 	return out
 }
 
-// Issue 38: the chart's backup CronJob, its command run as a process against the
+// Logical backups (decision 0183): the chart's backup CronJob, its command run as a process against the
 // chart's etcd (three members, TLS) with an S3 server standing in for the bucket,
 // then `convoy restore`: the Releases are again exactly those of the backup (new
 // ones gone, changed ones back, deleted ones back), and convoy apiserver, which

@@ -517,7 +517,7 @@ func (l *writeLoad) waitWrites(t *testing.T, n int, timeout time.Duration) {
 	}
 }
 
-// Issue 38: the chart's etcd, rendered with the default values (three members,
+// convoy's etcd (decisions 0181, 0182): the chart's etcd, rendered with the default values (three members,
 // peer and client TLS with the certificates the chart made) and started as
 // processes with the StatefulSet's command, and convoy apiserver with the
 // Deployment's flags (every member in --etcd-servers, the client certificate).

@@ -5,7 +5,7 @@
 // apiserver running in this process). The chart's etcd is started as processes from
 // its rendered StatefulSet (three members with its flags and certificates), with
 // convoy apiserver from the rendered Deployment's flags, to test it under a lost
-// member and a lost quorum, and the backup CronJob's command against it (issue 38).
+// member and a lost quorum, and the backup CronJob's command against it (decisions 0181–0183).
 //
 // With -short only the tests that need no control plane run.
 package deploy_test

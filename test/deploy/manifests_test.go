@@ -290,7 +290,7 @@ func TestControllerRoleMatchesControllerRules(t *testing.T) {
 	objs = append(objs, readObjects(t, filepath.Join(deployDir(t), "controller", "impersonate-rbac.yaml"))...)
 	var role, impersonate rbacv1.ClusterRole
 	typed(t, find(t, objs, "ClusterRole", "convoy-controller"), &role)
-	// Impersonation (issue 14) is a ClusterRole of its own, always bound: the
+	// Impersonation (the tenancy lockdown, decision 0096) is a ClusterRole of its own, always bound: the
 	// controller's rules are the two together.
 	typed(t, find(t, objs, "ClusterRole", "convoy-controller-impersonate"), &impersonate)
 	role.Rules = append(role.Rules, impersonate.Rules...)
