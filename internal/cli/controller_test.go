@@ -22,7 +22,6 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -115,10 +114,7 @@ func startController(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	if _, err := controller.Setup(ctx, mgr, controller.Options{

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -124,10 +123,7 @@ func (e *env) startController() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	middleware := e.calls.wrap
 	if o.middleware != nil {
 		middleware = func(r reconcile.Reconciler) reconcile.Reconciler { return o.middleware(e.calls.wrap(r)) }

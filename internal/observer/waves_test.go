@@ -28,7 +28,6 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/release"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -65,10 +64,7 @@ func (e *env) startControllerWith(o controllerOptions) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: e.t.TempDir()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(e.t)
 	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
 	}); err != nil {

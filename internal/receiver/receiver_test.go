@@ -24,7 +24,6 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/render/gittest"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -90,10 +89,7 @@ func newEnv(t *testing.T, o receiver.Options, others ...string) (*env, []string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Metrics: e.metrics,
 		SkipNameValidation: true, AssessmentOverdueAfter: -1, Receiver: o}); err != nil {
 		t.Fatal(err)

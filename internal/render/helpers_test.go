@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -147,21 +146,11 @@ func merged(t testing.TB, rel *v1alpha1.Release, reader ValuesReader) *Values {
 }
 
 // releaseOption changes a test Release.
-type releaseOption func(*v1alpha1.Release)
+type releaseOption = func(*v1alpha1.Release)
 
 // testRelease builds a Release of chart from repository.
 func testRelease(name, repository, chartName string, opts ...releaseOption) *v1alpha1.Release {
-	rel := &v1alpha1.Release{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name)},
-		Spec: v1alpha1.ReleaseSpec{
-			TargetNamespace: "apps",
-			Chart:           v1alpha1.ChartSource{Repository: repository, Name: chartName},
-		},
-	}
-	for _, o := range opts {
-		o(rel)
-	}
-	return rel
+	return charttest.Release(name, repository, chartName, opts...)
 }
 
 func version(v string) releaseOption {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -133,21 +131,11 @@ func renderOK(t testing.TB, r *renderer, req Request) *Result {
 }
 
 // releaseOption changes a test Release.
-type releaseOption func(*v1alpha1.Release)
+type releaseOption = func(*v1alpha1.Release)
 
 // testRelease builds a Release of chart from repository.
 func testRelease(name, repository, chartName string, opts ...releaseOption) *v1alpha1.Release {
-	rel := &v1alpha1.Release{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name)},
-		Spec: v1alpha1.ReleaseSpec{
-			TargetNamespace: "apps",
-			Chart:           v1alpha1.ChartSource{Repository: repository, Name: chartName},
-		},
-	}
-	for _, o := range opts {
-		o(rel)
-	}
-	return rel
+	return charttest.Release(name, repository, chartName, opts...)
 }
 
 func version(v string) releaseOption {

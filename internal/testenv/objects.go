@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/source"
 )
 
 // Context is a context for t that ends after timeout or with the test.
@@ -362,4 +363,15 @@ func RESTClient(t testing.TB, cfg *rest.Config) *rest.RESTClient {
 		t.Fatalf("creating a convoy client: %v", err)
 	}
 	return c
+}
+
+// Fetcher is a chart source (source.New) with a cache directory of the test's own, as
+// the controller's.
+func Fetcher(t testing.TB) *source.Fetcher {
+	t.Helper()
+	f, err := source.New(source.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

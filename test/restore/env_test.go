@@ -31,7 +31,6 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -50,10 +49,7 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	// A registry of each start's own: the controller and the observer start twice.
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Source: fetcher, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)

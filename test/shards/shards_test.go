@@ -20,7 +20,6 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 	"kumodo.io/convoy/internal/testenv/convoytest"
 )
@@ -65,10 +64,7 @@ func startController(t *testing.T, ctx context.Context, ns, name string) *shard 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
 		Source: fetcher, Metrics: s.controller, SkipNameValidation: true,
 	}); err != nil {

@@ -14,6 +14,10 @@ import (
 
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"kumodo.io/convoy/api/v1alpha1"
 )
 
 // Repo is a Helm HTTP repository served by a test: its index.yaml lists the archives
@@ -142,4 +146,21 @@ func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
 	default:
 		http.NotFound(w, req)
 	}
+}
+
+// Release is a Release of the chart chartName of repository, named name in the
+// namespace team-a (UID "uid-<name>"), into the namespace apps, changed by opts: the
+// Release of the render and source tests.
+func Release(name, repository, chartName string, opts ...func(*v1alpha1.Release)) *v1alpha1.Release {
+	rel := &v1alpha1.Release{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name)},
+		Spec: v1alpha1.ReleaseSpec{
+			TargetNamespace: "apps",
+			Chart:           v1alpha1.ChartSource{Repository: repository, Name: chartName},
+		},
+	}
+	for _, o := range opts {
+		o(rel)
+	}
+	return rel
 }
