@@ -24,7 +24,7 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/backup"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // buildConvoy builds cmd/convoy into a temporary folder.
@@ -224,8 +224,8 @@ func TestBackupCronJobAndRestore(t *testing.T) {
 
 func renderObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	c := testenv.ConvoyChart(t)
-	objs := testenv.RenderChart(t, c, values, etcdNamespace)
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, etcdNamespace)
 	return objs
 }
 

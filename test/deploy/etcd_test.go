@@ -34,6 +34,7 @@ import (
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // etcdNamespace is the namespace the chart is rendered into for the etcd tests.
@@ -58,8 +59,8 @@ type renderedEtcd struct {
 
 func renderEtcd(t *testing.T, values map[string]any) renderedEtcd {
 	t.Helper()
-	c := testenv.ConvoyChart(t)
-	objs := testenv.RenderChart(t, c, values, etcdNamespace)
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, etcdNamespace)
 	var r renderedEtcd
 	typed(t, find(t, objs, "StatefulSet", "convoy-etcd"), &r.sts)
 	typed(t, find(t, objs, "Secret", "convoy-etcd-server-tls"), &r.serverTLS)

@@ -17,6 +17,7 @@ import (
 
 	"kumodo.io/convoy/hack/chart"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // nonDefaultValues exercise every switch of the chart: an image by digest, pull
@@ -58,8 +59,8 @@ func repoRoot(t *testing.T) string {
 // render renders the chart with values into namespace and decodes the objects.
 func render(t *testing.T, values map[string]any, namespace string) []*unstructured.Unstructured {
 	t.Helper()
-	c := testenv.ConvoyChart(t)
-	objs := testenv.RenderChart(t, c, values, namespace)
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, namespace)
 	return objs
 }
 
@@ -112,7 +113,7 @@ func TestChartLint(t *testing.T) {
 // values.schema.json rejects bad values with a message naming the field, before
 // anything renders.
 func TestChartValuesSchema(t *testing.T) {
-	c := testenv.ConvoyChart(t)
+	c := convoychart.Load(t)
 	cases := map[string]struct {
 		values map[string]any
 		want   string
