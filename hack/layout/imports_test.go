@@ -81,7 +81,7 @@ var importRules = []importRule{
 		why:    "internal/release/doc.go: no Helm",
 	},
 	{
-		pkgs:   []string{mod + "..."},
+		pkgs: []string{mod + "..."},
 		// Test harnesses (test/...) package and serve charts of their own, as hack/chart does.
 		except: []string{mod + "internal/render", mod + "hack/chart", mod + "test/..."},
 		direct: true,
