@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,7 +26,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 34: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
+// Decisions 0174, 0175: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
 // with their labels and Ready, a Release targeting dev-2 becomes Ready with its
 // Deployment on dev-2 (not on the host), under the lockdown (--default-service-account:
 // it acts as the ServiceAccount deployer that dev made in demo on dev-2), the ready file lists the fleet's processes, and
@@ -41,38 +40,11 @@ func TestDevStartsALocalFleet(t *testing.T) {
 	}
 	stateDir := filepath.Join(t.TempDir(), "dev")
 	readyPath := filepath.Join(stateDir, dev.ReadyFile)
-	out := &testenv.SyncBuffer{}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
 	started := time.Now()
-	go func() {
-		done <- dev.Run(ctx, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 2, Out: out, Components: dev.Components(),
-			ExamplesDir: filepath.Join(root, "examples"), ChartsAddr: "127.0.0.1:0", DefaultServiceAccount: "deployer",
-			Convoy: os.Args[0], ConvoyEnv: []string{runMainEnv + "=1"}})
-	}()
-	stopped := false
-	t.Cleanup(func() {
-		cancel()
-		if !stopped {
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("convoy dev output:\n%s", out.String())
-		}
-	})
-
-	var procs map[string][2]int
-	poll(t, "convoy dev ready", 6*time.Minute, func(context.Context) (bool, string) {
-		select {
-		case err := <-done:
-			stopped = true
-			t.Fatalf("convoy dev ended before ready: %v", err)
-		default:
-		}
-		var ok bool
-		procs, ok = readyProcesses(readyPath)
-		return ok, "no ready file"
-	})
+	d, procs := startDev(t, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 2,
+		ExamplesDir: filepath.Join(root, "examples"), ChartsAddr: "127.0.0.1:0", DefaultServiceAccount: "deployer",
+	}, "convoy dev ready", 6*time.Minute)
+	ctx, out := d.ctx, d.out
 	t.Logf("convoy dev --clusters 2 ready after %s", time.Since(started).Round(time.Second))
 	for _, c := range []string{"dev-1", "dev-2"} {
 		for _, p := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
@@ -190,18 +162,7 @@ func TestDevStartsALocalFleet(t *testing.T) {
 
 	// It stops in seconds: the host's and the fleet's processes together, each killed
 	// StopGrace after SIGTERM at the latest (three tiers: clients, kube-apiservers, etcd).
-	cancel()
-	stopped = true
-	stopping := time.Now()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("convoy dev: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("convoy dev did not stop within 2 minutes")
-	}
-	took := time.Since(stopping)
+	took := d.stop()
 	t.Logf("convoy dev --clusters 2 stopped in %s", took.Round(10*time.Millisecond))
 	if bound := 4 * localcluster.StopGrace; took > bound {
 		t.Errorf("convoy dev --clusters 2 stopped in %s, want within %s", took.Round(10*time.Millisecond), bound)
@@ -212,20 +173,7 @@ func TestDevStartsALocalFleet(t *testing.T) {
 
 	// dev again on the same state with --clusters 1: dev-1 comes back Ready (at its new
 	// port), dev-2 and its kubeconfig Secret are gone.
-	ctx2, cancel2 := context.WithCancel(t.Context())
-	done2 := make(chan error, 1)
-	go func() {
-		done2 <- dev.Run(ctx2, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 1, Out: out, Components: dev.Components(),
-			Convoy: os.Args[0], ConvoyEnv: []string{runMainEnv + "=1"}})
-	}()
-	t.Cleanup(func() {
-		cancel2()
-		<-done2
-	})
-	poll(t, "convoy dev --clusters 1 ready on the same state", 6*time.Minute, func(context.Context) (bool, string) {
-		_, ok := readyProcesses(readyPath)
-		return ok, "no ready file"
-	})
+	startDev(t, dev.Options{StateDir: stateDir, Nodes: 1, Clusters: 1}, "convoy dev --clusters 1 ready on the same state", 6*time.Minute)
 	if host, err = clientcmd.BuildConfigFromFlags("", filepath.Join(stateDir, dev.KubeconfigFile)); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,71 @@ func readyProcesses(path string) (procs map[string][2]int, ok bool) {
 	return procs, true
 }
 
-// Issue 32: `convoy dev` supervises what it starts. convoy observer killed with SIGKILL
+// devRun is a `convoy dev` of a test (dev.Run in this process; convoy's processes are
+// the test binary, which runs main with runMainEnv).
+type devRun struct {
+	t *testing.T
+	// ctx lasts until dev is stopped; out is what dev printed.
+	ctx     context.Context
+	out     *testenv.SyncBuffer
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+// startDev runs dev.Run with o (its output, components and convoy's binary set here)
+// until stop or the end of the test, waits for at most within until dev's ready file
+// is there (what names the wait) and returns the processes it lists. dev's output is
+// in the test's log if the test fails.
+func startDev(t *testing.T, o dev.Options, what string, within time.Duration) (*devRun, map[string][2]int) {
+	t.Helper()
+	d := &devRun{t: t, out: &testenv.SyncBuffer{}, done: make(chan error, 1)}
+	d.ctx, d.cancel = context.WithCancel(t.Context())
+	o.Out, o.Components, o.Convoy, o.ConvoyEnv = d.out, dev.Components(), os.Args[0], []string{runMainEnv + "=1"}
+	go func() { d.done <- dev.Run(d.ctx, o) }()
+	t.Cleanup(func() {
+		d.cancel()
+		if !d.stopped {
+			<-d.done
+		}
+		if t.Failed() {
+			t.Logf("convoy dev output:\n%s", d.out.String())
+		}
+	})
+	var procs map[string][2]int
+	poll(t, what, within, func(context.Context) (bool, string) {
+		select {
+		case err := <-d.done:
+			d.stopped = true
+			t.Fatalf("convoy dev ended before ready: %v", err)
+		default:
+		}
+		var ok bool
+		procs, ok = readyProcesses(filepath.Join(o.StateDir, dev.ReadyFile))
+		return ok, "no ready file"
+	})
+	return d, procs
+}
+
+// stop stops dev and waits, for at most 2 minutes, until it has; it returns how long
+// dev took to stop.
+func (d *devRun) stop() time.Duration {
+	d.t.Helper()
+	d.cancel()
+	d.stopped = true
+	stopping := time.Now()
+	select {
+	case err := <-d.done:
+		if err != nil {
+			d.t.Errorf("convoy dev: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		d.t.Fatal("convoy dev did not stop within 2 minutes")
+	}
+	return time.Since(stopping)
+}
+
+// Decision 0153: `convoy dev` supervises what it starts. convoy observer killed with SIGKILL
 // is started again after the back-off; dev says so (how it exited, the end of its log,
 // the restart), the ready file is gone while the observer is down and back once it is
 // ready again, naming the new process and its restart.
@@ -43,36 +107,8 @@ func TestDevRestartsAKilledProcess(t *testing.T) {
 	testenv.Integration(t)
 	stateDir := filepath.Join(t.TempDir(), "dev")
 	readyPath := filepath.Join(stateDir, dev.ReadyFile)
-	out := &testenv.SyncBuffer{}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- dev.Run(ctx, dev.Options{StateDir: stateDir, Nodes: 1, Out: out, Components: dev.Components(),
-			Convoy: os.Args[0], ConvoyEnv: []string{runMainEnv + "=1"}})
-	}()
-	stopped := false
-	t.Cleanup(func() {
-		cancel()
-		if !stopped {
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("convoy dev output:\n%s", out.String())
-		}
-	})
-
-	var before map[string][2]int
-	poll(t, "convoy dev ready", 5*time.Minute, func(context.Context) (bool, string) {
-		select {
-		case err := <-done:
-			stopped = true
-			t.Fatalf("convoy dev ended before ready: %v", err)
-		default:
-		}
-		var ok bool
-		before, ok = readyProcesses(readyPath)
-		return ok, "no ready file"
-	})
+	d, before := startDev(t, dev.Options{StateDir: stateDir, Nodes: 1}, "convoy dev ready", 5*time.Minute)
+	out := d.out
 	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
 		"convoy-apiserver", "convoy-controller", "convoy-observer"} {
 		if p, ok := before[name]; !ok || p[0] == 0 || p[1] != 0 {
@@ -116,16 +152,7 @@ func TestDevRestartsAKilledProcess(t *testing.T) {
 		}
 	}
 
-	cancel()
-	stopped = true
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("convoy dev: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("convoy dev did not stop within 2 minutes")
-	}
+	d.stop()
 	if _, ok := readyProcesses(readyPath); ok {
 		t.Errorf("%s is still there after dev stopped", readyPath)
 	}

@@ -131,11 +131,7 @@ func (p *convoyProcess) waitExit(t *testing.T, timeout time.Duration) int {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
+	return testenv.FreePort(t)
 }
 
 // poll calls cond every 100 ms until it holds, for at most timeout; then it fails t

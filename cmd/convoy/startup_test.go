@@ -19,7 +19,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 32: convoy's processes started while kube-apiserver is away wait for it, logging
+// Decision 0152: convoy's processes started while kube-apiserver is away wait for it, logging
 // what they wait for, and start when it is back (the controller reconciles a Release, the
 // observer's and a second convoy apiserver's readiness pass), where the observer used to
 // exit at once with "failed to get restmapping". With a short --startup-timeout and

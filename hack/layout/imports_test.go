@@ -35,7 +35,7 @@ var (
 	// repository and registry clients, go-git, the OCI client.
 	fetching = append([]string{mod + "internal/source", "github.com/go-git/...", "oras.land/..."}, helmFetch...)
 	// testSupport are the packages that start local control planes and test servers.
-	testSupport = []string{mod + "internal/localcluster", mod + "internal/testenv", mod + "internal/dev/...",
+	testSupport = []string{mod + "internal/localcluster", mod + "internal/testenv/...", mod + "internal/dev/...",
 		mod + "internal/apiserver/apiservertest", mod + "internal/render/charttest", mod + "internal/render/gittest"}
 )
 
@@ -81,7 +81,7 @@ var importRules = []importRule{
 		why:    "internal/release/doc.go: no Helm",
 	},
 	{
-		pkgs:   []string{mod + "..."},
+		pkgs: []string{mod + "..."},
 		// Test harnesses (test/...) package and serve charts of their own, as hack/chart does.
 		except: []string{mod + "internal/render", mod + "hack/chart", mod + "test/..."},
 		direct: true,
@@ -214,7 +214,7 @@ var importRules = []importRule{
 	},
 	{
 		pkgs:   []string{mod + "..."},
-		except: []string{mod + "internal/apiserver/apiservertest", mod + "test/...", mod + "bench/..."},
+		except: []string{mod + "internal/apiserver/apiservertest", mod + "internal/testenv/convoytest", mod + "test/...", mod + "bench/..."},
 		direct: true,
 		forbid: []string{mod + "internal/testenv"},
 		why:    "internal/testenv/testenv.go: only tests, test harnesses and benchmarks import it",

@@ -16,7 +16,7 @@ import (
 // what the applier reads of most answers is the object's uid, resourceVersion and
 // generation (head), and only a dry run that finds an object written since it was seen
 // needs the whole object (object). Decoding every answer into an unstructured object
-// was half of what the controller allocated in a resync of 10,000 Releases (issue 15).
+// was half of what the controller allocated in a resync of 10,000 Releases (decision 0140).
 //
 // It is the object given to the client's Patch: a runtime.Unstructured (the embedded
 // object names the kind, namespace and name the request is for), which the client's

@@ -24,10 +24,7 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		cluster, err = s.Cluster("the local control plane", localcluster.Options{})
-		return err
-	})
+	testenv.ClusterMain(m, localcluster.Options{}, &cluster)
 }
 
 // env is what an integration test works with: a namespace of its own and an
@@ -42,11 +39,7 @@ type env struct {
 // integration skips the test with -short; otherwise it makes the test's namespace.
 func integration(t *testing.T) *env {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	c := newClient(t, cluster.RestConfig())
-	ns := testenv.Namespace(t, ctx, c, "apply", nil)
+	ctx, c, ns := testenv.SetUp(t, cluster.RestConfig(), clientgoscheme.Scheme, 2*time.Minute, "apply")
 	return &env{ctx: ctx, ns: ns, client: c, applier: New(c, Options{WaitTimeout: 30 * time.Second, WaitInterval: 100 * time.Millisecond})}
 }
 

@@ -14,7 +14,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// The performance goal of issue 4: at most 12 API requests for the first
+// The performance goal of the applier (docs/performance.md): at most 12 API requests for the first
 // apply of a 4-object Release, and no write when nothing changed.
 func TestRequestsPerApply(t *testing.T) {
 	e := integration(t)

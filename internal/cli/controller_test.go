@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -23,8 +22,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
-	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // kubectl convoy release sync NAME --wait against the real release controller (in
@@ -98,16 +96,7 @@ func serveExampleCharts(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo, err := chartrepo.Build(filepath.Join(root, "examples", "charts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := chartrepo.Serve("127.0.0.1:0", repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv.URL
+	return testenv.ServeCharts(t, filepath.Join(root, "examples", "charts"))
 }
 
 // startController runs the release controller in this process for the Releases of
@@ -125,28 +114,16 @@ func startController(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	if _, err := controller.Setup(ctx, mgr, controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
 	}); err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("controller: %v", err)
-		}
-	})
-	if !mgr.GetCache().WaitForCacheSync(testCtx(t)) {
-		t.Fatal("the controller's cache did not sync")
-	}
+	testenv.StartManager(t, ctx, "controller", mgr)
+	testenv.WaitForCacheSync(t, testCtx(t), "the controller", mgr)
 }
 
 // waitForDiscovery waits until discovery lists convoy's resources, as the

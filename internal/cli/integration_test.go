@@ -35,9 +35,7 @@ func needCluster(t *testing.T) {
 }
 
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	return testenv.Context(t, 2*time.Minute)
 }
 
 type result struct {

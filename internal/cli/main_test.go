@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -34,14 +33,12 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		s.Cleanup(func() { _ = os.RemoveAll(dir) })
-		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
+		if err := apiservertest.StartWith(s, c, apiservertest.Options{
 			Namespace: "convoy-cli-test", ServiceName: "convoy-apiserver-cli", EtcdPrefix: "/convoy-cli",
 			// The controller of TestSyncWaitWithController maps convoy's kinds at start.
-			WaitForDiscovery: true})
-		if err != nil {
-			return fmt.Errorf("start convoy apiserver: %w", err)
+			WaitForDiscovery: true}); err != nil {
+			return err
 		}
-		s.Cleanup(stop)
 		env = &struct {
 			cluster    *localcluster.Cluster
 			admin      *rest.Config

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,7 +24,6 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/observer/drift"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -214,16 +212,7 @@ func TestUIBrowserClusterWaveLanes(t *testing.T) {
 // serveTestCharts serves testdata/charts as a Helm repository and returns its URL.
 func serveTestCharts(t *testing.T) string {
 	t.Helper()
-	repo, err := chartrepo.Build(filepath.Join("testdata", "charts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := chartrepo.Serve("127.0.0.1:0", repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv.URL
+	return testenv.ServeCharts(t, filepath.Join("testdata", "charts"))
 }
 
 // startObserver runs convoy's observer in this process for the Releases of ns,
@@ -240,15 +229,7 @@ func startObserver(t *testing.T, ns string) {
 	if _, err := observer.Setup(mgr, observer.Options{Drift: drift.New(drift.Options{}), Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("observer: %v", err)
-		}
-	})
+	testenv.StartManager(t, context.Background(), "observer", mgr)
 }
 
 // A manual Release shows WaitingForSync and the diff of its render against the

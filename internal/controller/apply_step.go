@@ -411,7 +411,7 @@ func appliedWaves(inv *v1.ReleaseInventory, renderRef string, total int) int {
 // is created: it names renderRef once the apply is done, so that the observer never
 // assesses a render before its objects are applied (a first apply's inventory that
 // named its render at once was assessed Missing, and its /sync sent, before the apply;
-// issue 15).
+// decision 0133).
 func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if live == nil {
 		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
@@ -446,7 +446,7 @@ func (r *Reconciler) liveInventory(ctx context.Context, st *state) (*v1.ReleaseI
 // raises when the cluster, the renderRef or the objects change, and its syncWave,
 // which does not raise it. The controller is the only writer of the spec, so a cached
 // inventory that holds the same is as current as the API server's in everything the
-// apply reads of it but the observer's status (issue 15: at every reconcile the
+// apply reads of it but the observer's status (decision 0131: at every reconcile the
 // inventory was read from the API server, 1 of the 5 requests of a steady reconcile of
 // a 4-object Release); a later status reconciles the Release again (SP-29).
 type inventorySpec struct {

@@ -17,7 +17,7 @@ import (
 	"kumodo.io/convoy/internal/hooks"
 )
 
-// Helm hooks of real charts (issue 12, rules 1–3), on the corpus charts of
+// Helm hooks of real charts (decision 0063; docs/compatibility.md#helm-hooks-of-a-chart), on the corpus charts of
 // test/corpus against the local control plane: kube-controller-manager runs the Jobs,
 // kwok completes their pods, and the ServiceAccount admission plugin refuses a pod
 // whose ServiceAccount does not exist yet. No observer: the tests send the /sync it
@@ -174,7 +174,7 @@ func (e *env) deployment(name string) *appsv1.Deployment {
 	return d
 }
 
-// Install vs upgrade (issue 12, rule 3): pre-install and post-install hooks run only
+// Install vs upgrade (decision 0061): pre-install and post-install hooks run only
 // for the first apply of a Release, pre-upgrade and post-upgrade for later renders; a
 // database initialised on install is not initialised again by an upgrade, and a
 // pre-install Secret keeps what the install wrote. The Release's deletion removes the
@@ -239,7 +239,7 @@ func TestInstallHooksRunOnceAndUpgradeHooksAfter(t *testing.T) {
 	})
 }
 
-// Delete hooks (issue 12, rule 4), the gatekeeper/kyverno pattern: deleting a Release
+// Delete hooks (decision 0066), the gatekeeper/kyverno pattern: deleting a Release
 // runs its pre-delete hooks while its objects still exist, then deletes the objects,
 // then runs its post-delete hooks; nothing of the chart is left.
 func TestDeleteHooksRunAroundTheDeletion(t *testing.T) {
@@ -340,7 +340,7 @@ func TestAFailedPreDeleteHookHoldsTheDeletionUntilOrphan(t *testing.T) {
 	}
 
 	// The edit to Orphan, an update event, reconciles the held deletion at once: the
-	// test's resync is 10 minutes, and a held deletion is not polled (issue 33, point 7).
+	// test's resync is 10 minutes, and a held deletion is not polled (decision 0173).
 	e.update("pdf", func(r *v1.Release) { r.Spec.DeletionPolicy = v1.DeletionPolicyOrphan })
 	e.eventually("the Release deleted", func() (bool, string) {
 		err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "pdf"}, &v1.Release{})

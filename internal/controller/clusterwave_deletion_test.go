@@ -6,7 +6,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// SP-30, issue 33 point 4, end to end: deleting a Release does not freeze the cluster
+// SP-30 and decision 0162, end to end: deleting a Release does not freeze the cluster
 // waves above it. A Release of cluster wave 0 (not Healthy: no observer runs here)
 // holds one of wave 1; its deletion waits for good on a failed pre-delete hook, and
 // the wave-1 Release applies as soon as the deletion starts, without a resync.

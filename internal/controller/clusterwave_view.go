@@ -17,8 +17,8 @@ import (
 // The cluster-wave view: what the cluster-wave step (clusterWaveBlocker) and watch
 // (clusterWaveHandler) read of the Releases of a Cluster. A controller of every Release
 // reads them from its own cache. A shard's cache holds only the shard's Releases
-// (hostmanager), but the cluster waves of a Cluster span the shards (issue 33, point
-// 3: "shard by team" puts a team's database and another team's API on the same
+// (hostmanager), but the cluster waves of a Cluster span the shards (decision
+// 0172: "shard by team" puts a team's database and another team's API on the same
 // Cluster in two shards), so a shard also watches every Release, each cut down to what
 // the cluster waves read (waveRelease), in a cache of its own.
 

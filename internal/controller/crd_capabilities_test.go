@@ -15,7 +15,7 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// Issue 31, point 5: a chart that ships CRDs is rendered once at its install. Its
+// Decision 0157: a chart that ships CRDs is rendered once at its install. Its
 // templates see the kinds of its crds/ as served (Helm installs crds/ before it renders
 // the templates), so a .Capabilities.APIVersions.Has guard on its own kind is true in
 // the first render, and the CRDs' arrival on the target after the first apply is no

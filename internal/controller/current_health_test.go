@@ -10,7 +10,7 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// Issue 13 (the race left by cases 1 and 7): between the apply of a sync wave and the
+// Decision 0160 (the race left by decision 0073 and SP-03): between the apply of a sync wave and the
 // observer's next assessment, the observer's data still shows the old objects of that
 // wave Healthy. The sync waves count the health only when the observer assessed the
 // inventory's generation (status.observedGeneration).

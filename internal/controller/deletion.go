@@ -51,7 +51,7 @@ func progressOf(stop *release.Result) deletionProgress {
 // edit to deletionPolicy Orphan, both events that start a reconcile, so it is checked
 // again at the next periodic reconcile, as HookFailed is outside a deletion
 // (docs/sync-policy.md): after spec.syncPolicy.interval, else at the informer resync
-// (issue 33, point 7: it was every deletionPoll).
+// (decision 0173: it was every deletionPoll).
 func deletionRequeue(p deletionProgress, interval time.Duration) reconcile.Result {
 	switch p {
 	case deletionWaiting:

@@ -90,7 +90,7 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 			return nil, err
 		}
 		// Recorded as a failed hook, so that the deletion holds on it as on a failed
-		// Job, until a forced /sync or deletionPolicy Orphan (issue 33 point 6).
+		// Job, until a forced /sync or deletionPolicy Orphan (decision 0167).
 		h.status = changeTo(failed)
 		stop = &release.Result{Reason: v1.ReasonHookFailed}
 	}

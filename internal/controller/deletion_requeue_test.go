@@ -43,8 +43,8 @@ func TestDeletionRequeue(t *testing.T) {
 }
 
 // A deletion held by a failed pre-delete hook (HookFailed) is checked again at the next
-// periodic reconcile, after spec.syncPolicy.interval, not every deletionPoll (issue 33,
-// point 7): its reconciles come an interval apart, each schedules the next one an
+// periodic reconcile, after spec.syncPolicy.interval, not every deletionPoll (decision
+// 0173): its reconciles come an interval apart, each schedules the next one an
 // interval later, and none writes to the API server (events aside).
 func TestAHookFailedDeletionIsCheckedAtThePeriodicReconcile(t *testing.T) {
 	const every = 5 * time.Second

@@ -10,15 +10,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -84,16 +84,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.assessmentOverdueAfter == 0 {
 		o.assessmentOverdueAfter = -1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 4*time.Minute)
 	scheme, err := Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(hostConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.WatchClient(t, hostConfig(), scheme)
 	ns := testenv.Namespace(t, ctx, c, "ctrl", nil)
 	e := &env{t: t, ctx: ctx, ns: ns, client: c, calls: &calls{}, opts: o}
 	e.startController()
@@ -129,10 +125,7 @@ func (e *env) startController() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	middleware := e.calls.wrap
 	if o.middleware != nil {
 		middleware = func(r reconcile.Reconciler) reconcile.Reconciler { return o.middleware(e.calls.wrap(r)) }
@@ -170,19 +163,7 @@ func (e *env) restartController() {
 // closed once mgr has stopped.
 func startManager(t *testing.T, ctx context.Context, mgr manager.Manager) <-chan struct{} {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
-	return done
+	return testenv.StartManager(t, ctx, "manager", mgr)
 }
 
 // calls records the reconciles the controller makes and what they returned.
@@ -255,11 +236,7 @@ func (e *env) createRelease(name string, opts ...releaseOption) *v1.Release {
 // release reads the Release name.
 func (e *env) release(name string) *v1.Release {
 	e.t.Helper()
-	rel := &v1.Release{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
-		e.t.Fatalf("get Release %s: %v", name, err)
-	}
-	return rel
+	return testenv.Release(e.t, e.ctx, e.client, e.ns, name)
 }
 
 // update changes the Release name through the main resource (a merge patch).
@@ -290,16 +267,7 @@ func (e *env) consistently(what string, d time.Duration, cond func() (bool, stri
 // returns the Release.
 func (e *env) waitApplied(name, status, reason string) *v1.Release {
 	e.t.Helper()
-	var rel *v1.Release
-	e.eventually(fmt.Sprintf("Release %s Applied=%s/%s", name, status, reason), func() (bool, string) {
-		rel = e.release(name)
-		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
-		if c == nil {
-			return false, "no Applied condition"
-		}
-		return string(c.Status) == status && c.Reason == reason, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
-	})
-	return rel
+	return testenv.WaitApplied(e.t, e.ctx, e.client, e.ns, name, status, reason, 90*time.Second)
 }
 
 // waitReconciled waits until name has been reconciled more than n times.
@@ -351,15 +319,7 @@ func (e *env) sync(name string, force bool) *v1.Release {
 // configMap reads a ConfigMap of the test's namespace; nil when it does not exist.
 func (e *env) configMap(name string) *corev1.ConfigMap {
 	e.t.Helper()
-	cm := &corev1.ConfigMap{}
-	err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, cm)
-	if err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		e.t.Fatalf("get ConfigMap %s: %v", name, err)
-	}
-	return cm
+	return testenv.ConfigMap(e.t, e.ctx, e.client, e.ns, name)
 }
 
 // writeHealthy writes what the observer writes when every object of renderRef is
@@ -379,4 +339,26 @@ func (e *env) writeHealthy(name, renderRef string) {
 	if err := e.client.Status().Patch(e.ctx, observed, client.MergeFrom(inv)); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// recreateNamespace removes the test's namespace ns at once, its content left in
+// storage (the namespace finalized without emptying it, as the namespace controller
+// does on a discovery without convoy's API), and creates it again with its labels.
+func (e *env) recreateNamespace(kube kubernetes.Interface, ns *corev1.Namespace) *corev1.Namespace {
+	e.t.Helper()
+	ns.Spec.Finalizers = nil
+	if _, err := kube.CoreV1().Namespaces().Finalize(e.ctx, ns, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	// The first delete makes the namespace Terminating; the namespace controller does
+	// nothing with a namespace already finalized, and the next delete removes it.
+	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
+		err := kube.CoreV1().Namespaces().Delete(e.ctx, e.ns, metav1.DeleteOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("delete: %v", err)
+	})
+	again := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: ns.Labels}}
+	if err := e.client.Create(e.ctx, again); err != nil {
+		e.t.Fatal(err)
+	}
+	return again
 }

@@ -9,7 +9,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// Issue 33 point 5, end to end: a forced /sync handled by a reconcile that waits for
+// Decision 0165, end to end: a forced /sync handled by a reconcile that waits for
 // a lower cluster wave is used up (SP-22: "also when the reconcile ... waits"), and
 // the Release says so: a Warning event ForceSpent and the Applied message name why and
 // ask for a new forced /sync. Nothing is applied.
@@ -34,7 +34,7 @@ func TestAForceUsedUpWhileWaitingForAClusterWaveIsReported(t *testing.T) {
 	}
 }
 
-// Issue 33 point 5, end to end: a forced apply that fails uses the force up; the
+// Decision 0165, end to end: a forced apply that fails uses the force up; the
 // Release says so, and the next reconcile runs the dry run again (SP-21).
 func TestAForceUsedUpByAFailedApplyIsReported(t *testing.T) {
 	e := newEnv(t, envOptions{})

@@ -18,7 +18,7 @@ import (
 	"kumodo.io/convoy/internal/hooks"
 )
 
-// Issue 31, point 6: a chart's hook Jobs keep the chart's names, as Helm creates them
+// Decision 0163: a chart's hook Jobs keep the chart's names, as Helm creates them
 // (kubectl logs job/<name>, selectors on job-name, runbooks), on the local control
 // plane with kube-controller-manager running the Jobs.
 

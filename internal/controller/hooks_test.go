@@ -383,7 +383,7 @@ func TestHookJobsOfTheChartRunAroundTheApply(t *testing.T) {
 }
 
 // SP-19 — seed: the next reconcile after ?force=true "skips the pre-apply dry run".
-// Issue 13 case 3: a forced sync of a render never applied, whose dry run is rejected,
+// Decision 0093: a forced sync of a render never applied, whose dry run is rejected,
 // waits at its PreApply batch; status.hooks records the batch as forced, so the
 // reconcile that carries it on applies without the dry run (the apply then fails on
 // the object in the missing namespace: DeployFailed, web-config applied). Without the

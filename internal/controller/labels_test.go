@@ -14,7 +14,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// Issue 31, point 1: a chart whose hook Role and RoleBinding are named
+// Decision 0155: a chart whose hook Role and RoleBinding are named
 // <release>:create-cert (a name that is no label value) installs, upgrades and is
 // deleted. convoy labels each hook object with v1.LabelValue of its name (a digest
 // here) and keeps the name in the annotation of the same key; the Job that uses the
@@ -99,7 +99,7 @@ func (e *env) colonHookObjectsLabelled(when string) {
 	}
 }
 
-// Issue 31, point 4: a hook object the API server refuses with 422 (a ConfigMap data
+// Decision 0156: a hook object the API server refuses with 422 (a ConfigMap data
 // key its validation refuses, which the render and YAML accept) is Unappliable, not
 // DeployFailed: the message names the object and the server's field message, and the
 // Release is looked at again at its interval only, not in the failure backoff. A new

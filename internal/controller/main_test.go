@@ -23,21 +23,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true}); err != nil {
-			return err
-		}
-		// convoy's API server in this process, registered with the aggregator and
-		// discoverable, as the controller's REST mapper needs.
-		if err := apiservertest.StartIn(s, controlPlane, "controller"); err != nil {
-			return err
-		}
-		if charts, err = newChartRepo(); err != nil {
-			return err
-		}
-		s.Cleanup(charts.close)
-		return nil
+	// convoy's API server in this process, registered with the aggregator and
+	// discoverable, as the controller's REST mapper needs.
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "controller", Cluster: localcluster.Options{Workloads: true}, Host: &controlPlane,
+		Then: func(s *testenv.Setup) (err error) {
+			if charts, err = newChartRepo(); err != nil {
+				return err
+			}
+			s.Cleanup(charts.close)
+			return nil
+		},
 	})
 }
 

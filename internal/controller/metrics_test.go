@@ -14,7 +14,7 @@ import (
 // convoy_release_ready has one series per Release, with the Ready condition's reason:
 // a new reason replaces the series, and a Release that is gone (deleted, or moved to
 // another shard) leaves none behind, so that an alert on `== 0` names the Releases
-// that are not Ready now (issue 17).
+// that are not Ready now (decision 0076).
 func TestReleaseReadyMetric(t *testing.T) {
 	ready := func(status, reason string) release.Outcome {
 		return release.Outcome{Ready: release.Condition{Type: v1.ConditionReady, Status: status, Reason: reason}}

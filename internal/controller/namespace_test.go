@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -50,20 +49,7 @@ func TestAReleaseThatOutlivedItsNamespaceIsDeleted(t *testing.T) {
 	// the Release.)
 	e.stopController()
 	<-e.stopped
-	ns.Spec.Finalizers = nil
-	if _, err := kube.CoreV1().Namespaces().Finalize(e.ctx, ns, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// The first delete makes the namespace Terminating; the namespace controller does
-	// nothing with a namespace already finalized, and the next delete removes it.
-	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
-		err := kube.CoreV1().Namespaces().Delete(e.ctx, e.ns, metav1.DeleteOptions{})
-		return apierrors.IsNotFound(err), fmt.Sprintf("delete: %v", err)
-	})
-	again := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: ns.Labels}}
-	if err := e.client.Create(e.ctx, again); err != nil {
-		t.Fatal(err)
-	}
+	again := e.recreateNamespace(kube, ns)
 	if d := again.CreationTimestamp.Sub(old.CreationTimestamp.Time); d >= release.ClockSkewMargin {
 		t.Fatalf("the namespace was created again %s after the Release, not within the clock skew margin %s", d, release.ClockSkewMargin)
 	}

@@ -28,7 +28,7 @@ func twoWaves() releaseOption {
 	}
 }
 
-// Issue 32 (an outside kill-and-restart run left the observer dead, and synced manual
+// Decision 0151 (an outside kill-and-restart run left the observer dead, and synced manual
 // Releases held at a sync wave for good without a word): a Release that waits on the
 // observer's assessment says so when the assessment is overdue. With no observer
 // running, the Release held at wave 0 reports, after the bound and with no other

@@ -16,7 +16,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 33 point 6, end to end: a failure of convoy's own writes (storing the Render
+// Decision 0166, end to end: a failure of convoy's own writes (storing the Render
 // fails) is reported like any transient failure: Applied=False/DeployFailed naming
 // it, no status.render for a Render that is not stored, and the retries follow the
 // Release's retryBackoff (1 s, 2 s), not the work queue's limiter; the Release
@@ -60,7 +60,7 @@ func TestAFailedRenderStoreIsATransientFailureWithTheReleasesBackoff(t *testing.
 	}
 }
 
-// Issue 33 point 6, end to end: a pre-delete hook object that the API server refuses
+// Decision 0167, end to end: a pre-delete hook object that the API server refuses
 // (a ClusterRoleBinding whose subject name renders empty: 422) holds the deletion as
 // a failed hook: Applied=False/HookFailed and Ready=False naming the object, the API
 // server's message and the ways on, a Warning event, the failure recorded in

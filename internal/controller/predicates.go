@@ -144,7 +144,7 @@ func priorityHandler() handler.EventHandler {
 // DefaultHealthDataDelay is how long the reconcile for new health data (SP-29) waits
 // in the work queue. In automatic mode the observer writes the health data and then
 // sends /sync (observer/health/doc.go); the /sync, arriving within the delay, joins
-// the same reconcile instead of starting one more (issue 15: a reconcile of an
+// the same reconcile instead of starting one more (decision 0139: a reconcile of an
 // automatic Release is a dry run of each of its objects, and a first apply took three
 // where two do). Health is reported half a second later.
 const DefaultHealthDataDelay = 500 * time.Millisecond
@@ -188,7 +188,7 @@ func inventoryHandler(delay time.Duration) handler.EventHandler {
 // The controller's own writes of the object list, and resyncs, pass neither; nor does
 // a status that differs only in the objects' messages and assessedAt (healthData):
 // nothing the controller decides or writes reads them, and a Deployment on its way to
-// Available changes its message once or twice without changing its health (issue 15:
+// Available changes its message once or twice without changing its health (decision 0132:
 // each such write cost a reconcile of the Release, a dry run of each of its objects).
 func inventoryUpdateTriggers(old, new *v1.ReleaseInventory) bool {
 	if old == nil || new == nil {
@@ -239,7 +239,7 @@ func inventoryPredicate() predicate.Predicate {
 //
 // So does a change of waveReady: an edit of a ready Release, and the status written
 // for its new generation. A move of the Release to another Cluster or cluster wave counts too: the Releases it
-// held where it was may go on (issue 13, case 10); clusterWaveHandler enqueues the
+// held where it was may go on (decision 0091); clusterWaveHandler enqueues the
 // higher waves of both places.
 func clusterWaveConditionChanged(old, new *v1.Release) bool {
 	if old == nil || new == nil {

@@ -246,7 +246,7 @@ func TestSP30_ClusterWaveConditionChange(t *testing.T) {
 			new: with(base, resourceVersion("2"), condition(v1.ConditionReady, "True", "Ready")), want: false,
 		},
 		"a resync": {new: with(base), want: false},
-		// Issue 13, case 10: the Releases it held where it was may go on.
+		// Decision 0091: the Releases it held where it was may go on.
 		"it moves to another Cluster": {
 			new: with(base, resourceVersion("2"), generation(2), func(r *v1.Release) { r.Spec.Cluster = "prod-eu" }), want: true,
 		},
@@ -256,7 +256,7 @@ func TestSP30_ClusterWaveConditionChange(t *testing.T) {
 		"a spec change": {
 			new: with(base, resourceVersion("2"), generation(2), values(`{"a":1}`)), want: false,
 		},
-		// Issue 33: a Release not ready whose deletion starts lets the higher waves go on.
+		// Decision 0162: a Release not ready whose deletion starts lets the higher waves go on.
 		"its deletion starts": {new: with(base, resourceVersion("2"), deleting()), want: true},
 	}
 	for name, tc := range cases {

@@ -63,8 +63,8 @@ func (g *gate) order() []string {
 // SP-26 — seed: "The annotation convoy.kumodo.io/sync-requested-at changes." — and
 // SP-29 — seed: "The observer writes new health data to the ReleaseInventory." — start
 // a reconcile promptly, also under a mass create.
-// Work on a Release under way goes ahead of the Releases created before it (issue 15,
-// point 6: under a mass create the first /sync waited 15 minutes in the work queue,
+// Work on a Release under way goes ahead of the Releases created before it (decision
+// 0128: under a mass create the first /sync waited 15 minutes in the work queue,
 // first come, first served). One worker is held on a Release while five more are
 // created behind it; then a sixth Release, reconciled before, gets a trigger: when the
 // worker is let go, the sixth is reconciled next (or, if its event reached the queue a
@@ -157,7 +157,7 @@ func TestWorkUnderWayGoesAheadOfTheReleasesCreatedBeforeIt(t *testing.T) {
 // reconcile; in automatic mode the observer writes its health data and then sends its
 // /sync (observer/health/doc.go), and the two make one reconcile: the health data's
 // reconcile waits in the queue for Options.HealthDataDelay, and the /sync, arriving
-// within it, makes it ready at once (issue 15: each reconcile of an automatic Release
+// within it, makes it ready at once (decision 0139: each reconcile of an automatic Release
 // is a dry run of every object). The delay is 5 s here, so that the test does not
 // depend on how fast the machine is; the default is DefaultHealthDataDelay.
 func TestSP29_TheObserversSyncJoinsTheReconcileOfItsHealthData(t *testing.T) {

@@ -19,7 +19,7 @@ const (
 // counted per Release, as controller-runtime's default. Its count is reset only by a
 // success or a hold: controller-runtime forgets a Release after every reconcile that
 // returns no error, which includes a non-transient failure (Unsupported, HookFailed…),
-// and the seed keeps the count then (issue 13, case 10). The reconcile of such a
+// and the seed keeps the count then (decision 0092). The reconcile of such a
 // failure marks the Release with keep, and the Forget that follows is skipped.
 type retryLimiter struct {
 	workqueue.TypedRateLimiter[reconcile.Request]

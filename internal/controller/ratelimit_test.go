@@ -10,7 +10,7 @@ import (
 
 // SP-42 — seed: without retryBackoff.initial the work queue's default rate limiter
 // retries; design: "A success or a hold resets the count (and the work queue's); a
-// non-transient failure leaves it." Issue 13 case 10: a reconcile that ends in a
+// non-transient failure leaves it." Decision 0092: a reconcile that ends in a
 // non-transient failure returns no error, and controller-runtime then forgets the
 // Release; the limiter keeps its count.
 func TestSP42_NonTransientFailureKeepsTheWorkQueueCount(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/testenv"
 )
 
 // TestReadyzWaitsForTheInformers: the controller's /readyz says ready only once the
@@ -61,10 +61,7 @@ func TestReadyzWaitsForTheInformers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	if _, err := Setup(e.ctx, mgr, Options{Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}

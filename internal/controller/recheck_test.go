@@ -146,18 +146,7 @@ func TestOutlivedNamespaceReadAgainBeforeTheFirstWrite(t *testing.T) {
 	gate.waitHeld(t, e.ctx)
 	// The namespace goes with its content left in storage, as when the namespace
 	// controller finalizes it on a discovery without convoy's API, and comes back.
-	ns.Spec.Finalizers = nil
-	if _, err := kube.CoreV1().Namespaces().Finalize(e.ctx, ns, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.eventually("namespace "+e.ns+" gone", func() (bool, string) {
-		err := kube.CoreV1().Namespaces().Delete(e.ctx, e.ns, metav1.DeleteOptions{})
-		return apierrors.IsNotFound(err), fmt.Sprintf("delete: %v", err)
-	})
-	again := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns, Labels: ns.Labels}}
-	if err := e.client.Create(e.ctx, again); err != nil {
-		t.Fatal(err)
-	}
+	again := e.recreateNamespace(kube, ns)
 	e.eventually("the controller's cache sees the new namespace", func() (bool, string) {
 		seen := &corev1.Namespace{}
 		if err := e.reconciler.client.Get(e.ctx, client.ObjectKey{Name: e.ns}, seen); err != nil {

@@ -243,7 +243,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 // (the cache, a Render to store, the Render of the render to apply), into the Result
 // of the reconcile: DeployFailed, transient, so that it is reported in the Applied
 // condition, counted, and retried with the Release's retryBackoff like any transient
-// failure (issue 33 point 6). A cancelled context (the controller stops) is no failure
+// failure (decision 0166). A cancelled context (the controller stops) is no failure
 // of the Release: it is returned as it is, and nothing is written.
 func ownFailure(ctx context.Context, err error) (*release.Result, error) {
 	if ctx.Err() != nil {

@@ -30,7 +30,7 @@ func TestIndexRenderByRelease(t *testing.T) {
 	}
 }
 
-// A reconcile reads its Release's Renders through the index (issue 15: a label
+// A reconcile reads its Release's Renders through the index (decision 0130: a label
 // selector in a cache List filtered every Render of the namespace at each reconcile,
 // O(N²) a round): the history of each Release holds its own Renders, not those of a
 // Release whose name it prefixes. The Render in memory is forgotten first, so that

@@ -15,7 +15,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Rule 6 of issue 12, lookup against the target cluster: a password generated once and
+// Decision 0062, lookup against the target cluster: a password generated once and
 // kept through lookup (the pattern of widely used database charts) stays the same
 // over reconciles and over an upgrade, with one render; a lookup of a Secret in
 // another namespace finds nothing, with a Warning event, although the identity that

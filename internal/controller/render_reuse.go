@@ -29,7 +29,7 @@ import (
 
 // renderMemory holds, for each Release, the Render object of its latest render and
 // the compact form of that render (render.Compact): the object's manifests are not
-// kept, reading them back meant parsing YAML at every reconcile (issue 15). It is safe
+// kept, reading them back meant parsing YAML at every reconcile (decision 0134). It is safe
 // for concurrent use; the zero value is ready to use.
 type renderMemory struct {
 	mu      sync.Mutex
@@ -43,7 +43,7 @@ type renderMemory struct {
 type rememberedRender struct {
 	// obj is its Render object without manifests and managed fields: a Render as
 	// created holds the API server's, which nothing reads, and at 10,000 Releases
-	// they were ~0.8 KiB of each (issue 15).
+	// they were ~0.8 KiB of each (decision 0134).
 	obj *v1.Render
 	// compact is the render's objects and hooks (render.Compact).
 	compact []byte

@@ -15,7 +15,7 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// Which earlier render a reconcile reuses (rule 7 of issue 12): the current one while
+// Which earlier render a reconcile reuses (decision 0060): the current one while
 // its inputs are the same, also as the install it was; else one of exactly the same
 // inputs; else none (template anew).
 func TestChooseReuse(t *testing.T) {
@@ -198,7 +198,7 @@ func TestRenderMemoryWarnsOncePerInputs(t *testing.T) {
 
 // The latest Render of each Release is remembered without the managed fields that a
 // created Render carries, nor its manifests: its render is kept in compact form, made
-// once per render (issue 15: the controller's memory and CPU per Release).
+// once per render (decision 0134: the controller's memory and CPU per Release).
 func TestRenderMemoryKeepsNoManagedFieldsNorManifests(t *testing.T) {
 	m := &renderMemory{}
 	rel := testRelease("web")

@@ -17,7 +17,7 @@ import (
 	"kumodo.io/convoy/internal/render"
 )
 
-// Rule 7 of issue 12, a render is a function of its inputs: a chart whose templates
+// Decision 0060, a render is a function of its inputs: a chart whose templates
 // use randAlphaNum, uuidv4, now and genCA keeps its render, and so its Secret, over
 // reconciles (periodic ones and a /sync), also after the controller lost its memory
 // (as after a restart), until an input changes.
@@ -55,7 +55,7 @@ func TestRandomTemplateValuesKeepTheirRender(t *testing.T) {
 	stable("after the render was forgotten")
 }
 
-// Rule 3 of issue 12, install and upgrade in templates: the first render is an
+// Decision 0061, install and upgrade in templates: the first render is an
 // install at revision 1, and stays the Release's render once applied; a values change
 // is a new render, an upgrade at revision 2; each new render is one revision more.
 func TestReleaseRevisionCountsRenders(t *testing.T) {

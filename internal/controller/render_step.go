@@ -387,7 +387,7 @@ func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kin
 // discovery. A Target returns the same *Discovery until it reads the target's API
 // again (clusters.Target.Discovery: a minute, or an invalidation after CRDs), so the
 // Capabilities are built once per read instead of at every reconcile, where they were
-// ~35 KiB of garbage each (15 % of a steady reconcile's, issue 15).
+// ~35 KiB of garbage each (15 % of a steady reconcile's; decision 0136).
 type capabilitiesMemo struct {
 	mu        sync.Mutex
 	byCluster map[string]memoCapabilities

@@ -257,7 +257,7 @@ func TestSP09_PendingComparedToTheSecondEndToEnd(t *testing.T) {
 func TestSP19_SP22_AFailedStatusWriteDoesNotUseUpAForce(t *testing.T) {
 	// SP-22: "status.lastHandledForceSyncAt is set at the end of the first reconcile
 	// after the request": a reconcile whose status write fails has not ended, so the
-	// force stays pending and the next reconcile is forced too (issue 13, case 10).
+	// force stays pending and the next reconcile is forced too.
 	fail := &testenv.FailWrites{Limit: 2}
 	e := newEnv(t, envOptions{transport: fail.Wrap})
 	fail.Path = "/namespaces/" + e.ns + "/releases/web/status"

@@ -47,7 +47,7 @@ func inventoryRelease(_ context.Context, obj client.Object) []reconcile.Request 
 
 // indexWavedCluster is the cache's index of the Releases of a cluster wave other than
 // 0 by target cluster: what a Release of wave 0 looks at to find a lower or a higher
-// wave, without listing every Release of its cluster (issue 15).
+// wave, without listing every Release of its cluster (decision 0112).
 const indexWavedCluster = "convoy.kumodo.io/waved-cluster"
 
 func indexReleaseWavedCluster(obj client.Object) []string {
@@ -64,7 +64,7 @@ func indexReleaseWavedCluster(obj client.Object) []string {
 // Release of the cluster.
 // Callers pick the waves they need. Listing every Release of the cluster, deep-copied,
 // at each reconcile and each status change made the controller's work and memory grow
-// with the square of the Releases (issue 15). The Releases are the cache's own, not
+// with the square of the Releases (decision 0112). The Releases are the cache's own, not
 // copies: callers only read them.
 func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Release, error) {
 	index := indexCluster
@@ -81,7 +81,7 @@ func sameCluster(ctx context.Context, c client.Reader, rel *v1.Release) ([]v1.Re
 // clusterWaveHandler is the event handler of the cluster-wave watch: it enqueues the
 // Releases of a higher clusterWave on the same Cluster as the Release that changed,
 // and, for an update, also those above where it was before: a Release that moves to
-// another Cluster or wave no longer holds them (issue 13, case 10). c is the
+// another Cluster or wave no longer holds them (decision 0091). c is the
 // cluster-wave view (waveView), which a shard's controller watches for every shard's
 // Releases; it enqueues only those of shard (every one when shard is empty).
 func clusterWaveHandler(c client.Reader, shard string) handler.TypedEventHandler[client.Object, reconcile.Request] {
@@ -159,11 +159,11 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 // Release has now: a lower wave edited (a new chart version, new values) holds the
 // higher ones from the edit on, not only once its reconcile has written the status of
 // the new render — else a higher wave edited at the same time applied first, on the
-// lower one's stale Applied and Healthy (the chaos harness's finding, issue 16).
+// lower one's stale Applied and Healthy (the chaos harness's finding, decision 0122).
 //
 // A Release being deleted (metadata.deletionTimestamp set) no longer gates them: it
 // is going away with what it applied, and the higher waves do not wait for the end of
-// a deletion that may wait for good (a failed pre-delete hook, issue 33).
+// a deletion that may wait for good (a failed pre-delete hook; decision 0162).
 //
 // A lower wave whose render, already reported Healthy, is only re-assessed after convoy
 // applied it again (Healthy Unknown/Reassessing) does not hold them either

@@ -66,7 +66,7 @@ func TestClusterWaveBlocker(t *testing.T) {
 				condition(v1.ConditionApplied, "True", v1.ReasonApplied),
 				condition(v1.ConditionHealthy, "True", v1.ReasonHealthy))}, want: "",
 		},
-		// Issue 33: a Release being deleted no longer gates the waves above it, also
+		// Decision 0162: a Release being deleted no longer gates the waves above it, also
 		// when its deletion waits (a failed pre-delete hook) and it was never ready.
 		"a lower wave being deleted does not hold": {
 			others: []v1.Release{*with(new(notHealthy("db", 0)), deleting())}, want: "",

@@ -10,7 +10,7 @@ import (
 // A reconcile of a Release of cluster wave 0 (and each status change of one) reads only
 // the Releases of another wave on its cluster from the cache, not every Release of the
 // cluster: listing and copying them all at each reconcile made the controller's work and
-// memory grow with the square of the Releases (issue 15). A Release of another wave
+// memory grow with the square of the Releases (decision 0112). A Release of another wave
 // still sees every Release of its cluster.
 func TestSameClusterOfWaveZeroReadsOnlyOtherWaves(t *testing.T) {
 	e := newEnv(t, envOptions{})

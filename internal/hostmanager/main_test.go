@@ -14,9 +14,5 @@ import (
 var controlPlane *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		controlPlane, err = s.Cluster("the local control plane", localcluster.Options{})
-		return err
-	})
+	testenv.ClusterMain(m, localcluster.Options{}, &controlPlane)
 }

@@ -23,7 +23,6 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/notify"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -38,20 +37,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, controlPlane, "notify"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		chartsURL = s.Serve(repo)
-		return nil
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "notify", Cluster: localcluster.Options{Workloads: true},
+		Host: &controlPlane, Charts: "testdata/charts", ChartsURL: &chartsURL,
 	})
 }
 
@@ -65,14 +53,12 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
 	scheme, err := hostmanager.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := testenv.Client(t, controlPlane.RestConfig(), scheme)
-	return &env{t: t, ctx: ctx, c: c, ns: testenv.Namespace(t, ctx, c, "notify", nil)}
+	ctx, c, ns := testenv.SetUp(t, controlPlane.RestConfig(), scheme, 4*time.Minute, "notify")
+	return &env{t: t, ctx: ctx, c: c, ns: ns}
 }
 
 // request is a request a target received.
@@ -187,27 +173,14 @@ func (e *env) waitAlertReady(name, reason string) *v1.Alert {
 
 // notifier is a Notifier started by a test on a manager of its own.
 type notifier struct {
+	t       testing.TB
 	metrics *prometheus.Registry
 	stop    func()
 }
 
 func (n *notifier) count(provider v1.AlertProviderType, result string) int {
-	mfs, _ := n.metrics.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() != "convoy_alert_deliveries_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["provider"] == string(provider) && labels["result"] == result {
-				return int(m.GetCounter().GetValue())
-			}
-		}
-	}
-	return 0
+	n.t.Helper()
+	return int(testenv.Counter(n.t, n.metrics, "convoy_alert_deliveries_total", map[string]string{"provider": string(provider), "result": result}))
 }
 
 // startNotifier runs a Notifier alone on a controller manager limited to namespaces
@@ -228,21 +201,11 @@ func (e *env) startNotifier(namespaces ...string) *notifier {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("notifier manager: %v", err)
-		}
-	}()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); <-done }) }
-	e.t.Cleanup(stop)
+	stop := testenv.RunManager(e.t, e.ctx, "notifier manager", mgr)
 	select {
 	case <-nt.Started():
-	case <-ctx.Done():
+	case <-e.ctx.Done():
 		e.t.Fatal("the notifier did not start")
 	}
-	return &notifier{metrics: reg, stop: stop}
+	return &notifier{t: e.t, metrics: reg, stop: stop}
 }

@@ -19,7 +19,7 @@ import (
 
 // SP-30 — seed: the reconcile of a Release starts when "The status of the Applied or
 // Healthy condition changes on a Release of a lower cluster wave on the same Cluster."
-// Issue 33 point 2, end to end: Healthy is never reported from health data older than
+// Decision 0160, end to end: Healthy is never reported from health data older than
 // the objects it judges. A Release of cluster wave 0 upgrades in sync waves 0 and 1,
 // wave 1 slow to roll out (minReadySeconds 8); a Release of cluster wave 1 on the same
 // Cluster, created with the upgrade, applies only once the lower one's wave 1 rolled

@@ -199,8 +199,8 @@ func (e *env) deploymentExists(ns, name string) bool {
 }
 
 // SP-04 — seed: "Equal. The Applied condition is True with reason Applied. The message
-// says that the Release is in sync and that the apply waits for /sync." Issue 13 case
-// 6: the sentence has no exception for cluster waves. A manual Release of cluster wave 1
+// says that the Release is in sync and that the apply waits for /sync." Decision
+// 0088: the sentence has no exception for cluster waves. A manual Release of cluster wave 1
 // in sync stays Applied=True/Applied while a Release of wave 0 is not ready; the wave
 // gates only an apply, so a /sync of it waits with WaitingForClusterWave.
 func TestSP04_ManualReleaseInSyncInAHigherClusterWaveReportsApplied(t *testing.T) {
@@ -236,7 +236,7 @@ func TestSP04_ManualReleaseInSyncInAHigherClusterWaveReportsApplied(t *testing.T
 }
 
 // SP-30 — seed: "The status of the Applied or Healthy condition changes on a Release of
-// a lower cluster wave on the same Cluster." Issue 13 case 10: a lower-wave Release
+// a lower cluster wave on the same Cluster." Decision 0091: a lower-wave Release
 // that moves to a higher cluster wave no longer holds the Release above it, which goes
 // on at once (no interval, informer resync 10 minutes), not at the next resync.
 func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
@@ -257,7 +257,7 @@ func TestSP30_ALowerWaveReleaseMovingAwayReleasesTheOnesItHeld(t *testing.T) {
 // SP-30 — seed: "The status of the Applied or Healthy condition changes on a Release of
 // a lower cluster wave on the same Cluster." — and step 2 of the reconcile (docs/architecture.md: while a
 // Release of a lower clusterWave on the same Cluster is not Applied=True and
-// Healthy=True, WaitingForClusterWave), on an upgrade of both waves: the chaos harness (issue 16) saw a higher wave apply its new
+// Healthy=True, WaitingForClusterWave), on an upgrade of both waves: the chaos harness (decision 0122) saw a higher wave apply its new
 // render while the lower one, edited just before, still showed the Applied and Healthy
 // of its previous spec. A condition observed at an older generation does not count: the
 // higher wave waits from the lower one's edit on, then while the lower one's new render

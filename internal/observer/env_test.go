@@ -36,16 +36,12 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 5*time.Minute)
 	scheme, err := Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewWithWatch(controlPlane.RestConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.WatchClient(t, controlPlane.RestConfig(), scheme)
 	ns := testenv.Namespace(t, ctx, c, "obs", nil)
 	return &env{t: t, ctx: ctx, ns: ns, client: c}
 }
@@ -116,22 +112,7 @@ func (e *env) startObserver(o observerOptions) *running {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("observer manager: %v", err)
-		}
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}
-	e.t.Cleanup(stop)
+	stop := testenv.RunManager(e.t, e.ctx, "observer manager", mgr)
 	return &running{obs: obs, stop: stop}
 }
 

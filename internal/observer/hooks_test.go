@@ -130,7 +130,7 @@ func (e *env) hookJob(rel, hook, ref string) *batchv1.Job {
 	return job
 }
 
-// Lifecycle hooks carried by the observer alone (issue 6, SP-16), with the real
+// Lifecycle hooks carried by the observer alone (docs/hooks.md, SP-16), with the real
 // release controller and observer and no interval: two PreApply batches run in order
 // before anything is applied, the apply follows the observer's /sync for the last
 // PreApply batch, the PostApply batch runs after it, and the observer's /sync for that
@@ -194,7 +194,7 @@ func TestHooksCarriedByTheObserversSyncs(t *testing.T) {
 	t.Logf("%d of the 3 batches signalled by the observer", obs.hookTriggers())
 }
 
-// Issue 13 case 9 — seed (SP-16): the observer sends a /sync "when a batch of
+// Decision 0090 — seed (SP-16): the observer sends a /sync "when a batch of
 // lifecycle hooks completes". A forced sync re-runs a failed batch by deleting its
 // Jobs and creating them anew under the same names; when the new run fails the same
 // way, that is another completion, signalled again: the batch occurrence includes the
@@ -260,7 +260,7 @@ func TestSP16_AReRunThatFailsTheSameWayIsSignalledAgain(t *testing.T) {
 	})
 }
 
-// Issue 31, point 6: a chart's hook Job keeps the chart's name from run to run, so
+// Decision 0163: a chart's hook Job keeps the chart's name from run to run, so
 // the Job of that name may be another run's (here the install's, Succeeded) while
 // status.hooks records the upgrade's. The observer tells the runs apart by the Job's
 // hook-run annotation: the upgrade's hook is Pending, and no batch completion is

@@ -5,8 +5,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
-	"kumodo.io/convoy/internal/testenv"
 )
 
 // The package's integration tests run against one real local control plane with
@@ -22,19 +20,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if controlPlane, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true, Nodes: 2}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, controlPlane, "observer"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		chartsURL = s.Serve(repo)
-		return nil
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "observer", Cluster: localcluster.Options{Workloads: true, Nodes: 2},
+		Host: &controlPlane, Charts: "testdata/charts", ChartsURL: &chartsURL,
 	})
 }

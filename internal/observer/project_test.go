@@ -18,7 +18,7 @@ import (
 	"kumodo.io/convoy/internal/observer/health"
 )
 
-// The target informers cache of each object only what the observer reads (issue 15:
+// The target informers cache of each object only what the observer reads (decision 0124:
 // the observer's memory per Release): the projection of each kind is exactly the
 // expected small object, and health (kstatus) and a hook Job's phase are the same
 // with the whole object and with its projection.

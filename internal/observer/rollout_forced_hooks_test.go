@@ -16,8 +16,8 @@ import (
 )
 
 // SP-20, SP-21 — seed: "starts a new Progressing rollout, if the Release has a
-// failurePolicy." and "A force request has effect for one reconcile only." Issue 33
-// point 1, end to end with the controller and the observer on kwok: a forced sync of a
+// failurePolicy." and "A force request has effect for one reconcile only." Decision
+// 0159, end to end with the controller and the observer on kwok: a forced sync of a
 // new render with a PreApply hook and two sync waves whose wave 0 never becomes
 // Healthy starts its rollout once, at wave 0's apply. The periodic reconciles (every
 // second) while wave 1 waits keep that rollout (the finished PreApply batch, recorded

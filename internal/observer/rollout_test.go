@@ -23,7 +23,7 @@ import (
 	"kumodo.io/convoy/internal/release"
 )
 
-// Progressive rollout end to end (issue 6): the release controller starts a rollout for
+// Progressive rollout end to end (docs/rollouts.md): the release controller starts a rollout for
 // each new render and judges it by the observer's health of that render, on the local
 // control plane with kwok's nodes, where a Deployment really becomes Available, or
 // never does when no node matches its nodeSelector.

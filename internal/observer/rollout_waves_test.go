@@ -26,7 +26,7 @@ const (
 
 // SP-20 — seed: "The next reconcile then: … starts a new Progressing rollout, if the
 // Release has a failurePolicy. This clears a Failed or RolledBack rollout."
-// Issue 13 cases 3 and 4, end to end with the controller and the observer on kwok: the
+// Decisions 0071 and 0070, end to end with the controller and the observer on kwok: the
 // rollout of a render applied wave by wave starts when its first wave is applied, so a
 // render whose first wave never becomes Healthy fails at its deadline and is rolled
 // back (the Release waits for the sync wave meanwhile). A forced /sync after the
@@ -107,7 +107,7 @@ func TestRolloutOfAFirstWaveThatNeverBecomesHealthyRollsBack(t *testing.T) {
 	tl.neverHealthy(t, bad)
 }
 
-// Issue 13 case 5, end to end: in manual mode a render whose rollout failed at its
+// Decision 0072, end to end: in manual mode a render whose rollout failed at its
 // deadline is rolled back (without a /sync: the failurePolicy's standing order), and
 // the periodic reconciles after it keep reporting RolledBack with what to do, never
 // WaitingForSync ("run sync to apply it"), which a /sync would not do.

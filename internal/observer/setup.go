@@ -62,7 +62,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 // dropValues drops a Release's spec.values and spec.valuesFrom before the observer
 // caches it: they are the controller's render inputs, which the observer never reads
 // (it assesses what the inventory lists and dry-runs the stored Render's manifests),
-// and inline values can be the largest part of a Release (issue 15: memory).
+// and inline values can be the largest part of a Release (decision 0126: memory).
 func dropValues(obj any) (any, error) {
 	if rel, ok := obj.(*v1.Release); ok {
 		rel.Spec.Values, rel.Spec.ValuesFrom = nil, nil

@@ -22,7 +22,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 14: the drift check of a Release with spec.serviceAccountName is made as that
+// Decision 0098: the drift check of a Release with spec.serviceAccountName is made as that
 // ServiceAccount (the client it gets says so to the API server's SelfSubjectReview),
 // while health still comes from the observer's own shared informers (Ready).
 func TestDriftChecksActAsTheReleasesServiceAccount(t *testing.T) {

@@ -25,8 +25,8 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// End to end with the release controller: the sync waves of an upgrade (issue 13,
-// cases 1 and 2). The chart upgrade-waves has Deployments wave-0, wave-1 and wave-2 in
+// End to end with the release controller: the sync waves of an upgrade (decision
+// 0073). The chart upgrade-waves has Deployments wave-0, wave-1 and wave-2 in
 // waves 0, 1 and 2, and optionally "dropped" in wave 1.
 
 const (
@@ -120,7 +120,7 @@ func (r *rolloutEvents) String() string {
 }
 
 // SP-14 — seed: "The observer sends one when a sync wave completes" (it carries the
-// waves of an upgrade as of a first install). Issue 13 case 1: an upgrade that changes the Deployments of waves 0, 1 and 2
+// waves of an upgrade as of a first install). Decision 0073: an upgrade that changes the Deployments of waves 0, 1 and 2
 // rolls them out wave by wave. The inventory still lists the old, Healthy objects of
 // waves 1 and 2 while wave 0 rolls out; they must not count for the new render. Wave 2
 // changes only once wave 1 (slow: minReadySeconds 8) rolled out the new render.
@@ -140,7 +140,7 @@ func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
 	t.Logf("Deployments: %s", rollouts)
 }
 
-// SP-14 — seed: "The observer sends one when a sync wave completes"; issue 16 (found
+// SP-14 — seed: "The observer sends one when a sync wave completes"; decision 0116 (found
 // by the chaos harness, after restarts of kube-apiserver and SIGKILLs of the
 // controller): an upgrade whose Release status write fails after its first wave is
 // applied still rolls out wave by wave. The ReleaseInventory then names the new render
@@ -180,7 +180,7 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 }
 
 // SP-14 — seed: "The observer sends one when a sync wave completes" (a render goes out
-// wave by wave). Issue 16 (found by the chaos harness: a good render rolled back the
+// wave by wave). Decision 0117 (found by the chaos harness: a good render rolled back the
 // second its first wave was applied): a rollout is judged on its render's objects. The wave-1
 // Deployment is left Degraded by hand (a nodeSelector no node matches and a 2 s
 // progress deadline, fields convoy does not own); an upgrade with a failurePolicy
@@ -228,7 +228,7 @@ func TestSP14_ARolloutIsNotFailedByAnObjectOfAWaveNotYetApplied(t *testing.T) {
 	t.Logf("rollout: %s; Deployments: %s", failed.Status.Rollout.Message, rollouts)
 }
 
-// SP-14, issue 13 case 2: an object that the new render drops never gates its waves.
+// SP-14, decision 0073: an object that the new render drops never gates its waves.
 // In manual mode "dropped" (wave 1) is deleted by hand, so the inventory lists it
 // Missing; a /sync of an upgrade without it goes through every wave and prunes it.
 func TestSP14_DroppedMissingObjectDoesNotBlockUpgrade(t *testing.T) {
@@ -275,7 +275,7 @@ func conditionTrue(rel *v1.Release, typ string) bool {
 
 // SP-03 — seed: "In automatic mode, convoy applies the full render at each reconcile,
 // also when nothing changed. This also corrects drift at each periodic reconcile."
-// Issue 13 case 7: automatic mode applies the render it already applied in full
+// SP-03: automatic mode applies the render it already applied in full
 // at each reconcile, also while a lower wave is unhealthy: a hand edit of wave 2 is
 // put back by the periodic reconcile while wave 0 cannot become Healthy (a hand-set
 // nodeSelector that no node matches keeps its new pod Pending).
@@ -362,7 +362,7 @@ func TestSP03_ADeploymentDeletedByHandIsAssessedAgainOnceCreatedAgain(t *testing
 	})
 }
 
-// SP-14 — seed: "The observer sends one when a sync wave completes". Issue 13 case 8:
+// SP-14 — seed: "The observer sends one when a sync wave completes". Decision 0089:
 // a pinned render is applied wave by wave in manual mode as well; its waves complete
 // although status.render.ref names the current render, not the pinned one. Render A
 // (image 1) is installed, render B (image 2) applied; the pin to A (a /sync) applies

@@ -322,7 +322,7 @@ func releaseOf(o metav1.Object) (types.NamespacedName, bool) {
 // references, a workload's pod template, a Service's ports, an Ingress's rules, a
 // ConfigMap's data, a Role's rules, a CustomResourceDefinition's schemas — is dropped
 // before caching: these objects are most of what the observer holds per Release
-// (issue 15; docs/notes/performance-log.md). What the informer does not read itself is cached
+// (decision 0124; docs/notes/performance-log.md). What the informer does not read itself is cached
 // as one JSON string (packedKey), which lookup unpacks. The drift check does not read
 // the cache.
 func projectObject(obj any) (any, error) {
@@ -364,14 +364,14 @@ func projectObject(obj any) (any, error) {
 // beyond what the informer itself reads (the name, namespace, resourceVersion and
 // labels): metadata's uid, generation and timestamps, spec and status. One string
 // instead of the maps a decoded status is made of: at 10,000 Releases (40,000
-// objects) those maps were most of the observer's heap (issue 15). No field of a
+// objects) those maps were most of the observer's heap (decision 0124). No field of a
 // Kubernetes object has a slash in its name.
 const packedKey = "convoy.kumodo.io/projected"
 
 // releaseKey holds, in a cached object, "<namespace>/<name>" of the Release that
 // convoy's labels name: what onEvent reads. One string instead of a map of the labels
 // in metadata, which was ~300 bytes of each of the 40,000 objects at 10,000 Releases
-// (issue 15); the labels themselves are packed.
+// (decision 0124); the labels themselves are packed.
 const releaseKey = "convoy.kumodo.io/release"
 
 // unpack is the object that projectObject cached as cached, whole again: what health

@@ -28,7 +28,6 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/release"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -65,27 +64,13 @@ func (e *env) startControllerWith(o controllerOptions) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: e.t.TempDir()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(e.t)
 	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
 	}); err != nil {
 		e.t.Fatal(err)
 	}
-	done := make(chan struct{})
-	ctx, cancel := context.WithCancel(e.ctx)
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			e.t.Errorf("controller manager: %v", err)
-		}
-	}()
-	e.t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	testenv.StartManager(e.t, e.ctx, "controller manager", mgr)
 }
 
 // sync POSTs releases/<name>/sync as the admin (a person) and returns the time written.

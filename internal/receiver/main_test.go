@@ -5,7 +5,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/testenv"
 )
 
 // The integration tests run the controller process's reconcilers (controller.Setup,
@@ -18,11 +17,5 @@ import (
 var host *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
-			return err
-		}
-		return apiservertest.StartIn(s, host, "receiver")
-	})
+	apiservertest.Main(m, apiservertest.MainOptions{Name: "receiver", Host: &host})
 }

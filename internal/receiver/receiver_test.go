@@ -24,7 +24,6 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/render/gittest"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -58,8 +57,7 @@ const noServer = "none"
 func newEnv(t *testing.T, o receiver.Options, others ...string) (*env, []string) {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 3*time.Minute)
 	scheme, err := controller.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -91,23 +89,12 @@ func newEnv(t *testing.T, o receiver.Options, others ...string) (*env, []string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Metrics: e.metrics,
 		SkipNameValidation: true, AssessmentOverdueAfter: -1, Receiver: o}); err != nil {
 		t.Fatal(err)
 	}
-	mctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(mctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { stop(); <-done })
+	testenv.StartManager(t, ctx, "manager", mgr)
 	return e, namespaces[1:]
 }
 
@@ -196,11 +183,7 @@ func (e *env) waitReady(name, status, reason string) *v1.Receiver {
 
 func (e *env) release(name string) *v1.Release {
 	e.t.Helper()
-	rel := &v1.Release{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, rel); err != nil {
-		e.t.Fatalf("get Release %s: %v", name, err)
-	}
-	return rel
+	return testenv.Release(e.t, e.ctx, e.client, e.ns, name)
 }
 
 func renderCommit(rel *v1.Release) string {
@@ -232,16 +215,7 @@ func (e *env) stillRendered(name, commit string, d time.Duration) {
 
 func (e *env) waitApplied(name, status, reason string) *v1.Release {
 	e.t.Helper()
-	var rel *v1.Release
-	testenv.Eventually(e.t, e.ctx, fmt.Sprintf("Release %s Applied=%s/%s", name, status, reason), time.Minute, func() (bool, string) {
-		rel = e.release(name)
-		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
-		if c == nil {
-			return false, "no Applied condition"
-		}
-		return string(c.Status) == status && c.Reason == reason, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
-	})
-	return rel
+	return testenv.WaitApplied(e.t, e.ctx, e.client, e.ns, name, status, reason, time.Minute)
 }
 
 // call POSTs body to path of the receiver server with the headers and returns the
@@ -271,25 +245,7 @@ func sign(token, body []byte) string {
 // calls is the count of the receiver server's calls of type and result.
 func (e *env) calls(typ v1.ReceiverType, result string) float64 {
 	e.t.Helper()
-	mfs, err := e.metrics.Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "convoy_receiver_calls_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["type"] == string(typ) && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return testenv.Counter(e.t, e.metrics, "convoy_receiver_calls_total", map[string]string{"type": string(typ), "result": result})
 }
 
 // TestReceiverRefreshesOnSignedCalls: a Release reconciled every hour renders a newly

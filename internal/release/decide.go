@@ -140,7 +140,7 @@ func Decide(in Input) Plan {
 // cluster wave is not ready, and an apply may follow (automatic mode, or a pending
 // /sync or force). A manual Release with nothing pending renders and reports as step 6
 // says ("Equal. The Applied condition is True with reason Applied" has no exception):
-// the cluster wave gates only an apply (issue 13, case 6).
+// the cluster wave gates only an apply (decision 0088).
 //
 // A pending /sync bound to a render does not hold before the render: only the render
 // tells whether the request is still current, and a stale one applies nothing, so the
@@ -324,7 +324,7 @@ func rolloutStep(d *decision) *Result {
 // render is Degraded. While the render's apply holds at a sync wave (WaveHold), only
 // the objects of the waves applied so far count: an object of a later wave is still
 // the previous render's (a Deployment a rollback left ProgressDeadlineExceeded, say)
-// and cannot fail this render's rollout (issue 16, found by the chaos harness). The
+// and cannot fail this render's rollout (decision 0117, found by the chaos harness). The
 // applied waves are the first WaveHoldApplied distinct waves of the inventory's
 // objects, which list the render's applied waves and may list older ones: a lower
 // bound, so an object of a later wave never counts.
@@ -389,7 +389,7 @@ func hooksStep(d *decision) *Result {
 		// PreApply batches recorded as a forced sync's, and those of the render applied
 		// last (which run only on a forced sync, also when recorded before
 		// status.hooks[].forced existed): the reconciles that carry them on go on with
-		// the force's apply (issue 13, case 3).
+		// the force's apply (decision 0093).
 		d.forcedHooks = true
 	}
 	d.apply.RunHooks = !d.rollbackHold && (force || running || d.target != d.in.LastSuccessfulRender)

@@ -134,7 +134,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	}
 	// Health counts only when it assesses the inventory as this reconcile left it: the
 	// reconcile that applies a render's last wave must not report it Healthy from the
-	// assessment of its first waves (issue 33).
+	// assessment of its first waves (decision 0160).
 	health := AssessedHealth(in.Health, max(in.InventoryGeneration, attempt.InventoryGeneration))
 	if (applied || started) && plan.Apply.StartRollout {
 		out.Status.Rollout = rolloutStart(in, plan.Apply.RenderRef)
@@ -143,7 +143,7 @@ func Finish(in Input, plan Plan, attempt Result) Outcome {
 	if (applied || started) && in.HooksForced {
 		// The forced sync's PreApply batches have carried it into its apply: its
 		// rollout starts now, and a mark left on them would start another at every
-		// later reconcile (issue 33).
+		// later reconcile (decision 0159).
 		out.Status.HooksForcedDone = true
 	}
 	switch {

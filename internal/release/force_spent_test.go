@@ -7,7 +7,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// Issue 33 point 5: a forced /sync is used up by the one reconcile that handles it,
+// Decision 0165: a forced /sync is used up by the one reconcile that handles it,
 // also when that reconcile fails or waits (SP-21, SP-22), and a reconcile that could
 // not act on it says so: SpentForce names why, Finish puts it in the Applied message,
 // and the controller writes it as a Warning event (ForceSpent).

@@ -166,7 +166,7 @@ func TestHooksAcrossReconciles(t *testing.T) {
 	})
 	// SP-19, SP-20 — seed: the next reconcile after ?force=true "skips the pre-apply dry run"
 	// and "starts a new Progressing rollout, if the Release has a failurePolicy. This
-	// clears a Failed or RolledBack rollout." Issue 13 case 3: the force's reconcile
+	// clears a Failed or RolledBack rollout." Decision 0093: the force's reconcile
 	// waits at a PreApply batch of the render applied last (a re-run, which only a
 	// force makes); the reconcile that carries the batches on goes on with the force's
 	// apply although the force is handled: no dry run, a new rollout (here after a
@@ -181,7 +181,7 @@ func TestHooksAcrossReconciles(t *testing.T) {
 			t.Errorf("Apply (-want +got):\n%s", diff)
 		}
 	})
-	// Issue 13 case 3: the force's reconcile waits at a PreApply batch of a render not
+	// Decision 0093: the force's reconcile waits at a PreApply batch of a render not
 	// applied yet (its dry run is what the user forced past); status.hooks records the
 	// batch as forced, so the reconcile that carries it on goes on with the force's
 	// apply: no dry run, a new rollout. Without the record it is a first run: dry run.

@@ -176,7 +176,7 @@ type Health struct {
 // (or a later one): every object of the render applied so far was assessed for what
 // was applied, so its health counts. Else nil: the data is older than the objects it
 // would judge (a wave applied since, a drift put back), and neither a rollout, nor a
-// sync wave, nor the Healthy condition may be judged on it (issue 33).
+// sync wave, nor the Healthy condition may be judged on it (decision 0160).
 func AssessedHealth(h *Health, generation int64) *Health {
 	if h == nil || (h.Generation != 0 && h.Generation < generation) {
 		return nil

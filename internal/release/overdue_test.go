@@ -9,7 +9,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// Issue 32: a Release that waits on the observer's assessment says so when the
+// Decision 0151: a Release that waits on the observer's assessment says so when the
 // assessment is overdue: which wait, since when, what to do; and comes back at the
 // bound to say it.
 func TestCheckAssessment(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// The revision and install or upgrade of a new render (rule 3 of issue 12; the
+// The revision and install or upgrade of a new render (docs/compatibility.md#helm-hooks-of-a-chart; the
 // decision is in docs/decisions/0061-render-revision-install-upgrade.md).
 func TestNextRenderRevision(t *testing.T) {
 	cases := map[string]struct {

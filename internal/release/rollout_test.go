@@ -301,7 +301,7 @@ func TestRollbackReportsTheFailureFirst(t *testing.T) {
 // A rollout is judged on its render's objects: while the render's apply holds at a
 // sync wave, an object of a wave not applied yet is still the previous render's, and
 // its Degraded (a Deployment that a rollback left ProgressDeadlineExceeded) cannot fail
-// the new render's rollout (issue 16: the chaos harness saw a good render rolled back
+// the new render's rollout (decision 0117: the chaos harness saw a good render rolled back
 // the second its first wave was applied). The deadline still can.
 func TestRolloutIsJudgedOnTheWavesAppliedWhileHeld(t *testing.T) {
 	cm := v1.ObjectReference{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "config"}

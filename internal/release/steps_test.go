@@ -11,7 +11,7 @@ import (
 )
 
 // HoldsBeforeRender: the cluster wave stops a reconcile before the render only when an
-// apply may follow (issue 13, case 6).
+// apply may follow (decision 0088).
 func TestHoldsBeforeRender(t *testing.T) {
 	cases := map[string]struct {
 		in   Input
@@ -53,7 +53,7 @@ func TestDecideSteps(t *testing.T) {
 				Message: "Waiting for Release team-b/db of a lower cluster wave on the same Cluster to be Applied and Healthy."}},
 		},
 		// SP-04 — seed: "Equal. The Applied condition is True with reason Applied."
-		// Issue 13 case 6: the cluster wave gates only an apply.
+		// Decision 0088: the cluster wave gates only an apply.
 		"step 2: manual, in sync, no /sync, a lower cluster wave not ready: Applied": {
 			in:   input(manual(), lastSuccessful(refNew), blockedByClusterWave("team-b/db")),
 			want: Plan{Stop: &Result{Reason: v1.ReasonApplied, Message: msgManualInSync}},
@@ -248,7 +248,7 @@ func TestPlanWaves(t *testing.T) {
 			in:   WaveInput{Objects: objects(0, 1, 2), AppliedWaves: 2, Health: healthy(refNew, []string{"w1"}, "w0")},
 			want: WavePlan{Waves: []int32{0}, Total: 3, Hold: hold(0, 1)},
 		},
-		// Case 1 of issue 13: after the upgrade's wave 0, the inventory still holds the
+		// Decision 0073: after the upgrade's wave 0, the inventory still holds the
 		// old render's objects of waves 1 and 2, Healthy; they do not count until this
 		// render applied them.
 		"upgrade: healthy waves not yet applied for this render do not count": {

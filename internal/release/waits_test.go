@@ -21,7 +21,7 @@ func heldAtWave() Result {
 	return Result{Reason: v1.ReasonWaitingForSyncWave, Message: "Sync waves up to 0 are applied; wave 1 waits until they are Healthy.", WavesApplied: true}
 }
 
-// Issue 13 case 4: the rollout of a render starts when its first wave is applied, so
+// Decision 0070: the rollout of a render starts when its first wave is applied, so
 // that a render whose first wave never becomes Healthy fails at its deadline; it does
 // not succeed while later waves wait.
 func TestRolloutStartsAtTheFirstWave(t *testing.T) {
@@ -109,7 +109,7 @@ func TestRolloutStartsAtTheFirstWave(t *testing.T) {
 	}
 }
 
-// Issue 13 case 4: a rollout started at the first wave requeues at its deadline while
+// Decision 0070: a rollout started at the first wave requeues at its deadline while
 // the next wave waits, so the deadline is judged without any other event.
 func TestRolloutStartedAtTheFirstWaveRequeuesAtItsDeadline(t *testing.T) {
 	in := input(automatic(), lastSuccessful(refOld), failurePolicy(5*time.Second))
@@ -119,7 +119,7 @@ func TestRolloutStartedAtTheFirstWaveRequeuesAtItsDeadline(t *testing.T) {
 	}
 }
 
-// Issue 13 case 3: the force is used up by one reconcile (lastHandledForceSyncAt, seed
+// Decision 0071: the force is used up by one reconcile (lastHandledForceSyncAt, seed
 // SP-21/SP-22), but its effects carry through the waits of its apply: after a
 // RolledBack rollout, a forced sync of a render in two waves applies wave 0, starts
 // the new rollout there, and the next reconciles apply the later wave of that render
@@ -165,7 +165,7 @@ func TestForceCarriesThroughSyncWaves(t *testing.T) {
 	}
 }
 
-// Issue 13 case 3: a forced sync of a RolledBack render whose PreApply hook batch
+// Decision 0093: a forced sync of a RolledBack render whose PreApply hook batch
 // waits goes on at the next reconciles as forced: no rollback hold, no dry run, and the
 // apply after the batches starts the new rollout.
 func TestForceCarriesThroughHookBatches(t *testing.T) {
@@ -216,7 +216,7 @@ func TestForceCarriesThroughHookBatches(t *testing.T) {
 	}
 }
 
-// Issue 13 case 3: a reconcile that carries on an apply held at a sync wave does not
+// Decision 0071: a reconcile that carries on an apply held at a sync wave does not
 // dry-run: the pre-apply dry run is of the whole render, before anything is applied.
 func TestNoDryRunWhenAnApplyHeldAtAWaveGoesOn(t *testing.T) {
 	cases := map[string]struct {
@@ -249,7 +249,7 @@ func with(in Input, opts ...option) Input {
 	return in
 }
 
-// Issue 13 case 5: in manual mode, after a rollback, a render whose rollout was rolled
+// Decision 0072: in manual mode, after a rollback, a render whose rollout was rolled
 // back reports RolledBack (with what to do), as the rollback did, not WaitingForSync:
 // a /sync would keep the previous render applied.
 func TestManualModeAfterARollbackReportsRolledBack(t *testing.T) {

@@ -3,7 +3,6 @@ package releaseset_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"sort"
@@ -15,12 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
@@ -30,6 +25,7 @@ import (
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/releaseset"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/testenv/convoytest"
 )
 
 // resync is the informer resync period of the tests' processes: short, so that a test
@@ -62,37 +58,20 @@ func newFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(
 func newStoppedFleet(t *testing.T, clusters map[string]map[string]string, opts ...func(*hostmanager.Options)) (*fleet, func()) {
 	t.Helper()
 	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewWithWatch(host.RestConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := testenv.Context(t, 5*time.Minute)
+	c := convoytest.Client(t, host.RestConfig())
 	f := &fleet{t: t, ctx: ctx, c: c, ns: testenv.Namespace(t, ctx, c, "rs", nil), id: testenv.RandomSuffix()}
 	kubeconfig, err := os.ReadFile(host.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}}
-	if err := c.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Create(t, ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}})
 	for name, labels := range clusters {
-		cl := &v1.Cluster{
-			ObjectMeta: metav1.ObjectMeta{Name: f.cluster(name), Labels: map[string]string{"fleet": f.id}},
-			Spec:       v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: f.ns, Name: "kubeconfig"}}},
-		}
+		all := map[string]string{"fleet": f.id}
 		for k, v := range labels {
-			cl.Labels[k] = v
+			all[k] = v
 		}
-		if err := c.Create(ctx, cl); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
+		testenv.RegisterCluster(t, ctx, c, f.cluster(name), all, f.ns, "kubeconfig", nil)
 	}
 	mo := hostmanager.Options{Resync: resync, Namespaces: []string{f.ns}}
 	for _, o := range opts {
@@ -118,15 +97,7 @@ func inShard(name string) func(*hostmanager.Options) {
 // until the end of the test.
 func startConvoy(t *testing.T, ctx context.Context, o inprocess.Options) {
 	t.Helper()
-	p, err := inprocess.Start(ctx, host.RestConfig(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Errorf("controller and observer: %v", err)
-		}
-	})
+	convoytest.Start(t, ctx, host.RestConfig(), o)
 }
 
 // cluster is the name of the test's Cluster name.
@@ -154,55 +125,30 @@ func (f *fleet) stagedSet(name, values string, stages ...v1.Stage) *v1.ReleaseSe
 
 func (f *fleet) create(obj client.Object) {
 	f.t.Helper()
-	if err := f.c.Create(f.ctx, obj); err != nil {
-		f.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-	}
+	testenv.Create(f.t, f.ctx, f.c, obj)
 }
 
 // set reads the ReleaseSet name.
 func (f *fleet) set(name string) *v1.ReleaseSet {
 	f.t.Helper()
-	s := &v1.ReleaseSet{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, s); err != nil {
-		f.t.Fatalf("get ReleaseSet %s: %v", name, err)
-	}
-	return s
+	return testenv.ReleaseSet(f.t, f.ctx, f.c, f.ns, name)
 }
 
 // releases are the Releases of set, by name.
 func (f *fleet) releases(set string) map[string]v1.Release {
 	f.t.Helper()
-	list := &v1.ReleaseList{}
-	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set}); err != nil {
-		f.t.Fatal(err)
-	}
-	out := map[string]v1.Release{}
-	for _, r := range list.Items {
-		out[r.Name] = r
-	}
-	return out
+	return testenv.SetReleases(f.t, f.ctx, f.c, f.ns, set)
 }
 
 // updateTemplate changes the template of set name.
 func (f *fleet) updateTemplate(name string, change func(*v1.ReleaseTemplate)) {
 	f.t.Helper()
-	testenv.Eventually(f.t, f.ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
-		s := f.set(name)
-		change(&s.Spec.Template)
-		if err := f.c.Update(f.ctx, s); err != nil {
-			return false, err.Error()
-		}
-		return true, ""
-	})
+	testenv.UpdateTemplate(f.t, f.ctx, f.c, f.ns, name, change)
 }
 
 // phases says where the rollout of set stands: "rev canary Complete, rest Waiting".
 func phases(s *v1.ReleaseSet) string {
-	var parts []string
-	for _, st := range s.Status.Stages {
-		parts = append(parts, fmt.Sprintf("%s %s", st.Name, st.Phase))
-	}
-	return strings.Join(parts, ", ")
+	return testenv.Phases(s)
 }
 
 // waitPhases waits until the status of set name describes its generation, at another
@@ -210,53 +156,23 @@ func phases(s *v1.ReleaseSet) string {
 // returns the set.
 func (f *fleet) waitPhases(name, not, want string) *v1.ReleaseSet {
 	f.t.Helper()
-	var s *v1.ReleaseSet
-	testenv.Eventually(f.t, f.ctx, fmt.Sprintf("ReleaseSet %s: %s", name, want), 2*time.Minute, func() (bool, string) {
-		s = f.set(name)
-		got := phases(s)
-		return s.Status.ObservedGeneration == s.Generation && s.Status.Revision != not && got == want,
-			fmt.Sprintf("generation %d, status of %d at %s: %s; conditions %s", s.Generation, s.Status.ObservedGeneration,
-				s.Status.Revision, got, conditions(s.Status.Conditions))
-	})
-	return s
+	return testenv.WaitPhases(f.t, f.ctx, f.c, f.ns, name, not, want, 2*time.Minute)
 }
 
 func conditions(cs []metav1.Condition) string {
-	var parts []string
-	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s=%s/%s (%s)", c.Type, c.Status, c.Reason, c.Message))
-	}
-	return strings.Join(parts, "; ")
+	return testenv.Conditions(cs)
 }
 
 // readyAt says whether rel is Ready at revision rev, as the contract defines it.
 func readyAt(rel *v1.Release, rev string) bool {
-	return rel.Annotations[v1.AnnotationReleaseSetRevision] == rev && rel.Generation == rel.Status.ObservedGeneration &&
-		apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+	return testenv.ReadyAt(rel, rev)
 }
 
 // promote POSTs releasesets/<name>/promote as the admin and returns the HTTP status
 // and body.
 func (f *fleet) promote(name string) (int, string) {
 	f.t.Helper()
-	cfg := host.RestConfig()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s/%s/%s", cfg.Host, v1.SchemeGroupVersion, f.ns,
-		v1.ResourceReleaseSets, name, v1.SubresourcePromote)
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		f.t.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return testenv.Post(f.t, f.ctx, host.RestConfig(), f.ns, v1.ResourceReleaseSets+"/"+name+"/"+v1.SubresourcePromote)
 }
 
 // mustPromote promotes name and fails the test unless the answer is 200.
@@ -281,11 +197,6 @@ type stageOrder struct {
 // Release names of stages, in order.
 func (f *fleet) watchStageOrder(set string, stages ...[]string) *stageOrder {
 	f.t.Helper()
-	w, err := f.c.Watch(f.ctx, &v1.ReleaseList{}, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(w.Stop)
 	stageOf := map[string]int{}
 	for i, names := range stages {
 		for _, n := range names {
@@ -293,39 +204,24 @@ func (f *fleet) watchStageOrder(set string, stages ...[]string) *stageOrder {
 		}
 	}
 	o := &stageOrder{}
-	go func() {
-		latest := map[string]*v1.Release{}
-		for ev := range w.ResultChan() {
-			rel, ok := ev.Object.(*v1.Release)
-			if !ok {
-				continue
-			}
-			if ev.Type == watch.Deleted {
-				delete(latest, rel.Name)
-				continue
-			}
-			rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
-			var before string
-			if prev := latest[rel.Name]; prev != nil {
-				before = prev.Annotations[v1.AnnotationReleaseSetRevision]
-			}
-			latest[rel.Name] = rel
-			o.mu.Lock()
-			o.events++
-			if rev != before {
-				for name, i := range stageOf {
-					if i >= stageOf[rel.Name] {
-						continue
-					}
-					if earlier := latest[name]; earlier == nil || !readyAt(earlier, rev) {
-						o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
-							rel.Name, rev, name))
-					}
-				}
-			}
-			o.mu.Unlock()
+	testenv.WatchRevisions(f.t, f.ctx, f.c, f.ns, set, func(rel *v1.Release, latest map[string]*v1.Release, changed bool) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.events++
+		if !changed {
+			return
 		}
-	}()
+		rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
+		for name, i := range stageOf {
+			if i >= stageOf[rel.Name] {
+				continue
+			}
+			if earlier := latest[name]; earlier == nil || !readyAt(earlier, rev) {
+				o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
+					rel.Name, rev, name))
+			}
+		}
+	})
 	return o
 }
 
@@ -363,36 +259,13 @@ func (f *fleet) warning(set, reason, text string) bool {
 // writes is the controller's convoy_releaseset_release_writes_total of action.
 func (f *fleet) writes(action string) float64 {
 	f.t.Helper()
-	mfs, err := f.metrics.Gather()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "convoy_releaseset_release_writes_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "action" && l.GetValue() == action {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return testenv.Counter(f.t, f.metrics, "convoy_releaseset_release_writes_total", map[string]string{"action": action})
 }
 
 // configMap reads a ConfigMap of the test's namespace; nil when there is none.
 func (f *fleet) configMap(name string) *corev1.ConfigMap {
 	f.t.Helper()
-	cm := &corev1.ConfigMap{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		f.t.Fatal(err)
-	}
-	return cm
+	return testenv.ConfigMap(f.t, f.ctx, f.c, f.ns, name)
 }
 
 // resourceVersions are the resourceVersions of set name and of its Releases.
@@ -405,6 +278,6 @@ func (f *fleet) resourceVersions(name string) map[string]string {
 	return out
 }
 
-func ptrTo[T any](v T) *T { return &v }
+func ptrTo[T any](v T) *T { return testenv.Ptr(v) }
 
-func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+func rawJSON(s string) *runtime.RawExtension { return testenv.RawJSON(s) }

@@ -5,8 +5,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
-	"kumodo.io/convoy/internal/testenv"
 )
 
 // The end-to-end tests run the controller process's reconcilers (controller.Setup:
@@ -25,19 +23,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if host, err = s.Cluster("the local control plane", localcluster.Options{Workloads: true}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, host, "releaseset"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		charts = s.Serve(repo)
-		return nil
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "releaseset", Cluster: localcluster.Options{Workloads: true},
+		Host: &host, Charts: "testdata/charts", ChartsURL: &charts,
 	})
 }

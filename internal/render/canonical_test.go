@@ -124,7 +124,7 @@ func TestRefDeterminism(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Files = append(c.Files, &common.File{Name: "README.md", Data: []byte("# web\n")})
-	repoB.addArchive(saveChart(t, c, "1.0.0"))
+	repoB.AddArchive(saveChart(t, c, "1.0.0"))
 	ra, _ := testRenderer(t)
 	rb, _ := testRenderer(t)
 	rawValues := func(raw string) releaseOption {

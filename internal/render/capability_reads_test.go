@@ -221,7 +221,7 @@ func TestTemplatesCapabilityReads(t *testing.T) {
 			}
 			c := testChart(chartName, map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caps}\ndata:\n  out: '" + tc.template + "'\n"}, tc.crds, subs...)
 			c.Metadata.KubeVersion = tc.kube
-			repo.addArchive(saveChart(t, c, "1.0.0"))
+			repo.AddArchive(saveChart(t, c, "1.0.0"))
 			res := renderOK(t, r, Request{Release: testRelease("web", repo.url(), chartName), Capabilities: caps})
 			if got := find(t, res.Objects, "ConfigMap", "caps").Object["data"].(map[string]any)["out"]; got != tc.want {
 				t.Errorf("the template said %q, want %q", got, tc.want)
@@ -241,7 +241,7 @@ func TestCapabilityReadsDecideReuse(t *testing.T) {
 		"data:\n  widget: '{{ .Capabilities.APIVersions.Has \"example.com/v1/Widget\" }}'\n  optional: '{{ .Capabilities.APIVersions.Has \"optional.example.com/v1\" }}'\n"},
 		map[string]string{"crds/widgets.yaml": crdYAML("example.com", "Widget", "v1")})
 	repo := newChartRepo(t)
-	repo.addArchive(saveChart(t, c, "1.0.0"))
+	repo.AddArchive(saveChart(t, c, "1.0.0"))
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "guarded")
 	target := Capabilities{KubeVersion: "v1.37.2", APIVersions: []string{"v1", "apps/v1"}}

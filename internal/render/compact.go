@@ -17,7 +17,7 @@ import (
 // at every reconcile: its objects and then its chart's hooks, in canonical order, one
 // JSON document a line, gzip'd. It holds what the canonical stream holds, but reads
 // back without a YAML parser: converting the canonical YAML to JSON was 10 % of the
-// controller's CPU in a steady state of 10,000 Releases (issue 15). It is not stored
+// controller's CPU in a steady state of 10,000 Releases (decision 0134). It is not stored
 // anywhere; Render objects keep the canonical stream (NewRenderObject).
 
 // Compact is the compact form of res.

@@ -23,7 +23,7 @@ func corpusRepo(t testing.TB, patterns ...string) *chartRepo {
 	t.Helper()
 	r := newChartRepo(t)
 	for _, p := range patterns {
-		r.addArchive(corpusArchive(t, p))
+		r.AddArchive(corpusArchive(t, p))
 	}
 	return r
 }

@@ -231,7 +231,7 @@ func TestMissingDependencies(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			archive := corpusArchive(t, "subchart-deps", tc.edits...)
 			repo := newChartRepo(t)
-			repo.addArchive(archive)
+			repo.AddArchive(archive)
 			r, _ := testRenderer(t)
 			_, err := r.Render(context.Background(), Request{Release: testRelease("shop", repo.url(), "subchart-deps"), Capabilities: defaultCaps})
 

@@ -4,24 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -57,104 +50,20 @@ func saveChart(t testing.TB, c *chart.Chart, version string) []byte {
 	return b
 }
 
-// chartRepo is a Helm HTTP repository served by the test. It counts the requests
-// of every path and can be told to fail.
-type chartRepo struct {
-	t      testing.TB
-	server *httptest.Server
+// chartRepo is the tests' Helm repository (charttest.Repo) of testdata/charts.
+type chartRepo struct{ *charttest.Repo }
 
-	mu       sync.Mutex
-	archives map[string][]byte // file name -> archive
-	index    *repo.IndexFile   // built by add
-	requests map[string]int    // path -> count
-	fail     map[string]int    // path -> HTTP status to answer instead
-	digests  map[string]string // file name -> digest to put in the index instead
-}
-
-func newChartRepo(t testing.TB) *chartRepo {
-	r := &chartRepo{
-		t:        t,
-		archives: map[string][]byte{},
-		index:    repo.NewIndexFile(),
-		requests: map[string]int{},
-		fail:     map[string]int{},
-		digests:  map[string]string{},
-	}
-	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.server.Close)
-	return r
-}
+func newChartRepo(t testing.TB) *chartRepo { return &chartRepo{charttest.NewRepo(t, packageChart)} }
 
 // add packages testdata/charts/<name> at each version and lists it in the index.
 func (r *chartRepo) add(name string, versions ...string) *chartRepo {
-	for _, v := range versions {
-		r.addArchive(packageChart(r.t, name, v))
-	}
+	r.Add(name, versions...)
 	return r
 }
 
-// addArchive lists an archive in the index under charts/<name>-<version>.tgz.
-func (r *chartRepo) addArchive(data []byte) {
-	r.t.Helper()
-	c, err := loader.LoadArchive(strings.NewReader(string(data)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	file := fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.archives[file] = data
-	if err := r.index.MustAdd(c.Metadata, file, "charts", sha256Hex(data)); err != nil {
-		r.t.Fatal(err)
-	}
-}
+func (r *chartRepo) url() string { return r.URL() }
 
-func (r *chartRepo) url() string { return r.server.URL }
-
-func (r *chartRepo) count(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests[path]
-}
-
-func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests[req.URL.Path]++
-	if status, ok := r.fail[req.URL.Path]; ok {
-		http.Error(w, http.StatusText(status), status)
-		return
-	}
-	switch {
-	case req.URL.Path == "/index.yaml":
-		idx := *r.index
-		idx.Entries = map[string]repo.ChartVersions{}
-		for name, cvs := range r.index.Entries {
-			for _, cv := range cvs {
-				c := *cv
-				if d, ok := r.digests[filepath.Base(cv.URLs[0])]; ok {
-					c.Digest = d
-				}
-				idx.Entries[name] = append(idx.Entries[name], &c)
-			}
-		}
-		b, err := json.Marshal(idx)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		_, _ = w.Write(b)
-	case strings.HasPrefix(req.URL.Path, "/charts/"):
-		b, ok := r.archives[strings.TrimPrefix(req.URL.Path, "/charts/")]
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	default:
-		http.NotFound(w, req)
-	}
-}
+func (r *chartRepo) count(path string) int { return r.Count(path) }
 
 // renderer renders the tests' Releases as the controller does: their charts fetched
 // by a source.Fetcher with a fake clock and its own cache directory, then rendered.
@@ -237,21 +146,11 @@ func merged(t testing.TB, rel *v1alpha1.Release, reader ValuesReader) *Values {
 }
 
 // releaseOption changes a test Release.
-type releaseOption func(*v1alpha1.Release)
+type releaseOption = func(*v1alpha1.Release)
 
 // testRelease builds a Release of chart from repository.
 func testRelease(name, repository, chartName string, opts ...releaseOption) *v1alpha1.Release {
-	rel := &v1alpha1.Release{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name)},
-		Spec: v1alpha1.ReleaseSpec{
-			TargetNamespace: "apps",
-			Chart:           v1alpha1.ChartSource{Repository: repository, Name: chartName},
-		},
-	}
-	for _, o := range opts {
-		o(rel)
-	}
-	return rel
+	return charttest.Release(name, repository, chartName, opts...)
 }
 
 func version(v string) releaseOption {

@@ -75,7 +75,7 @@ func (f *fakeLookup) requests() []string {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-// Rule 6 of issue 12: lookup reads the target for the target namespace and
+// Decision 0062: lookup reads the target for the target namespace and
 // cluster-scoped kinds only; the password of an existing Secret is kept; a lookup
 // of another namespace finds nothing and says so; every read is recorded.
 func TestLookup(t *testing.T) {

@@ -119,7 +119,7 @@ func TestRenderParity(t *testing.T) {
 	r, _ := testRenderer(t)
 	for _, c := range parityCharts(t) {
 		repo := newChartRepo(t) // a repository each: the corpus and testdata both have a "crds"
-		repo.addArchive(c.archive)
+		repo.AddArchive(c.archive)
 		for _, set := range slices.Sorted(maps.Keys(c.values)) {
 			t.Run(c.source+"/"+set, func(t *testing.T) {
 				vals := c.values[set]
@@ -148,7 +148,7 @@ func TestRenderParity(t *testing.T) {
 func TestRenderParityFindsDifferences(t *testing.T) {
 	archive := corpusArchive(t, "schema")
 	repo := newChartRepo(t)
-	repo.addArchive(archive)
+	repo.AddArchive(archive)
 	r, _ := testRenderer(t)
 	rel := testRelease(parityRelease, repo.url(), "schema", mutations(v1alpha1.Mutation{
 		Target: v1alpha1.MutationTarget{Group: "apps", Kind: "Deployment"},
@@ -199,7 +199,7 @@ data:
 	}
 	archive := charttest.Package(t, dir)
 	repo := newChartRepo(t)
-	repo.addArchive(archive)
+	repo.AddArchive(archive)
 	r, _ := testRenderer(t)
 	rel := testRelease(parityRelease, repo.url(), "random")
 	res, err := r.Render(context.Background(), Request{Release: rel, Capabilities: parityCaps()})

@@ -191,7 +191,7 @@ func TestMissingValuesThroughRender(t *testing.T) {
 	}
 }
 
-// Issue 14, point 6: a Secret's data never reaches a condition. The YAML parser's
+// A Secret's data never reaches a condition (docs/security.md#secrets-never-leak). The YAML parser's
 // messages can quote the data it failed on (an anchor's name), so for a Secret the
 // message keeps only the entry and the line; a ConfigMap's keeps the parser's text.
 func TestValuesFromSecretErrorsQuoteNoData(t *testing.T) {

@@ -2,20 +2,12 @@ package source
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"kumodo.io/convoy/api/v1alpha1"
@@ -35,132 +27,22 @@ func packageChart(t testing.TB, name, version string) []byte {
 	return charttest.Package(t, filepath.Join("testdata", "charts", name), charttest.Version(version))
 }
 
-// chartRepo is a Helm HTTP repository served by the test. It counts the requests
-// of every path and can be told to fail.
-type chartRepo struct {
-	t      testing.TB
-	server *httptest.Server
+// chartRepo is the tests' Helm repository (charttest.Repo) of testdata/charts.
+type chartRepo struct{ *charttest.Repo }
 
-	mu       sync.Mutex
-	archives map[string][]byte // file name -> archive
-	index    *repo.IndexFile   // built by add
-	requests map[string]int    // path -> count
-	fail     map[string]int    // path -> HTTP status to answer instead
-	digests  map[string]string // file name -> digest to put in the index instead
-	provs    map[string][]byte // file name -> provenance file, served at <archive>.prov
-}
-
-func newChartRepo(t testing.TB) *chartRepo {
-	r := &chartRepo{
-		t:        t,
-		archives: map[string][]byte{},
-		index:    repo.NewIndexFile(),
-		requests: map[string]int{},
-		fail:     map[string]int{},
-		digests:  map[string]string{},
-		provs:    map[string][]byte{},
-	}
-	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.server.Close)
-	return r
-}
+func newChartRepo(t testing.TB) *chartRepo { return &chartRepo{charttest.NewRepo(t, packageChart)} }
 
 // add packages testdata/charts/<name> at each version and lists it in the index.
 func (r *chartRepo) add(name string, versions ...string) *chartRepo {
-	for _, v := range versions {
-		r.addArchive(packageChart(r.t, name, v))
-	}
+	r.Add(name, versions...)
 	return r
 }
 
-// addArchive lists an archive in the index under charts/<name>-<version>.tgz.
-func (r *chartRepo) addArchive(data []byte) {
-	r.t.Helper()
-	c, err := loader.LoadArchive(strings.NewReader(string(data)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	file := fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.archives[file] = data
-	if err := r.index.MustAdd(c.Metadata, file, "charts", sha256Hex(data)); err != nil {
-		r.t.Fatal(err)
-	}
-}
+func (r *chartRepo) url() string { return r.URL() }
 
-func (r *chartRepo) url() string { return r.server.URL }
+func (r *chartRepo) count(path string) int { return r.Count(path) }
 
-// addProvenance serves prov as the provenance file of the archive file.
-func (r *chartRepo) addProvenance(file string, prov []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.provs[file] = prov
-}
-
-func (r *chartRepo) count(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests[path]
-}
-
-func (r *chartRepo) failWith(path string, status int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fail[path] = status
-}
-
-func (r *chartRepo) setIndexDigest(file, digest string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.digests[file] = digest
-}
-
-func (r *chartRepo) serve(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests[req.URL.Path]++
-	if status, ok := r.fail[req.URL.Path]; ok {
-		http.Error(w, http.StatusText(status), status)
-		return
-	}
-	switch {
-	case req.URL.Path == "/index.yaml":
-		idx := *r.index
-		idx.Entries = map[string]repo.ChartVersions{}
-		for name, cvs := range r.index.Entries {
-			for _, cv := range cvs {
-				c := *cv
-				if d, ok := r.digests[filepath.Base(cv.URLs[0])]; ok {
-					c.Digest = d
-				}
-				idx.Entries[name] = append(idx.Entries[name], &c)
-			}
-		}
-		b, err := json.Marshal(idx)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		_, _ = w.Write(b)
-	case strings.HasPrefix(req.URL.Path, "/charts/") && strings.HasSuffix(req.URL.Path, ".prov"):
-		b, ok := r.provs[strings.TrimSuffix(strings.TrimPrefix(req.URL.Path, "/charts/"), ".prov")]
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	case strings.HasPrefix(req.URL.Path, "/charts/"):
-		b, ok := r.archives[strings.TrimPrefix(req.URL.Path, "/charts/")]
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	default:
-		http.NotFound(w, req)
-	}
-}
+func (r *chartRepo) addProvenance(file string, prov []byte) { r.AddProvenance(file, prov) }
 
 // ociRegistry is charttest's in-process OCI registry, with the names this
 // package's tests use.
@@ -251,21 +133,11 @@ func renderOK(t testing.TB, r *renderer, req Request) *Result {
 }
 
 // releaseOption changes a test Release.
-type releaseOption func(*v1alpha1.Release)
+type releaseOption = func(*v1alpha1.Release)
 
 // testRelease builds a Release of chart from repository.
 func testRelease(name, repository, chartName string, opts ...releaseOption) *v1alpha1.Release {
-	rel := &v1alpha1.Release{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name)},
-		Spec: v1alpha1.ReleaseSpec{
-			TargetNamespace: "apps",
-			Chart:           v1alpha1.ChartSource{Repository: repository, Name: chartName},
-		},
-	}
-	for _, o := range opts {
-		o(rel)
-	}
-	return rel
+	return charttest.Release(name, repository, chartName, opts...)
 }
 
 func version(v string) releaseOption {

@@ -52,7 +52,7 @@ func TestHelmProvenanceFetch(t *testing.T) {
 	if err != nil || string(prov) != "signed" {
 		t.Errorf(".prov served: %q, %v; want its content", prov, err)
 	}
-	repo.failWith(provPath, http.StatusInternalServerError)
+	repo.FailWith(provPath, http.StatusInternalServerError)
 	_, err = c.Provenance(ctx)
 	if diff := cmp.Diff(v1alpha1.ReasonSourceNotReady, reasons.Of(err, "")); diff != "" {
 		t.Errorf("server failing: reason (-want +got):\n%s\nerror: %v", diff, err)

@@ -118,7 +118,7 @@ func TestSourceErrors(t *testing.T) {
 		"connection refused": {
 			setup: func(t *testing.T, _ *chartRepo) (string, string) {
 				down := newChartRepo(t)
-				down.server.Close()
+				down.Server.Close()
 				return down.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "cannot connect",
@@ -129,7 +129,7 @@ func TestSourceErrors(t *testing.T) {
 		},
 		"index answers 503": {
 			setup: func(_ *testing.T, repo *chartRepo) (string, string) {
-				repo.failWith("/index.yaml", http.StatusServiceUnavailable)
+				repo.FailWith("/index.yaml", http.StatusServiceUnavailable)
 				return repo.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "503",
@@ -146,21 +146,21 @@ func TestSourceErrors(t *testing.T) {
 		},
 		"404 of a listed version": {
 			setup: func(_ *testing.T, repo *chartRepo) (string, string) {
-				repo.failWith("/charts/web-1.0.0.tgz", http.StatusNotFound)
+				repo.FailWith("/charts/web-1.0.0.tgz", http.StatusNotFound)
 				return repo.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "404",
 		},
 		"archive answers 500": {
 			setup: func(_ *testing.T, repo *chartRepo) (string, string) {
-				repo.failWith("/charts/web-1.0.0.tgz", http.StatusInternalServerError)
+				repo.FailWith("/charts/web-1.0.0.tgz", http.StatusInternalServerError)
 				return repo.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "500",
 		},
 		"digest mismatch": {
 			setup: func(_ *testing.T, repo *chartRepo) (string, string) {
-				repo.setIndexDigest("web-1.0.0.tgz", strings.Repeat("ab", 32))
+				repo.SetIndexDigest("web-1.0.0.tgz", strings.Repeat("ab", 32))
 				return repo.url(), "web"
 			},
 			reason: v1alpha1.ReasonSourceNotReady, msgHas: "the index says sha256:abab",
@@ -187,7 +187,7 @@ func TestSourceErrors(t *testing.T) {
 
 func TestDigestMismatchRecovers(t *testing.T) {
 	repo := newChartRepo(t).add("web", "1.0.0")
-	repo.setIndexDigest("web-1.0.0.tgz", strings.Repeat("00", 32))
+	repo.SetIndexDigest("web-1.0.0.tgz", strings.Repeat("00", 32))
 	r, _ := testRenderer(t)
 	rel := testRelease("web", repo.url(), "web")
 	if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
@@ -195,9 +195,7 @@ func TestDigestMismatchRecovers(t *testing.T) {
 	}
 	// The repository is fixed: the failed fetch dropped the cached index, so the
 	// next render reads the index again, without waiting for the TTL.
-	repo.mu.Lock()
-	delete(repo.digests, "web-1.0.0.tgz")
-	repo.mu.Unlock()
+	repo.SetIndexDigest("web-1.0.0.tgz", "")
 	renderOK(t, r, Request{Release: rel})
 	if got := repo.count("/index.yaml"); got != 2 {
 		t.Errorf("index.yaml fetched %d times, want 2", got)
@@ -251,7 +249,7 @@ func TestOCIRegistry(t *testing.T) {
 	})
 	t.Run("registry down", func(t *testing.T) {
 		down := newOCIRegistry(t)
-		down.server.Close()
+		down.Server.Close()
 		rel := testRelease("web", "oci://"+down.host+"/charts", "web")
 		_, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps})
 		if reasons.Of(err, "") != v1alpha1.ReasonSourceNotReady {
@@ -278,8 +276,8 @@ func TestPlainHTTPHosts(t *testing.T) {
 func TestCredentials(t *testing.T) {
 	const user, pass = "convoy", "s3cret"
 	repo := newChartRepo(t).add("web", "1.0.0")
-	inner := repo.server.Config.Handler
-	repo.server.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	inner := repo.Server.Config.Handler
+	repo.Server.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if u, p, ok := req.BasicAuth(); !ok || u != user || p != pass {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return

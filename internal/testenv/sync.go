@@ -2,15 +2,11 @@ package testenv
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"testing"
 
 	"k8s.io/client-go/rest"
-
-	v1 "kumodo.io/convoy/api/v1alpha1"
 )
 
 // PostSync sends POST releases/<name>/sync (with ?force=true when force) in the
@@ -26,10 +22,6 @@ func PostSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name stri
 // 200 (a render that is not the current one is answered 409).
 func PostBoundSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name, render string, force bool) {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	query := url.Values{}
 	if render != "" {
 		query.Set("render", render)
@@ -37,21 +29,11 @@ func PostBoundSync(t testing.TB, ctx context.Context, cfg *rest.Config, ns, name
 	if force {
 		query.Set("force", "true")
 	}
-	u := fmt.Sprintf("%s/apis/%s/namespaces/%s/releases/%s/sync", cfg.Host, v1.SchemeGroupVersion, ns, name)
+	path := "releases/" + name + "/sync"
 	if len(query) > 0 {
-		u += "?" + query.Encode()
+		path += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %s: %s", u, resp.Status, body)
+	if code, body := Post(t, ctx, cfg, ns, path); code != http.StatusOK {
+		t.Fatalf("POST %s: %d %s: %s", path, code, http.StatusText(code), body)
 	}
 }

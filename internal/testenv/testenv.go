@@ -1,8 +1,9 @@
 // Package testenv is what the integration tests of convoy's packages share: a TestMain
 // that runs them against a local control plane (or only the unit tests with -short),
-// polling helpers with a deadline, a namespace per test and an admin client. Only
-// tests, the test harnesses (test/, internal/apiserver/apiservertest) and the benchmarks
-// import it.
+// polling helpers with a deadline, a namespace per test and an admin client, and the
+// reads and waits of Releases and ReleaseSets, managers and chart repositories they
+// repeat. Only tests, the test harnesses (test/, internal/apiserver/apiservertest,
+// internal/testenv/convoytest) and the benchmarks import it.
 package testenv
 
 import (

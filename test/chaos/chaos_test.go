@@ -27,7 +27,7 @@ var (
 	flagFaultGap   = flag.Duration("fault-gap", 4*time.Second, "up to this (plus 2 s) between two faults")
 	flagKinds      = flag.String("kinds", "all", "fault kinds: all, or network (chart repository, proxy and remote link faults, no process killed: for a soak), or a comma-separated list of kinds as the report names them")
 	// The start-up faults are in every plan (and so in make test's short run), among
-	// its first faults: issue 32's process that exits when started during an outage.
+	// its first faults: a process that exits when started during an outage (decision 0154).
 	flagRequire = flag.String("require", string(faultStartKubeAPIDown)+","+string(faultStartAPIServerDown),
 		"fault kinds that every plan has among its first faults, those of them that -kinds allows (comma-separated, as -kinds; empty: none)")
 	// Every violation fails a run by default (the sync-wave bugs that the short run

@@ -784,7 +784,7 @@ func TestPlanFaults(t *testing.T) {
 		wantFirst     []faultKind // each among the first 2×len(wantFirst) faults
 		wantNoStartup bool
 	}{
-		// Issue 32: make test's short run (10 faults of every kind) has both.
+		// Decision 0154: make test's short run (10 faults of every kind) has both.
 		"the short run has both start-up faults": {n: 10, kinds: faultKinds, require: startup, wantFirst: startup},
 		"make chaos's run has them early":        {n: 200, kinds: faultKinds, require: startup, wantFirst: startup},
 		"a plan shorter than the required kinds": {n: 1, kinds: faultKinds, require: startup},

@@ -33,7 +33,7 @@ const (
 	faultKillAPIServer  faultKind = "kill convoy-apiserver"
 	faultRestartEtcd    faultKind = "restart etcd"
 	faultRestartKubeAPI faultKind = "restart kube-apiserver"
-	// The start-up faults (issue 32): a convoy process started while an API server it
+	// The start-up faults (decision 0154): a convoy process started while an API server it
 	// needs is down must wait for it, since nothing restarts a process that exits.
 	faultStartKubeAPIDown   faultKind = "start a process while kube-apiserver is down"
 	faultStartAPIServerDown faultKind = "start a process while convoy-apiserver is down"
@@ -118,7 +118,7 @@ func planFaults(rng *rand.Rand, n int, gap time.Duration, kinds, require []fault
 // after each it waits (up to a bound, within ctx) for the system to be back. A convoy
 // process that exited instead of coming back is a violation ("alive"), and the run
 // goes on without it: nothing restarts it, as nothing would restart it under `convoy
-// dev`'s old supervision (issue 32). Any other error means a process did not come back.
+// dev`'s supervision before decision 0153. Any other error means a process did not come back.
 func (e *env) inject(ctx, phase context.Context, faults []fault) error {
 	for _, f := range faults {
 		select {

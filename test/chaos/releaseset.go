@@ -21,7 +21,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// The ReleaseSet of a run (issue 34): one set over two Clusters, "host" (the host
+// The ReleaseSet of a run (docs/fleets.md): one set over two Clusters, "host" (the host
 // control plane, registered as a Cluster too) in the stage canary and the remote
 // Cluster in the stage rest, its chart version a range (fleetVersionRange). It is
 // created before the faults and rolls its first revision; while the faults run a new

@@ -20,8 +20,8 @@ type rolloutCounts struct {
 }
 
 // checkLowerWaveRollouts finds Releases of a higher cluster wave applied while a lower
-// wave's Release on the same Cluster was still rolling out its render (issue 33,
-// point 2: the lower one reported Healthy from the observer's assessment of its first
+// wave's Release on the same Cluster was still rolling out its render (decision 0160:
+// the lower one reported Healthy from the observer's assessment of its first
 // sync waves, before its last one had rolled out). When an object of a Release of
 // cluster wave k first carries some inputs (ev, as checkClusterWaves), each Release of
 // a lower wave on the same Cluster whose states around ev say Applied and Healthy for

@@ -33,7 +33,7 @@ func TestCheckLowerWaveRollouts(t *testing.T) {
 		"the lower Release rolled out every sync wave before": {
 			events: append(rolledOut, apply), low: []relState{ready(12, "l2@1")}, higher: []relState{asked(3)}, judged: 1,
 		},
-		// Issue 33, point 2: Healthy written from the assessment of sync wave 0 while
+		// Decision 0160: Healthy written from the assessment of sync wave 0 while
 		// the Deployment of sync wave 1 still rolled out.
 		"the lower Release reported Ready while its last sync wave rolled out": {
 			events: []objEvent{low("cm/low", 0, "l2@1", 5, true), low("dep/low", 1, "l2@1", 8, false), apply, low("dep/low", 1, "l2@1", 25, true)},

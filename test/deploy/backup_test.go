@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/hack/chart"
 	"kumodo.io/convoy/internal/backup"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // buildConvoy builds cmd/convoy into a temporary folder.
@@ -55,7 +55,7 @@ func releaseSteps(t *testing.T, api *convoyAPI, ns string) map[string]string {
 	return out
 }
 
-// Issue 38: the chart's backup CronJob, its command run as a process against the
+// Logical backups (decision 0183): the chart's backup CronJob, its command run as a process against the
 // chart's etcd (three members, TLS) with an S3 server standing in for the bucket,
 // then `convoy restore`: the Releases are again exactly those of the backup (new
 // ones gone, changed ones back, deleted ones back), and convoy apiserver, which
@@ -224,22 +224,8 @@ func TestBackupCronJobAndRestore(t *testing.T) {
 
 func renderObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := chart.Render(c, values, etcdNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, etcdNamespace)
 	return objs
 }
 

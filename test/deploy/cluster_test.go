@@ -17,11 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -282,27 +278,10 @@ func wantForbidden(t *testing.T, err error, what, resource string) {
 	}
 }
 
-// clientScheme decodes what the server sends, without defaulting.
-var clientScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(convoyv1alpha1.AddToScheme(s))
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
-}()
-
 // convoyClient returns a REST client of convoy.kumodo.io/v1alpha1 for cfg.
 func convoyClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
 	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
-	cfg.APIPath = "/apis"
-	cfg.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(clientScheme)}
-	cfg.ContentType = runtime.ContentTypeJSON
-	c, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		t.Fatalf("creating a convoy client: %v", err)
-	}
-	return c
+	return testenv.RESTClient(t, cfg)
 }
 
 // mergePatch sends a JSON merge patch to the main resource or a subresource.

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kumodo.io/convoy/hack/chart"
-	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 func parseCert(t *testing.T, what string, b []byte) *x509.Certificate {
@@ -70,14 +70,7 @@ func TestChartEtcdCertificates(t *testing.T) {
 // chart renders them as they are (Helm's lookup), not new ones.
 func TestChartEtcdCertificatesKeptAcrossUpgrades(t *testing.T) {
 	needCluster(t)
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
 	kube := kubernetes.NewForConfigOrDie(env.admin)
 	ns := "convoy-etcd-upgrade-" + testenv.RandomSuffix()
 	if _, err := kube.CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -135,14 +128,7 @@ func TestChartEtcdCertificatesKeptAcrossUpgrades(t *testing.T) {
 // Other values: one member (no PodDisruptionBudget), the user's own Secrets (none
 // rendered), cert-manager's Certificates, a quorum budget with five members.
 func TestChartEtcdValues(t *testing.T) {
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
 	cases := map[string]struct {
 		values    map[string]any
 		want      []string

@@ -31,10 +31,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/hack/chart"
 	"kumodo.io/convoy/internal/apiserver"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // etcdNamespace is the namespace the chart is rendered into for the etcd tests.
@@ -59,22 +59,8 @@ type renderedEtcd struct {
 
 func renderEtcd(t *testing.T, values map[string]any) renderedEtcd {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := chart.Render(c, values, etcdNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, etcdNamespace)
 	var r renderedEtcd
 	typed(t, find(t, objs, "StatefulSet", "convoy-etcd"), &r.sts)
 	typed(t, find(t, objs, "Secret", "convoy-etcd-server-tls"), &r.serverTLS)
@@ -108,11 +94,7 @@ type etcdProcesses struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
+	return testenv.FreePort(t)
 }
 
 func writeSecret(t *testing.T, dir string, s corev1.Secret) {
@@ -536,7 +518,7 @@ func (l *writeLoad) waitWrites(t *testing.T, n int, timeout time.Duration) {
 	}
 }
 
-// Issue 38: the chart's etcd, rendered with the default values (three members,
+// convoy's etcd (decisions 0181, 0182): the chart's etcd, rendered with the default values (three members,
 // peer and client TLS with the certificates the chart made) and started as
 // processes with the StatefulSet's command, and convoy apiserver with the
 // Deployment's flags (every member in --etcd-servers, the client certificate).

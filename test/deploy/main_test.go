@@ -5,14 +5,13 @@
 // apiserver running in this process). The chart's etcd is started as processes from
 // its rendered StatefulSet (three members with its flags and certificates), with
 // convoy apiserver from the rendered Deployment's flags, to test it under a lost
-// member and a lost quorum, and the backup CronJob's command against it (issue 38).
+// member and a lost quorum, and the backup CronJob's command against it (decisions 0181–0183).
 //
 // With -short only the tests that need no control plane run.
 package deploy_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,12 +51,10 @@ func TestMain(m *testing.M) {
 		}
 		fresh := freshInstallDryRun(s.Context(), c)
 		// Not convoy-system/convoy-apiserver, which the dry run of deploy/ must find free.
-		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
-			Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"})
-		if err != nil {
-			return fmt.Errorf("start convoy apiserver: %w", err)
+		if err := apiservertest.StartWith(s, c, apiservertest.Options{
+			Namespace: "convoy-deploy-test", ServiceName: "convoy-apiserver-deploy-test", EtcdPrefix: "/convoy-deploy"}); err != nil {
+			return err
 		}
-		s.Cleanup(stop)
 		env = &struct {
 			cluster      *localcluster.Cluster
 			admin        *rest.Config
@@ -98,7 +95,5 @@ func needCluster(t *testing.T) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 2*time.Minute)
 }

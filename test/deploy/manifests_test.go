@@ -104,6 +104,20 @@ func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *u
 }
 
 // typed converts u into out (a pointer to a typed object).
+// binding is what the RoleBinding or ClusterRoleBinding (kind) name of objs binds:
+// its role and its subjects.
+func binding(t *testing.T, objs []*unstructured.Unstructured, kind, name string) (rbacv1.RoleRef, []rbacv1.Subject) {
+	t.Helper()
+	if kind == "RoleBinding" {
+		var rb rbacv1.RoleBinding
+		typed(t, find(t, objs, kind, name), &rb)
+		return rb.RoleRef, rb.Subjects
+	}
+	var crb rbacv1.ClusterRoleBinding
+	typed(t, find(t, objs, kind, name), &crb)
+	return crb.RoleRef, crb.Subjects
+}
+
 func typed(t *testing.T, u *unstructured.Unstructured, out interface{}) {
 	t.Helper()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
@@ -276,7 +290,7 @@ func TestControllerRoleMatchesControllerRules(t *testing.T) {
 	objs = append(objs, readObjects(t, filepath.Join(deployDir(t), "controller", "impersonate-rbac.yaml"))...)
 	var role, impersonate rbacv1.ClusterRole
 	typed(t, find(t, objs, "ClusterRole", "convoy-controller"), &role)
-	// Impersonation (issue 14) is a ClusterRole of its own, always bound: the
+	// Impersonation (the tenancy lockdown, decision 0096) is a ClusterRole of its own, always bound: the
 	// controller's rules are the two together.
 	typed(t, find(t, objs, "ClusterRole", "convoy-controller-impersonate"), &impersonate)
 	role.Rules = append(role.Rules, impersonate.Rules...)
@@ -316,17 +330,7 @@ func TestControllerRoleMatchesControllerRules(t *testing.T) {
 		{"ClusterRoleBinding", "convoy-controller-apply", "ClusterRole", "convoy-controller-apply"},
 		{"RoleBinding", "convoy-controller-leader-election", "Role", "convoy-controller-leader-election"},
 	} {
-		var ref rbacv1.RoleRef
-		var subjects []rbacv1.Subject
-		if b.kind == "RoleBinding" {
-			var rb rbacv1.RoleBinding
-			typed(t, find(t, objs, b.kind, b.name), &rb)
-			ref, subjects = rb.RoleRef, rb.Subjects
-		} else {
-			var crb rbacv1.ClusterRoleBinding
-			typed(t, find(t, objs, b.kind, b.name), &crb)
-			ref, subjects = crb.RoleRef, crb.Subjects
-		}
+		ref, subjects := binding(t, objs, b.kind, b.name)
 		if ref.Kind != b.roleKind || ref.Name != b.role {
 			t.Errorf("%s %s refers to %s %s, want %s %s", b.kind, b.name, ref.Kind, ref.Name, b.roleKind, b.role)
 		}

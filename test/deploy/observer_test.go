@@ -45,17 +45,7 @@ func TestObserverRolesAreBoundToItsServiceAccount(t *testing.T) {
 		{"ClusterRoleBinding", "convoy-observer-drift", "ClusterRole"},
 		{"RoleBinding", "convoy-observer-leader-election", "Role"},
 	} {
-		var ref rbacv1.RoleRef
-		var subjects []rbacv1.Subject
-		if b.kind == "RoleBinding" {
-			var rb rbacv1.RoleBinding
-			typed(t, find(t, objs, b.kind, b.name), &rb)
-			ref, subjects = rb.RoleRef, rb.Subjects
-		} else {
-			var crb rbacv1.ClusterRoleBinding
-			typed(t, find(t, objs, b.kind, b.name), &crb)
-			ref, subjects = crb.RoleRef, crb.Subjects
-		}
+		ref, subjects := binding(t, objs, b.kind, b.name)
 		if ref.Kind != b.roleKind || ref.Name != b.name {
 			t.Errorf("%s %s refers to %s %s, want %s %s", b.kind, b.name, ref.Kind, ref.Name, b.roleKind, b.name)
 		}

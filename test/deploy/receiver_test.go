@@ -9,21 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"kumodo.io/convoy/hack/chart"
-	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // TestReceiverValue: receiver.enabled serves the receiver server on every controller
 // Deployment (of each shard) at receiver.port, named receiver, behind the Service
 // convoy-receiver; off (the default, deploy/) there is neither flag nor Service.
 func TestReceiverValue(t *testing.T) {
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chart.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
 	for _, tc := range []struct {
 		name   string
 		values map[string]any

@@ -16,7 +16,7 @@ import (
 // first sync once the wait is over.
 const startupMargin = time.Minute
 
-// Issue 32: convoy's processes wait at start for kube-apiserver for up to
+// Decision 0152: convoy's processes wait at start for kube-apiserver for up to
 // --startup-timeout before they serve their probes. Each Deployment of deploy/ (the
 // chart's render) has a startupProbe on its liveness endpoint that allows that bound and
 // a minute more, so that the kubelet does not restart a process that waits on purpose

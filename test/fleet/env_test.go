@@ -13,7 +13,7 @@ import (
 	"kumodo.io/convoy/internal/dev/inprocess"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/testenv/convoytest"
 )
 
 // startConvoy runs the release controller and the observer on namespace ns until the
@@ -35,28 +35,12 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) {
 // (inprocess.Start) until the end of the test.
 func startInProcess(t *testing.T, ctx context.Context, host *rest.Config, o inprocess.Options) {
 	t.Helper()
-	p, err := inprocess.Start(ctx, host, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Errorf("controller and observer: %v", err)
-		}
-	})
+	convoytest.Start(t, ctx, host, o)
 }
 
 // setUp starts a test: a context of timeout, the admin's client and a new namespace
 // named after prefix.
 func setUp(t *testing.T, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	return ctx, c, testenv.Namespace(t, ctx, c, prefix, nil)
+	return convoytest.SetUp(t, host.RestConfig(), timeout, prefix)
 }

@@ -16,7 +16,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -33,26 +32,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		// ConfigMaps only: no workloads, so etcd and kube-apiserver suffice, on the
-		// host and on each target.
-		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
+	// ConfigMaps only: no workloads, so etcd and kube-apiserver suffice, on the host
+	// and on each target.
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "fleet", Host: &host, Charts: "testdata/charts", ChartsURL: &charts,
+		Then: func(s *testenv.Setup) (err error) {
+			fleet, err = s.Fleet("the target fleet", localcluster.FleetOptions{Clusters: fleetSize, Etcd: host.EtcdURL()})
 			return err
-		}
-		if err := apiservertest.StartIn(s, host, "fleet"); err != nil {
-			return err
-		}
-		if fleet, err = s.Fleet("the target fleet", localcluster.FleetOptions{
-			Clusters: fleetSize, Etcd: host.EtcdURL(),
-		}); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		charts = s.Serve(repo)
-		return nil
+		},
 	})
 }

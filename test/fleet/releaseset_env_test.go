@@ -3,8 +3,6 @@ package fleet_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -17,10 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +32,7 @@ import (
 	"kumodo.io/convoy/internal/releaseset"
 	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/testenv/convoytest"
 )
 
 // The ReleaseSet tests of a real fleet start what they need in the test itself (no
@@ -77,8 +74,7 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 	t.Helper()
 	testenv.Integration(t)
 	testenv.QuietLogs()
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 12*time.Minute)
 	host, err := localcluster.Start(ctx, localcluster.Options{})
 	if err != nil {
 		t.Fatalf("start the host control plane: %v", err)
@@ -106,15 +102,7 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 	}
 	srv := httptest.NewServer(repo)
 	t.Cleanup(srv.Close)
-
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewWithWatch(host.RestConfig(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoytest.Client(t, host.RestConfig())
 	f := &rsFleet{t: t, ctx: ctx, host: host, targets: targets, charts: srv.URL, c: c,
 		ns: testenv.Namespace(t, ctx, c, "rsfleet", nil), id: testenv.RandomSuffix(), kube: map[string]kubernetes.Interface{}}
 	for i := 1; i <= rsTargets; i++ {
@@ -140,19 +128,11 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("rs-%d-%s", i, f.id)
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Data: map[string][]byte{"value": kubeconfig}}
-		cl := &v1.Cluster{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
-			Spec:       v1.ClusterSpec{Kubeconfig: v1.KubeconfigSource{SecretRef: v1.SecretKeyReference{Namespace: f.ns, Name: name}}},
-		}
+		var clusterLabels map[string]string
 		if i <= len(labels) {
-			for k, v := range labels[i-1] {
-				cl.Labels[k] = v
-			}
+			clusterLabels = labels[i-1]
 		}
-		f.create(secret)
-		f.create(cl)
-		t.Cleanup(func() { _ = c.Delete(context.Background(), cl) })
+		testenv.RegisterCluster(t, ctx, c, name, clusterLabels, f.ns, name, kubeconfig)
 		f.clusters = append(f.clusters, name)
 		f.kube[name] = kube
 	}
@@ -173,9 +153,7 @@ func (f *rsFleet) startConvoy() {
 
 func (f *rsFleet) create(obj client.Object) {
 	f.t.Helper()
-	if err := f.c.Create(f.ctx, obj); err != nil {
-		f.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-	}
+	testenv.Create(f.t, f.ctx, f.c, obj)
 }
 
 // release is the name of the Release of set on the i-th Cluster (from 1).
@@ -203,38 +181,19 @@ func (f *rsFleet) set(name string, selector map[string]string, values string, st
 // getSet reads the ReleaseSet name.
 func (f *rsFleet) getSet(name string) *v1.ReleaseSet {
 	f.t.Helper()
-	s := &v1.ReleaseSet{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, s); err != nil {
-		f.t.Fatalf("get ReleaseSet %s: %v", name, err)
-	}
-	return s
+	return testenv.ReleaseSet(f.t, f.ctx, f.c, f.ns, name)
 }
 
 // releases are the Releases of set, by name.
 func (f *rsFleet) releases(set string) map[string]v1.Release {
 	f.t.Helper()
-	list := &v1.ReleaseList{}
-	if err := f.c.List(f.ctx, list, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set}); err != nil {
-		f.t.Fatal(err)
-	}
-	out := map[string]v1.Release{}
-	for _, r := range list.Items {
-		out[r.Name] = r
-	}
-	return out
+	return testenv.SetReleases(f.t, f.ctx, f.c, f.ns, set)
 }
 
 // updateTemplate changes the template of set name.
 func (f *rsFleet) updateTemplate(name string, change func(*v1.ReleaseTemplate)) {
 	f.t.Helper()
-	testenv.Eventually(f.t, f.ctx, "update of ReleaseSet "+name, 30*time.Second, func() (bool, string) {
-		s := f.getSet(name)
-		change(&s.Spec.Template)
-		if err := f.c.Update(f.ctx, s); err != nil {
-			return false, err.Error()
-		}
-		return true, ""
-	})
+	testenv.UpdateTemplate(f.t, f.ctx, f.c, f.ns, name, change)
 }
 
 // labelCluster sets label key=value on the i-th Cluster.
@@ -259,34 +218,17 @@ func (f *rsFleet) labelCluster(i int, key, value string) {
 // returns the set.
 func (f *rsFleet) waitPhases(name, not, want string) *v1.ReleaseSet {
 	f.t.Helper()
-	var s *v1.ReleaseSet
-	testenv.Eventually(f.t, f.ctx, fmt.Sprintf("ReleaseSet %s: %s", name, want), 3*time.Minute, func() (bool, string) {
-		s = f.getSet(name)
-		var parts []string
-		for _, st := range s.Status.Stages {
-			parts = append(parts, fmt.Sprintf("%s %s", st.Name, st.Phase))
-		}
-		got := strings.Join(parts, ", ")
-		return s.Status.ObservedGeneration == s.Generation && s.Status.Revision != not && got == want,
-			fmt.Sprintf("generation %d, status of %d at %s: %s; conditions %s", s.Generation, s.Status.ObservedGeneration,
-				s.Status.Revision, got, rsConditions(s.Status.Conditions))
-	})
-	return s
+	return testenv.WaitPhases(f.t, f.ctx, f.c, f.ns, name, not, want, 3*time.Minute)
 }
 
 func rsConditions(cs []metav1.Condition) string {
-	var parts []string
-	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s=%s/%s (%s)", c.Type, c.Status, c.Reason, c.Message))
-	}
-	return strings.Join(parts, "; ")
+	return testenv.Conditions(cs)
 }
 
 // rsReadyAt says whether rel is Ready at revision rev, as the ReleaseSet contract
 // defines it.
 func rsReadyAt(rel *v1.Release, rev string) bool {
-	return rel.Annotations[v1.AnnotationReleaseSetRevision] == rev && rel.Generation == rel.Status.ObservedGeneration &&
-		apimeta.IsStatusConditionTrue(rel.Status.Conditions, v1.ConditionReady)
+	return testenv.ReadyAt(rel, rev)
 }
 
 // deployed is the test value of the Deployment that Release name applied on the i-th
@@ -370,22 +312,7 @@ func (f *rsFleet) promoteAs(user, name string) (int, string) {
 // post POSTs path of the test's namespace in convoy's API as cfg.
 func (f *rsFleet) post(cfg *rest.Config, path string) (int, string) {
 	f.t.Helper()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s", cfg.Host, v1.SchemeGroupVersion, f.ns, path)
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		f.t.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return testenv.Post(f.t, f.ctx, cfg, f.ns, path)
 }
 
 // rsStageOrder watches the Releases of a set and records every violation of the
@@ -402,43 +329,22 @@ type rsStageOrder struct {
 // (0, 1, …) a Release name is in.
 func (f *rsFleet) watchStageOrder(set string, stage func(release string) int) *rsStageOrder {
 	f.t.Helper()
-	w, err := f.c.Watch(f.ctx, &v1.ReleaseList{}, client.InNamespace(f.ns), client.MatchingLabels{v1.LabelReleaseSet: set})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(w.Stop)
 	o := &rsStageOrder{got: map[string][]string{}}
-	go func() {
-		latest := map[string]*v1.Release{}
-		for ev := range w.ResultChan() {
-			rel, ok := ev.Object.(*v1.Release)
-			if !ok {
-				continue
-			}
-			if ev.Type == watch.Deleted {
-				delete(latest, rel.Name)
-				continue
-			}
-			rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
-			var before string
-			if prev := latest[rel.Name]; prev != nil {
-				before = prev.Annotations[v1.AnnotationReleaseSetRevision]
-			}
-			latest[rel.Name] = rel
-			if rev == before {
-				continue
-			}
-			o.mu.Lock()
-			o.got[rel.Name] = append(o.got[rel.Name], rev)
-			for name, earlier := range latest {
-				if stage(name) < stage(rel.Name) && !rsReadyAt(earlier, rev) {
-					o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
-						rel.Name, rev, name))
-				}
-			}
-			o.mu.Unlock()
+	testenv.WatchRevisions(f.t, f.ctx, f.c, f.ns, set, func(rel *v1.Release, latest map[string]*v1.Release, changed bool) {
+		if !changed {
+			return
 		}
-	}()
+		rev := rel.Annotations[v1.AnnotationReleaseSetRevision]
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.got[rel.Name] = append(o.got[rel.Name], rev)
+		for name, earlier := range latest {
+			if stage(name) < stage(rel.Name) && !rsReadyAt(earlier, rev) {
+				o.violations = append(o.violations, fmt.Sprintf("Release %s got revision %s while Release %s of an earlier stage was not Ready at it",
+					rel.Name, rev, name))
+			}
+		}
+	})
 	return o
 }
 
@@ -456,4 +362,4 @@ func (o *rsStageOrder) check(t *testing.T, release string, want ...string) {
 	}
 }
 
-func rsPtr[T any](v T) *T { return &v }
+func rsPtr[T any](v T) *T { return testenv.Ptr(v) }

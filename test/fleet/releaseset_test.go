@@ -18,7 +18,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// A ReleaseSet on a real fleet (issue 34): three target control planes, each its own
+// A ReleaseSet on a real fleet (docs/fleets.md): three target control planes, each its own
 // kube-apiserver with a kwok node, registered as Clusters rs-1 (ring=canary), rs-2 and
 // rs-3 (ring=main; rs-3 not in the fleet at first). One environment, its parts in
 // order: each builds on what the one before left.

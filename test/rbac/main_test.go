@@ -11,7 +11,6 @@ package rbac_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,12 +33,10 @@ func TestMain(m *testing.M) {
 		if err := startRoleAggregation(s.Context(), c); err != nil {
 			return err
 		}
-		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
-			Namespace: "convoy-rbac-test", ServiceName: "convoy-apiserver-rbac-test", EtcdPrefix: "/convoy-rbac"})
-		if err != nil {
-			return fmt.Errorf("start convoy apiserver: %w", err)
+		if err := apiservertest.StartWith(s, c, apiservertest.Options{
+			Namespace: "convoy-rbac-test", ServiceName: "convoy-apiserver-rbac-test", EtcdPrefix: "/convoy-rbac"}); err != nil {
+			return err
 		}
-		s.Cleanup(stop)
 		env = c
 		return nil
 	})
@@ -73,7 +70,5 @@ func needCluster(t *testing.T) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 3*time.Minute)
 }

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -516,9 +515,5 @@ func readYAML(t *testing.T, path string, into interface{}) {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testenv.RepoRoot(t)
 }

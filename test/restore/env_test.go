@@ -31,7 +31,6 @@ import (
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -50,10 +49,7 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	// A registry of each start's own: the controller and the observer start twice.
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Source: fetcher, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
 		t.Fatal(err)
@@ -86,18 +82,9 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 // run starts mgr and returns what stops it and waits for its end.
 func run(t *testing.T, ctx context.Context, mgr manager.Manager) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}
+	stop := testenv.RunManager(t, ctx, "manager", mgr)
+	testenv.WaitForCacheSync(t, ctx, "a manager", mgr)
+	return stop
 }
 
 // target is a cluster Releases deliver to: the host ("") or a Cluster.

@@ -17,7 +17,6 @@ package restore_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -50,14 +48,12 @@ func TestMain(m *testing.M) {
 		if host, err = s.Cluster("the host control plane", localcluster.Options{}); err != nil {
 			return err
 		}
-		stop, err := apiservertest.Start(s.Context(), host, apiservertest.Options{
+		if err := apiservertest.StartWith(s, host, apiservertest.Options{
 			Namespace: "convoy-restore", ServiceName: "convoy-apiserver-restore", EtcdPrefix: etcdPrefixStart,
 			RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
-		})
-		if err != nil {
-			return fmt.Errorf("start convoy's API server: %w", err)
+		}); err != nil {
+			return err
 		}
-		s.Cleanup(stop)
 		fleet, err := s.Fleet("the target cluster", localcluster.FleetOptions{
 			Clusters: 1, Etcd: host.EtcdURL(), Name: func(int) string { return "restore-target" },
 		})
@@ -65,12 +61,8 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		remote = fleet.Clusters[0]
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		charts = s.Serve(repo)
-		return nil
+		charts, err = s.Charts("testdata/charts")
+		return err
 	})
 }
 

@@ -21,7 +21,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Issue 38 point 3, the whole cycle on real parts. Five Releases, Ready, on the host
+// Backup and restore (decisions 0183, 0184), the whole cycle on real parts. Five Releases, Ready, on the host
 // and on a remote Cluster; a backup by the convoy binary; then changes: two new
 // Releases (one of them with an object Helm's resource policy keeps), an upgrade
 // that adds objects (a cache: a ConfigMap, a Secret, a ClusterRole) and changes a

@@ -12,7 +12,6 @@
 package secrets_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -23,7 +22,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,22 +61,7 @@ var (
 )
 
 // lockedBuffer is a bytes.Buffer that many goroutines may write to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type lockedBuffer = testenv.SyncBuffer
 
 func TestMain(m *testing.M) {
 	testenv.QuietLogs()

@@ -18,7 +18,7 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Cluster waves hold across shards (issue 33, point 3; SP-30): a Release of cluster
+// Cluster waves hold across shards (decision 0172; SP-30): a Release of cluster
 // wave 1 in shard a waits for a Release of wave 0 in shard b on the same Cluster, as
 // `docs/operations/scaling.md`'s "shard by team" has it, and applies when that one is Ready,
 // reconciled by shard b's status change (no resync, no interval within the test). The

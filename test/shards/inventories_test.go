@@ -18,7 +18,7 @@ import (
 )
 
 // A shard's controller and observer cache only the ReleaseInventories of its own
-// Releases, which the controller labels with the Release's shard (issue 15: every
+// Releases, which the controller labels with the Release's shard (decision 0125: every
 // shard cached every inventory); and an inventory written before inventories carried
 // the label (an upgrade) is labelled by its shard's controller when it starts, and
 // taken over by its caches, without a new apply (a manual Release, not synced again).
@@ -96,7 +96,7 @@ func wantCached(t *testing.T, ctx context.Context, ns string, s *shard, names ..
 }
 
 // The observer caches a Release of its shard without spec.values and
-// spec.valuesFrom, which it never reads (issue 15: inline values can be most of a
+// spec.valuesFrom, which it never reads (decision 0126: inline values can be most of a
 // Release); the controller, which renders them, caches them.
 func TestTheObserverCachesReleasesWithoutValues(t *testing.T) {
 	ctx, c, ns := setUp(t, 2*time.Minute, "shard-values")

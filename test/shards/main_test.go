@@ -13,8 +13,6 @@ import (
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
-	"kumodo.io/convoy/internal/testenv"
 )
 
 var (
@@ -25,20 +23,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		// ConfigMaps only: no workloads, so etcd and kube-apiserver suffice.
-		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, host, "shards"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		charts = s.Serve(repo)
-		return nil
+	// ConfigMaps only: no workloads, so etcd and kube-apiserver suffice.
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "shards", Host: &host, Charts: "testdata/charts", ChartsURL: &charts,
 	})
 }

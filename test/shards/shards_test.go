@@ -20,8 +20,8 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer"
-	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/testenv/convoytest"
 )
 
 // shard is one shard's release controller and observer, each a manager of its own
@@ -64,10 +64,7 @@ func startController(t *testing.T, ctx context.Context, ns, name string) *shard 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher, err := source.New(source.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fetcher := testenv.Fetcher(t)
 	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
 		Source: fetcher, Metrics: s.controller, SkipNameValidation: true,
 	}); err != nil {
@@ -96,18 +93,8 @@ func (s *shard) startObserver(t *testing.T, ctx context.Context, ns string) {
 // run starts mgr and stops it at the end of the test.
 func run(t *testing.T, ctx context.Context, mgr manager.Manager) {
 	t.Helper()
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("a manager's cache did not sync")
-	}
+	testenv.StartManager(t, ctx, "manager", mgr)
+	testenv.WaitForCacheSync(t, ctx, "a manager", mgr)
 }
 
 // counts are what a shard did so far: the Release reconciles of its controller
@@ -262,13 +249,5 @@ func waitReady(t *testing.T, ctx context.Context, c client.Client, key types.Nam
 // named after prefix.
 func setUp(t *testing.T, timeout time.Duration, prefix string) (context.Context, client.Client, string) {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	scheme, err := hostmanager.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testenv.Client(t, host.RestConfig(), scheme)
-	return ctx, c, testenv.Namespace(t, ctx, c, prefix, nil)
+	return convoytest.SetUp(t, host.RestConfig(), timeout, prefix)
 }

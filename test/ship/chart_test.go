@@ -16,7 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kumodo.io/convoy/hack/chart"
-	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // nonDefaultValues exercise every switch of the chart: an image by digest, pull
@@ -52,28 +53,14 @@ func nonDefaultValues() map[string]any {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testenv.RepoRoot(t)
 }
 
 // render renders the chart with values into namespace and decodes the objects.
 func render(t *testing.T, values map[string]any, namespace string) []*unstructured.Unstructured {
 	t.Helper()
-	c, err := chart.Load(repoRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := chart.Render(c, values, namespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
+	objs := convoychart.Render(t, c, values, namespace)
 	return objs
 }
 
@@ -126,10 +113,7 @@ func TestChartLint(t *testing.T) {
 // values.schema.json rejects bad values with a message naming the field, before
 // anything renders.
 func TestChartValuesSchema(t *testing.T) {
-	c, err := chart.Load(repoRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := convoychart.Load(t)
 	cases := map[string]struct {
 		values map[string]any
 		want   string

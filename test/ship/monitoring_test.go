@@ -211,7 +211,7 @@ func scrape(t *testing.T, client *http.Client, url string) map[string]bool {
 	return names
 }
 
-// Issue 32: a dead or stuck observer shows before the users see it: an alert and a
+// Decision 0151: a dead or stuck observer shows before the users see it: an alert and a
 // dashboard panel on the Releases whose wait on the observer's assessment is overdue
 // (needs no control plane).
 func TestObserverAssessmentOverdueAlertAndPanel(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // The chart (and deploy/, generated from it) runs convoy controller and convoy observer
-// with the binary's defaults for the flags that size their work (issue 15: the defaults
+// with the binary's defaults for the flags that size their work (docs/performance.md#defaults: the defaults
 // a user gets are the fast ones, the same as `convoy controller`, `convoy observer` and
 // `convoy dev`): it sets none of them unless the values' extraArgs do.
 func TestChartKeepsPerformanceFlagDefaults(t *testing.T) {
@@ -27,7 +27,7 @@ func TestChartKeepsPerformanceFlagDefaults(t *testing.T) {
 
 // Every convoy process of the chart (and deploy/) runs with GOMEMLIMIT, the Go garbage
 // collector's soft limit, set to its container's memory limit through the downward API
-// (issue 15: memory at 10,000 Releases), also for each shard's Deployments.
+// (decision 0127: memory at 10,000 Releases), also for each shard's Deployments.
 func TestChartSetsGOMEMLIMITFromTheMemoryLimit(t *testing.T) {
 	for name, values := range map[string]map[string]any{
 		"defaults": nil,

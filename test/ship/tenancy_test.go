@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"kumodo.io/convoy/hack/chart"
+	"kumodo.io/convoy/test/convoychart"
 )
 
 // Under lockdown (controller.defaultServiceAccount) both processes get
@@ -76,11 +77,8 @@ func TestChartRendersLockdown(t *testing.T) {
 
 // A lockdown ServiceAccount that is not a name fails the install with the value's path.
 func TestChartLockdownValueIsAName(t *testing.T) {
-	c, err := chart.Load(repoRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = chart.Render(c, map[string]any{"controller": map[string]any{"defaultServiceAccount": "Team A"}}, "convoy")
+	c := convoychart.Load(t)
+	_, err := chart.Render(c, map[string]any{"controller": map[string]any{"defaultServiceAccount": "Team A"}}, "convoy")
 	if err == nil || !strings.Contains(err.Error(), "controller/defaultServiceAccount") {
 		t.Errorf("error %v, want one naming controller/defaultServiceAccount", err)
 	}

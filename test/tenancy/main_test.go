@@ -35,7 +35,6 @@ import (
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
-	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
 )
@@ -51,24 +50,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testenv.QuietLogs()
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		if host, err = s.Cluster("the local control plane", localcluster.Options{}); err != nil {
-			return err
-		}
-		if err := apiservertest.StartIn(s, host, "tenancy"); err != nil {
-			return err
-		}
-		repo, err := chartrepo.Build("testdata/charts")
-		if err != nil {
-			return err
-		}
-		charts = s.Serve(repo)
-		cfg, err := lockedDownController(s.Context())
-		if err != nil {
-			return err
-		}
-		return startController(s, cfg)
+	apiservertest.Main(m, apiservertest.MainOptions{
+		Name: "tenancy", Host: &host, Charts: "testdata/charts", ChartsURL: &charts,
+		Then: func(s *testenv.Setup) error {
+			cfg, err := lockedDownController(s.Context())
+			if err != nil {
+				return err
+			}
+			return startController(s, cfg)
+		},
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"testing"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -109,10 +110,15 @@ func Start(ctx context.Context, c *localcluster.Cluster, o Options) (stop func()
 // to 2 minutes for it and for discovery (a controller's REST mapper reads it), and s
 // stops the server after the tests.
 func StartIn(s *testenv.Setup, c *localcluster.Cluster, name string) error {
-	stop, err := Start(s.Context(), c, Options{
+	return StartWith(s, c, Options{
 		Namespace: "convoy-" + name, ServiceName: "convoy-apiserver-" + name, EtcdPrefix: "/convoy-" + name,
 		RegistrationTimeout: 2 * time.Minute, WaitForDiscovery: true,
 	})
+}
+
+// StartWith starts convoy's API server on c with o (Start) until the tests are done.
+func StartWith(s *testenv.Setup, c *localcluster.Cluster, o Options) error {
+	stop, err := Start(s.Context(), c, o)
 	if err != nil {
 		return fmt.Errorf("start convoy's API server: %w", err)
 	}
@@ -151,4 +157,47 @@ func randomSuffix() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// MainOptions say what Main starts for a package's tests.
+type MainOptions struct {
+	// Name names the API server's registration (StartIn): the package's name.
+	Name string
+	// Cluster are the options of the local control plane.
+	Cluster localcluster.Options
+	// Host is set to the local control plane (nil with -short).
+	Host **localcluster.Cluster
+	// Charts, when set, is a folder of charts served as a Helm repository
+	// (testenv.Setup.Charts) whose URL is written to ChartsURL.
+	Charts    string
+	ChartsURL *string
+	// Then, when set, starts what else the package's tests share, after the rest.
+	Then func(s *testenv.Setup) error
+}
+
+// Main is the TestMain of a package whose integration tests run against a local
+// control plane with convoy's API server in this process (StartIn) and, usually, a
+// chart repository: it quiets the logs (testenv.QuietLogs), starts them, runs o.Then
+// and the tests (testenv.Main), and stops everything.
+func Main(m *testing.M, o MainOptions) {
+	testenv.QuietLogs()
+	testenv.Main(m, func(s *testenv.Setup) error {
+		host, err := s.Cluster("the local control plane", o.Cluster)
+		if err != nil {
+			return err
+		}
+		*o.Host = host
+		if err := StartIn(s, host, o.Name); err != nil {
+			return err
+		}
+		if o.Charts != "" {
+			if *o.ChartsURL, err = s.Charts(o.Charts); err != nil {
+				return err
+			}
+		}
+		if o.Then != nil {
+			return o.Then(s)
+		}
+		return nil
+	})
 }

@@ -11,11 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -23,30 +19,38 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// clientScheme decodes what the server sends, without defaulting, so tests see the
-// stored objects as they are.
-var clientScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(convoyv1alpha1.AddToScheme(s))
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
-}()
-
 // convoyClient returns a REST client of convoy.kumodo.io/v1alpha1 for cfg.
 func convoyClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
 	t.Helper()
 	testenv.Integration(t)
 	cfg = rest.CopyConfig(cfg)
-	cfg.GroupVersion = &convoyv1alpha1.SchemeGroupVersion
-	cfg.APIPath = "/apis"
-	cfg.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(clientScheme)}
-	cfg.ContentType = runtime.ContentTypeJSON
 	cfg.QPS, cfg.Burst = 500, 1000
-	c, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		t.Fatalf("creating a convoy client: %v", err)
+	return testenv.RESTClient(t, cfg)
+}
+
+// listNames lists resource in ns as the admin with the query params (name, value, …)
+// and returns the names of the items, in the order of the answer.
+func listNames(t *testing.T, resource, ns string, params ...string) []string {
+	t.Helper()
+	req := admin(t).Get().Namespace(ns).Resource(resource)
+	for i := 0; i+1 < len(params); i += 2 {
+		req = req.Param(params[i], params[i+1])
 	}
-	return c
+	raw, err := req.Do(ctx(t)).Raw()
+	if err != nil {
+		t.Fatalf("list %v: %v", params, err)
+	}
+	var l struct {
+		Items []metav1.PartialObjectMetadata `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &l); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range l.Items {
+		names = append(names, o.Name)
+	}
+	return names
 }
 
 func admin(t *testing.T) *rest.RESTClient { return convoyClient(t, env.admin) }
@@ -72,9 +76,7 @@ func testNamespace(t *testing.T) string {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
+	return testenv.Context(t, 2*time.Minute)
 }
 
 // release builds a valid Release; options change it.

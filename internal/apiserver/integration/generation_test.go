@@ -146,7 +146,7 @@ func TestCreateAddsTheFinalizer(t *testing.T) {
 	}
 }
 
-// SP-25: a deletion does not change the generation either (issue 33). The generic
+// SP-25: a deletion does not change the generation either (decision 0161). The generic
 // registry raises it when it marks an object with finalizers as being deleted; the
 // Release keeps its generation, so that the Releases of higher cluster waves, which
 // compare it with the observedGeneration of its conditions, see no new spec. A spec

@@ -27,12 +27,7 @@ func TestMain(m *testing.M) {
 		env.cluster, env.admin = c, c.RestConfig()
 		// Not convoy-system/convoy-apiserver: deploy/apiserver's manifests are dry-run
 		// against this cluster and must not collide with the local registration.
-		stop, err := apiservertest.Start(s.Context(), c, apiservertest.Options{
+		return apiservertest.StartWith(s, c, apiservertest.Options{
 			Namespace: "convoy-local", ServiceName: "convoy-apiserver-local", EtcdPrefix: "/convoy"})
-		if err != nil {
-			return err
-		}
-		s.Cleanup(stop)
-		return nil
 	})
 }

@@ -112,21 +112,7 @@ func TestAlertAPI(t *testing.T) {
 	if err := write(t, res, ns, "", "", alertObject(ns, "other"), &convoyv1alpha1.Alert{}); err != nil {
 		t.Fatal(err)
 	}
-	list := func(params ...string) []string {
-		l := &convoyv1alpha1.AlertList{}
-		req := admin(t).Get().Namespace(ns).Resource(res)
-		for i := 0; i+1 < len(params); i += 2 {
-			req = req.Param(params[i], params[i+1])
-		}
-		if err := req.Do(ctx(t)).Into(l); err != nil {
-			t.Fatalf("list %v: %v", params, err)
-		}
-		var names []string
-		for _, a := range l.Items {
-			names = append(names, a.Name)
-		}
-		return names
-	}
+	list := func(params ...string) []string { return listNames(t, res, ns, params...) }
 	if got := list(); !cmp.Equal(got, []string{"on-call", "other"}) {
 		t.Errorf("list = %v, want [on-call other]", got)
 	}

@@ -128,19 +128,7 @@ func TestReleaseSetCreateGetListWatch(t *testing.T) {
 	mustCreateSet(t, releaseSet(ns, "other", func(s *convoyv1alpha1.ReleaseSet) { s.Labels = map[string]string{"tier": "web"} }))
 
 	list := func(params ...string) []string {
-		l := &convoyv1alpha1.ReleaseSetList{}
-		req := admin(t).Get().Namespace(ns).Resource(convoyv1alpha1.ResourceReleaseSets)
-		for i := 0; i+1 < len(params); i += 2 {
-			req = req.Param(params[i], params[i+1])
-		}
-		if err := req.Do(ctx(t)).Into(l); err != nil {
-			t.Fatalf("list %v: %v", params, err)
-		}
-		var names []string
-		for _, s := range l.Items {
-			names = append(names, s.Name)
-		}
-		return names
+		return listNames(t, convoyv1alpha1.ResourceReleaseSets, ns, params...)
 	}
 	if got := list(); !cmp.Equal(got, []string{"other", "podinfo"}) {
 		t.Errorf("list = %v, want [other podinfo]", got)

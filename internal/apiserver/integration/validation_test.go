@@ -119,7 +119,7 @@ func TestInvalidUpdatesAreRejected(t *testing.T) {
 		"lifecycle": map[string]interface{}{"hooks": []map[string]interface{}{{"name": "m", "phase": "PreApply"}}}})
 	requireInvalid(t, err, "lifecycle.hooks[0].job")
 
-	// Stored before issue 37: a render ref is checked as RenderRef.Validate checks it.
+	// Stored before decision 0194 (one check of a render ref): a render ref is checked as RenderRef.Validate checks it.
 	_, err = mergePatch(admin(t), ctx(t), ns, "podinfo", "pin", map[string]interface{}{
 		"pin": map[string]string{"renderRef": "sha256:4f1c"}})
 	requireInvalid(t, err, "pin.renderRef")

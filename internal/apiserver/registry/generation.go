@@ -15,7 +15,7 @@ import (
 // generation changes only with its spec (the sync policy: "Only a change to spec
 // changes the generation"), and the Releases of higher cluster waves compare it with
 // the observedGeneration of its conditions: a raised one held them until the deletion
-// ended, for good when a pre-delete hook failed (issue 33). The deletion is seen
+// ended, for good when a pre-delete hook failed (decision 0161). The deletion is seen
 // through metadata.deletionTimestamp.
 type KeepGenerationOnDelete struct {
 	storage.Interface

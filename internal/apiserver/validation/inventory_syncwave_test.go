@@ -8,7 +8,7 @@ import (
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
 )
 
-// ReleaseInventory.syncWave (issue 13, case 8): the progress of a render applied wave
+// ReleaseInventory.syncWave (decision 0089): the progress of a render applied wave
 // by wave; current counts the applied waves, 1…total.
 func TestReleaseInventorySyncWave(t *testing.T) {
 	cases := map[string]struct {

@@ -17,7 +17,7 @@ const fullRef = "sha256:9a2b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f708192a3b
 // Every render ref the API server stores (a pin's, a ReleaseInventory's, a Render's)
 // is checked as convoyv1alpha1.RenderRef.Validate checks it, and refused with the
 // field's path. "sha256:4f1c" (too few digits) passed the server's own looser check
-// before issue 37.
+// before decision 0194.
 func TestRenderRefFields(t *testing.T) {
 	refs := map[string]struct {
 		ref     string

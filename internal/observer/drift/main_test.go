@@ -21,10 +21,7 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, func(s *testenv.Setup) (err error) {
-		cluster, err = s.Cluster("the local control plane", localcluster.Options{})
-		return err
-	})
+	testenv.ClusterMain(m, localcluster.Options{}, &cluster)
 }
 
 // env is what a test works with: a namespace of its own, an admin client of
@@ -39,14 +36,10 @@ type env struct {
 // integration skips the test with -short; otherwise it makes the test's namespace.
 func integration(t *testing.T) *env {
 	t.Helper()
-	testenv.Integration(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
 	counter := &testenv.RequestCounter{}
 	cfg := cluster.RestConfig()
 	cfg.WrapTransport = counter.Wrap
-	c := newClient(t, cfg)
-	ns := testenv.Namespace(t, ctx, c, "drift", nil)
+	ctx, c, ns := testenv.SetUp(t, cfg, clientgoscheme.Scheme, 2*time.Minute, "drift")
 	return &env{ctx: ctx, ns: ns, client: c, counter: counter}
 }
 

@@ -59,7 +59,7 @@ func TestAssess(t *testing.T) {
 				Hooks:      []v1.HookStatus{hook("backup", 0, v1.HookJobSucceeded), hook("migrate", 0, v1.HookJobRunning), hook("seed", 1, v1.HookJobPending)},
 			}},
 		},
-		// Issue 13: the controller counts health for the sync waves only when it is of
+		// Decision 0160: the controller counts health for the sync waves only when it is of
 		// the inventory's generation, so that a wave applied since waits.
 		"a complete assessment records the inventory's generation": {
 			inv: func() *v1.ReleaseInventory {

@@ -65,7 +65,7 @@
 // In automatic mode a /sync only starts a reconcile, and so does the status write
 // (SP-29): the status goes first, so that the controller, which delays a reconcile for
 // new health data a moment (internal/controller), handles both in one reconcile rather
-// than one for the /sync and one for the health data written just after it (issue 15:
+// than one for the /sync and one for the health data written just after it (decision 0139:
 // a reconcile is a dry run of every object). A /sync lost to a restart between the two
 // loses nothing: the status write started the reconcile it asks for.
 package health

@@ -11,7 +11,7 @@ import (
 // manager rolls out at once is Available well within it (the floor of bench/e2e: 0.4 s
 // at the median, 1.4 s at the 99th percentile of 10,000); written at once, its
 // Progressing and then its Healthy data were two status writes and two reconciles of
-// the Release where one of each does (issue 15).
+// the Release where one of each does (decision 0145).
 const DefaultSettle = 2 * time.Second
 
 // SettleWait is how long the write of next, the assessed status of an inventory whose

@@ -163,7 +163,7 @@ func partlyApplied(st v1.ReleaseInventoryStatus, rel ReleaseView) bool {
 // the render being applied (k is status.syncWave.current) and every object of that
 // render in its first k waves is Healthy in a status assessed for that render. Only
 // the render's own objects count: the inventory also lists, until the prune, objects
-// that the render dropped (issue 13, case 8).
+// that the render dropped (decision 0089).
 func waveOccurrence(st v1.ReleaseInventoryStatus, rel ReleaseView) (Trigger, bool) {
 	if !rel.Waiting() || st.RenderRef != rel.RenderRef || len(rel.RenderWaves) == 0 {
 		return Trigger{}, false
@@ -223,7 +223,7 @@ func hookOccurrences(hooks []v1.HookStatus) []Trigger {
 			}
 			id := h.Name + "=" + h.Job
 			if h.JobUID != "" {
-				// A Job created anew under the same name is another run (issue 13, case 9).
+				// A Job created anew under the same name is another run (decision 0090).
 				id += "@" + h.JobUID
 			}
 			ids = append(ids, id)

@@ -109,7 +109,7 @@ func TestSP14_SyncWaveCompletesWhileWaitingForSyncWave(t *testing.T) {
 	})
 }
 
-// SP-14 — seed: "The observer sends one when a sync wave completes". Issue 13 case 8:
+// SP-14 — seed: "The observer sends one when a sync wave completes". Decision 0089:
 // the wave counts for the render being applied (the inventory's), also when that is not
 // status.render.ref (a pinned or rolled-back-to render), and only over that render's
 // objects: an object of the inventory that the render dropped never gates a wave, and
@@ -313,7 +313,7 @@ func TestSP16_HookBatchCompletes(t *testing.T) {
 			rel:    rel, memory: append(mem, batch0+"Succeeded"), known: true,
 			want: []string{"hooks/1/seed=podinfo-seed-0123456789/Succeeded"},
 		},
-		// Issue 13, case 9: a forced sync re-creates the batch's Jobs under the same
+		// Decision 0090: a forced sync re-creates the batch's Jobs under the same
 		// names; a re-run that fails the same way is another occurrence.
 		"a forced re-run fails the same way: signalled again": {
 			stored: withHooks(st, run(hook("migrate", 0, failed), "uid-1")),

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"kumodo.io/convoy/internal/testenv"
 	"runtime"
 	"sync"
 	"testing"
@@ -11,9 +12,7 @@ import (
 // testCtx bounds every wait of a test, so a broken lock fails the test instead of
 // hanging it.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return testenv.Context(t, 10*time.Second)
 }
 
 func mustLock(ctx context.Context, t *testing.T, l *keyLock, key string) func() {

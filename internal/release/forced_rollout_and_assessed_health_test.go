@@ -58,7 +58,7 @@ func (w *world) step(t time.Time, attempt func(Plan) Result) (Plan, Outcome) {
 	return plan, out
 }
 
-// Issue 33, point 1: a forced sync of a new render with PreApply hooks and two sync
+// Decision 0159: a forced sync of a new render with PreApply hooks and two sync
 // waves starts its rollout once, at its first wave's apply. The finished PreApply
 // batch that status.hooks keeps, marked as the forced sync's, must not start another
 // at each later reconcile while wave 1 waits: the deadline would move at every resync
@@ -145,7 +145,7 @@ func TestHooksForcedDone(t *testing.T) {
 	}
 }
 
-// Issue 33, point 2: health counts only when the observer assessed the inventory as
+// Decision 0160: health counts only when the observer assessed the inventory as
 // it is — every object of the render that is applied. The reconcile that applies a
 // render's last wave (its inventory write raises the generation) does not report the
 // render Healthy from the assessment of its first waves, and the reconciles before
