@@ -167,3 +167,47 @@ func TestARecreatedObjectIsNotAssessedOnTheObserversViewOfTheDeletedOne(t *testi
 	})
 	rollouts.wantWaveByWave(t)
 }
+
+// waitObjectHealth waits until the inventory name's health data says want for its
+// object of that name.
+func (e *env) waitObjectHealth(name, object string, want v1.HealthStatus) {
+	e.t.Helper()
+	e.eventually(fmt.Sprintf("%s %s in the health data of %s", object, want, name), func() (bool, string) {
+		st := e.inventory(name).Status
+		i := slices.IndexFunc(st.Objects, func(o v1.ObjectHealth) bool { return o.Name == object })
+		return i >= 0 && st.Objects[i].Health == want, fmt.Sprintf("health data %+v", st.Objects)
+	})
+}
+
+// An object the apply created that someone else deleted and created again since is
+// assessed from the API server's answer: the observer does not wait for a view of the
+// object the inventory recorded, which is gone for good (decision 0234). In manual
+// mode nothing applies the Release again, which would record the new object.
+func TestAnObjectReplacedByHandIsAssessedNotWaitedFor(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.startObserver(observerOptions{})
+	e.create(upgradeRelease(e.ns, "app", `{}`))
+	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
+	e.sync("app")
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	old := &appsv1.Deployment{}
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, old); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.client.Delete(e.ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	e.waitObjectHealth("app", "wave-0", v1.HealthMissing)
+	replacement := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+		Namespace: e.ns, Name: old.Name, Labels: old.Labels, Annotations: old.Annotations,
+	}, Spec: old.Spec}
+	e.create(replacement)
+	e.waitObjectHealth("app", "wave-0", v1.HealthHealthy)
+	inv := e.inventory("app")
+	i := slices.IndexFunc(inv.Objects, func(o v1.InventoryObject) bool { return o.Name == "wave-0" })
+	if i < 0 || inv.Objects[i].UID != old.UID {
+		t.Errorf("inventory entries %+v: want wave-0 still with the uid %s of the object convoy created (no apply since)", inv.Objects, old.UID)
+	}
+}
