@@ -21195,6 +21195,13 @@ func schema_kumodoio_convoy_api_v1alpha1_InventoryObject(ref common.ReferenceCal
 							Format:      "int64",
 						},
 					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "uid is the object's metadata.uid when convoy's apply created it (kept while later applies find the same object). An object of the same name may have existed before, and the observer's view of it may still be of that earlier object, whose generation says nothing of the new one: the observer assesses the object only from a view with this uid, or from the API server's answer when the object there is no longer the one convoy created.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"version", "kind", "name"},
 			},

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -63,6 +64,14 @@ type InventoryObject struct {
 	// a view from before the apply is never taken for the new render's health.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
+	// uid is the object's metadata.uid when convoy's apply created it (kept while
+	// later applies find the same object). An object of the same name may have
+	// existed before, and the observer's view of it may still be of that earlier
+	// object, whose generation says nothing of the new one: the observer assesses the
+	// object only from a view with this uid, or from the API server's answer when the
+	// object there is no longer the one convoy created.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 }
 
 // HealthStatus is the health of an object, a wave or a render.

@@ -12,14 +12,14 @@ import (
 //   - before or after a wave is applied: Merge(inventory, Entries(wave objects)),
 //     so the list grows as waves apply and a crash loses track of nothing;
 //   - after a wave is applied: Applied(inventory, changes), the generations the
-//     apply left the objects at;
+//     apply left the objects at and the uids of the objects it created;
 //   - after a prune: AfterPrune(inventory, Entries(render), result.Failed), exactly
 //     the render plus what could not be deleted (tried again next time).
 
 // Merge returns old ∪ applied, one entry per object (group, kind, namespace,
 // name; the version does not count). An object in both takes its version and
-// wave from applied, and its generation too unless applied has none (0): a list
-// grown before an apply keeps what the last apply recorded. The result is sorted
+// wave from applied, and its generation and uid too unless applied has none (0,
+// ""): a list grown before an apply keeps what the last apply recorded. The result is sorted
 // by wave, group, kind, namespace and name; neither argument is modified.
 func Merge(old, applied []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 	index := make(map[identity]int, len(old)+len(applied))
@@ -30,6 +30,9 @@ func Merge(old, applied []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 			if i, ok := index[id]; ok {
 				if e.Generation == 0 {
 					e.Generation = out[i].Generation
+				}
+				if e.UID == "" {
+					e.UID = out[i].UID
 				}
 				out[i] = e
 				continue
@@ -71,17 +74,21 @@ func ReverseWaveOrder(entries []v1alpha1.InventoryObject) []v1alpha1.InventoryOb
 // objects whose delete failed (so the next reconcile tries again). Objects
 // the prune deleted, found gone, left alone on purpose (prune disabled,
 // taken over by another Release, CRDs) or kept (helm.sh/resource-policy:
-// keep) are no longer tracked. The generations
+// keep) are no longer tracked. The generations and uids
 // recorded in inventory are kept.
 func AfterPrune(inventory, render, failed []v1alpha1.InventoryObject) []v1alpha1.InventoryObject {
 	out := Merge(failed, render)
-	recorded := make(map[identity]int64, len(inventory))
+	recorded := make(map[identity]v1alpha1.InventoryObject, len(inventory))
 	for _, e := range inventory {
-		recorded[identityOf(e.ObjectReference)] = e.Generation
+		recorded[identityOf(e.ObjectReference)] = e
 	}
 	for i := range out {
+		r := recorded[identityOf(out[i].ObjectReference)]
 		if out[i].Generation == 0 {
-			out[i].Generation = recorded[identityOf(out[i].ObjectReference)]
+			out[i].Generation = r.Generation
+		}
+		if out[i].UID == "" {
+			out[i].UID = r.UID
 		}
 	}
 	return out
@@ -94,24 +101,35 @@ func AfterPrune(inventory, render, failed []v1alpha1.InventoryObject) []v1alpha1
 // generation than the object has (an apply whose inventory write was lost, an object
 // deleted by hand and created again with generation 1), and the observer must compare
 // its view with what is on the cluster now. An object without a generation keeps its
-// entry.
+// entry's.
+//
+// A generation says nothing of which object it is: an object of the same name may
+// have existed before the apply created this one (deleted with an earlier Release of
+// the same name, or by hand), at any generation, and the observer's view may still be
+// of it. So the uid of an object the apply created is recorded too (decision 0234),
+// and an entry that has a uid follows the object the apply found (someone else may
+// have replaced it). An entry without a uid gets none from an apply that did not
+// create the object: the steady state writes nothing new.
 func Applied(entries []v1alpha1.InventoryObject, changes []Change) []v1alpha1.InventoryObject {
-	generations := make(map[identity]int64, len(changes))
+	applied := make(map[identity]Change, len(changes))
 	for _, c := range changes {
-		if c.Generation > 0 {
-			generations[identityOf(c.Object)] = c.Generation
-		}
+		applied[identityOf(c.Object)] = c
 	}
 	out := slices.Clone(entries)
 	for i := range out {
-		g, ok := generations[identityOf(out[i].ObjectReference)]
-		if !ok || (out[i].Generation == 0 && g == 1) {
-			// Generation 1 on an entry without one: the object's spec never changed
-			// since it was created, so no view of it predates what was applied, and a
-			// first apply costs no second inventory write.
+		c, ok := applied[identityOf(out[i].ObjectReference)]
+		if !ok {
 			continue
 		}
-		out[i].Generation = g
+		if c.UID != "" && (c.Action == Created || out[i].UID != "") {
+			out[i].UID = c.UID
+		}
+		if g := c.Generation; g > 0 && (out[i].Generation != 0 || g != 1) {
+			// Generation 1 on an entry without one is not recorded: the object's spec
+			// never changed since it was created, so no view of this object predates
+			// what was applied (the uid tells it from an earlier one).
+			out[i].Generation = g
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"kumodo.io/convoy/api/v1alpha1"
 )
@@ -139,6 +140,12 @@ func generation(e v1alpha1.InventoryObject, g int64) v1alpha1.InventoryObject {
 	return e
 }
 
+// uid is e with the uid an apply recorded.
+func uid(e v1alpha1.InventoryObject, u types.UID) v1alpha1.InventoryObject {
+	e.UID = u
+	return e
+}
+
 func TestAfterPrune(t *testing.T) {
 	cases := map[string]struct {
 		inventory, render, failed, want []v1alpha1.InventoryObject
@@ -157,6 +164,11 @@ func TestAfterPrune(t *testing.T) {
 			render:    []v1alpha1.InventoryObject{deployWeb, configApp},
 			failed:    []v1alpha1.InventoryObject{generation(jobMigrate, 2)},
 			want:      []v1alpha1.InventoryObject{configApp, generation(deployWeb, 3), generation(jobMigrate, 2)},
+		},
+		"the uids the inventory recorded are kept": {
+			inventory: []v1alpha1.InventoryObject{uid(deployWeb, "u-web"), uid(jobMigrate, "u-job")},
+			render:    []v1alpha1.InventoryObject{deployWeb, configApp},
+			want:      []v1alpha1.InventoryObject{configApp, uid(deployWeb, "u-web")},
 		},
 	}
 	for name, tc := range cases {
@@ -243,5 +255,63 @@ func TestAppliedRecordsTheGenerationsOfAppliedObjects(t *testing.T) {
 	}
 	if entries[1].Generation != 2 {
 		t.Error("Applied modified its argument")
+	}
+}
+
+func TestMergeKeepsRecordedUIDs(t *testing.T) {
+	old := []v1alpha1.InventoryObject{uid(generation(deployWeb, 4), "u-web"), configApp}
+	grown := Merge(old, []v1alpha1.InventoryObject{deployWeb, configApp})
+	want := []v1alpha1.InventoryObject{configApp, uid(generation(deployWeb, 4), "u-web")}
+	if diff := cmp.Diff(want, grown); diff != "" {
+		t.Errorf("Merge of entries without a uid (-want +got):\n%s", diff)
+	}
+}
+
+// An object the apply created may have the name of an earlier object (deleted with an
+// earlier Release of the same name), at any generation: the uid tells them apart.
+func TestAppliedRecordsTheUIDsOfCreatedObjects(t *testing.T) {
+	cases := map[string]struct {
+		entry  v1alpha1.InventoryObject
+		change Change
+		want   v1alpha1.InventoryObject
+	}{
+		"created: the uid, and no generation 1": {
+			entry:  deployWeb,
+			change: Change{Object: deployWeb.ObjectReference, Action: Created, Generation: 1, UID: "u-new"},
+			want:   uid(deployWeb, "u-new"),
+		},
+		"created again after a delete by hand: the new uid and generation": {
+			entry:  uid(generation(deployWeb, 5), "u-old"),
+			change: Change{Object: deployWeb.ObjectReference, Action: Created, Generation: 1, UID: "u-new"},
+			want:   uid(generation(deployWeb, 1), "u-new"),
+		},
+		"configured, the object convoy created": {
+			entry:  uid(deployWeb, "u-web"),
+			change: Change{Object: deployWeb.ObjectReference, Action: Configured, Generation: 2, UID: "u-web"},
+			want:   uid(generation(deployWeb, 2), "u-web"),
+		},
+		"configured, an object someone else put in its place: its uid": {
+			entry:  uid(generation(deployWeb, 2), "u-web"),
+			change: Change{Object: deployWeb.ObjectReference, Action: Configured, Generation: 3, UID: "u-other"},
+			want:   uid(generation(deployWeb, 3), "u-other"),
+		},
+		"unchanged, an entry without a uid: none (the steady state writes nothing new)": {
+			entry:  generation(deployWeb, 2),
+			change: Change{Object: deployWeb.ObjectReference, Action: Unchanged, Generation: 2, UID: "u-web"},
+			want:   generation(deployWeb, 2),
+		},
+		"unchanged, the uid not known: the entry's": {
+			entry:  uid(generation(deployWeb, 2), "u-web"),
+			change: Change{Object: deployWeb.ObjectReference, Action: Unchanged, Generation: 2},
+			want:   uid(generation(deployWeb, 2), "u-web"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Applied([]v1alpha1.InventoryObject{tc.entry}, []Change{tc.change})
+			if diff := cmp.Diff([]v1alpha1.InventoryObject{tc.want}, got); diff != "" {
+				t.Errorf("Applied (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

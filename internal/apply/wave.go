@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +38,8 @@ type Change struct {
 	// apply, or at the dry run when no apply was sent (Unchanged by the dry run); 0
 	// when the object has none.
 	Generation int64
+	// UID is the object's metadata.uid in the same answer; empty when not known.
+	UID types.UID
 }
 
 // WaveResult is the outcome of applying one sync wave.
@@ -132,7 +135,7 @@ func (a *Applier) applyAll(ctx context.Context, objects []*planned) ([]Change, [
 				errs[i] = &f
 				return nil
 			}
-			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action, Generation: generation}
+			changes[i] = &Change{Object: o.entry.ObjectReference, Action: action, Generation: generation, UID: types.UID(o.liveUID)}
 			return nil
 		})
 	}

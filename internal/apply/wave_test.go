@@ -32,7 +32,8 @@ func TestApplyWaveAppliesOnlyTheWaveAskedFor(t *testing.T) {
 	if diff := cmp.Diff([]v1alpha1.InventoryObject{entry("v1", "ConfigMap", e.ns, "first", 0)}, res.Entries); diff != "" {
 		t.Errorf("wave 0 entries (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Change{{Object: res.Entries[0].ObjectReference, Action: Created}}, res.Changes); diff != "" {
+	created, _ := e.get(t, first)
+	if diff := cmp.Diff([]Change{{Object: res.Entries[0].ObjectReference, Action: Created, UID: created.GetUID()}}, res.Changes); diff != "" {
 		t.Errorf("wave 0 changes (-want +got):\n%s", diff)
 	}
 
@@ -96,10 +97,10 @@ func TestApplyUnchangedObjectWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]Change{{Object: Object{Object: cm}.Entry().ObjectReference, Action: Configured}}, res.Changes); diff != "" {
+	live, _ := e.get(t, cm)
+	if diff := cmp.Diff([]Change{{Object: Object{Object: cm}.Entry().ObjectReference, Action: Configured, UID: live.GetUID()}}, res.Changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	live, _ := e.get(t, cm)
 	if got, _, _ := unstructured.NestedString(live.Object, "data", "k"); got != "v2" {
 		t.Errorf("data.k = %q, want v2", got)
 	}

@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/testenv"
@@ -60,6 +62,9 @@ type observerOptions struct {
 	idleWatchTimeout time.Duration
 	// settle is Options.Settle; 0: the default.
 	settle time.Duration
+	// targetTransport wraps the transport of the observer's connections to its target
+	// clusters (its informers and reads there), not of its host manager; nil: none.
+	targetTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // running is an observer started by a test.
@@ -105,8 +110,17 @@ func (e *env) startObserver(o observerOptions) *running {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var targets clusters.Resolver
+	if o.targetTransport != nil {
+		host := rest.CopyConfig(cfg)
+		host.WrapTransport = o.targetTransport
+		if targets, err = clusters.New(clusters.Options{Host: host, Reader: mgr.GetClient()}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	obs, err := Setup(mgr, Options{
-		Drift: o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
+		Clusters: targets,
+		Drift:    o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
 		IdleWatchTimeout: o.idleWatchTimeout, Settle: o.settle,
 	})
 	if err != nil {

@@ -125,7 +125,7 @@ func (o *Observer) observe(ctx context.Context, w *watches, target *clusters.Tar
 	// Health comes from informers shared by every Release on the cluster, with
 	// convoy's own identity (target.Base); the drift check's reads and dry runs act as
 	// the Release (target).
-	results, synced, err := o.objectResults(w, target.Base, inv, key)
+	results, synced, err := o.objectResults(ctx, w, target.Base, inv, key)
 	if err != nil {
 		return obs, err
 	}
@@ -295,8 +295,9 @@ func kindsUsed(cluster string, rel *v1.Release, inv *v1.ReleaseInventory) map[ki
 }
 
 // objectResults is the health of each inventory object the informers know; synced is
-// false when an informer has not listed its kind yet.
-func (o *Observer) objectResults(w *watches, target *clusters.Target, inv *v1.ReleaseInventory, key types.NamespacedName) (map[v1.ObjectReference]health.Result, bool, error) {
+// false when an informer has not listed its kind yet, or its view of an object is
+// older than what the controller applied (behind, viewOf).
+func (o *Observer) objectResults(ctx context.Context, w *watches, target *clusters.Target, inv *v1.ReleaseInventory, key types.NamespacedName) (map[v1.ObjectReference]health.Result, bool, error) {
 	results := make(map[v1.ObjectReference]health.Result, len(inv.Objects))
 	synced := true
 	for _, obj := range inv.Objects {
@@ -304,10 +305,17 @@ func (o *Observer) objectResults(w *watches, target *clusters.Target, inv *v1.Re
 		if err != nil {
 			return nil, false, err
 		}
-		if !known || behind(live, obj) {
+		current, fresh := known, false
+		if known {
+			if live, current, fresh, err = o.viewOf(ctx, target, key, obj, live); err != nil {
+				return nil, false, err
+			}
+		}
+		if !current || (!fresh && behind(live, obj)) {
 			// The informer has not listed the kind yet, or its view of the object is
-			// older than what the controller applied: no result until it catches up
-			// (its event queues the inventory again).
+			// older than what the controller applied (an earlier generation, or an
+			// earlier object of the same name): no result until it catches up (its
+			// event queues the inventory again).
 			synced = false
 			continue
 		}
@@ -330,6 +338,7 @@ func (o *Observer) forget(w *watches, key types.NamespacedName) {
 	o.renderWaves.forget(key)
 	o.driftTimes.forget(key)
 	o.sightings.forget(key)
+	o.replaced.forget(key)
 }
 
 // onCluster is rel as targeting cluster: the inventory's objects live where the

@@ -119,6 +119,9 @@ type Observer struct {
 	sightings renderSightings
 	// renderWaves are the sync waves of the render each Release applies wave by wave.
 	renderWaves renderWaves
+	// replaced are the objects convoy created that the API server showed replaced
+	// (identity.go).
+	replaced replacedObjects
 	// watches is set when the controller starts (it needs the queue).
 	watches atomic.Pointer[watches]
 }
