@@ -81,7 +81,7 @@ var importRules = []importRule{
 		why:    "internal/release/doc.go: no Helm",
 	},
 	{
-		pkgs:   []string{mod + "..."},
+		pkgs: []string{mod + "..."},
 		// Test harnesses (test/...) package and serve charts of their own, as hack/chart does.
 		except: []string{mod + "internal/render", mod + "hack/chart", mod + "test/..."},
 		direct: true,
@@ -160,6 +160,12 @@ var importRules = []importRule{
 		pkgs:   []string{mod + "internal/clusters"},
 		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/release"},
 		why:    "internal/clusters/doc.go: it must not apply anything, write any status, or decide when to retry",
+	},
+	{
+		pkgs: []string{mod + "internal/store"},
+		forbid: []string{mod + "internal/render/...", mod + "internal/source", mod + "internal/apply", mod + "internal/clusters",
+			mod + "internal/release", mod + "internal/controller", mod + "internal/releaseset", mod + "internal/observer/..."},
+		why: "internal/store/doc.go: it decides nothing: what to render, keep or prune is the callers'",
 	},
 	{
 		pkgs:   []string{mod + "internal/observer/..."},

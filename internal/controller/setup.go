@@ -31,6 +31,7 @@ import (
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/releaseset"
+	"kumodo.io/convoy/internal/store"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -174,8 +175,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := waves.IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexWavedCluster, err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, renderMetadata(), indexRenderRelease, indexRenderByRelease); err != nil {
-		return nil, fmt.Errorf("index Renders by %s: %w", indexRenderRelease, err)
+	if err := store.IndexRenders(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("index Renders by %s: %w", store.IndexRenderRelease, err)
 	}
 	r := &Reconciler{
 		client:            mgr.GetClient(),
