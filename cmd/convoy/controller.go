@@ -14,6 +14,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // controllerFlags are the flags of convoy controller.
@@ -100,9 +101,11 @@ func runController(ctx context.Context, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
-		DefaultServiceAccount: f.defaultServiceAccount,
-		Receiver:              receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{
+		Release: controller.Options{Source: fetcher, Concurrency: f.concurrency,
+			DefaultServiceAccount: f.defaultServiceAccount},
+		Receiver: receiver.Options{BindAddress: f.receiverBindAddress},
+	}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

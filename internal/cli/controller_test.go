@@ -25,6 +25,7 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // kubectl convoy release sync NAME --wait against the real release controller (in
@@ -130,9 +131,9 @@ func startController(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := controller.Setup(ctx, mgr, controller.Options{
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
-	}); err != nil {
+	}}); err != nil {
 		cancel()
 		t.Fatal(err)
 	}

@@ -17,9 +17,6 @@ import (
 	"kumodo.io/convoy/internal/store"
 )
 
-// ReadyzInformers is the name of the controller's readiness check (/readyz).
-const ReadyzInformers = "informers"
-
 // watchedKinds are the kinds whose informers the controllers of Setup watch, as they
 // watch them (Secrets as metadata only): the release controller's Releases and
 // ReleaseInventories and Render metadata (indexed by Release), the Cluster status

@@ -41,9 +41,9 @@ func (e *env) startConvoy() {
 	e.t.Helper()
 	p, err := inprocess.Start(e.ctx, controlPlane.RestConfig(), inprocess.Options{
 		Manager: hostmanager.Options{Namespaces: []string{e.ns}}, ChartCacheDir: e.t.TempDir(),
-		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1,
-			Notify: notify.Options{BaseDelay: 200 * time.Millisecond}},
-		Observer: observer.Options{Metrics: prometheus.NewRegistry()},
+		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1},
+		Notify:     notify.Options{BaseDelay: 200 * time.Millisecond},
+		Observer:   observer.Options{Metrics: prometheus.NewRegistry()},
 	})
 	if err != nil {
 		e.t.Fatal(err)

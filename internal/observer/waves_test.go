@@ -30,6 +30,7 @@ import (
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // End to end with the release controller: the observer's /syncs carry a sync that a
@@ -69,9 +70,9 @@ func (e *env) startControllerWith(o controllerOptions) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
+	if _, err := wiring.Setup(e.ctx, mgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
-	}); err != nil {
+	}}); err != nil {
 		e.t.Fatal(err)
 	}
 	done := make(chan struct{})

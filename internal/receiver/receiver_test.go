@@ -26,6 +26,7 @@ import (
 	"kumodo.io/convoy/internal/render/gittest"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 const (
@@ -95,8 +96,8 @@ func newEnv(t *testing.T, o receiver.Options, others ...string) (*env, []string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Metrics: e.metrics,
-		SkipNameValidation: true, AssessmentOverdueAfter: -1, Receiver: o}); err != nil {
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{Release: controller.Options{Source: fetcher, Metrics: e.metrics,
+		SkipNameValidation: true, AssessmentOverdueAfter: -1}, Receiver: o}); err != nil {
 		t.Fatal(err)
 	}
 	mctx, stop := context.WithCancel(ctx)
