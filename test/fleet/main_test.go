@@ -27,7 +27,7 @@ var (
 	// host is the local control plane; nil with -short.
 	host *localcluster.Cluster
 	// fleet are the target clusters, on host's etcd.
-	fleet *localcluster.Fleet
+	fleet *localcluster.Clusters
 	// charts is the URL of the chart repository of testdata/charts.
 	charts string
 )
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		if err := apiservertest.StartIn(s, host, "fleet"); err != nil {
 			return err
 		}
-		if fleet, err = s.Fleet("the target fleet", localcluster.FleetOptions{
+		if fleet, err = s.Clusters("the target fleet", localcluster.ClustersOptions{
 			Clusters: fleetSize, Etcd: host.EtcdURL(),
 		}); err != nil {
 			return err

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 			return fmt.Errorf("start convoy's API server: %w", err)
 		}
 		s.Cleanup(stop)
-		fleet, err := s.Fleet("the target cluster", localcluster.FleetOptions{
+		fleet, err := s.Clusters("the target cluster", localcluster.ClustersOptions{
 			Clusters: 1, Etcd: host.EtcdURL(), Name: func(int) string { return "restore-target" },
 		})
 		if err != nil {
