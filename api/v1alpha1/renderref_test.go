@@ -28,12 +28,23 @@ func TestRenderRefShort(t *testing.T) {
 
 func TestRenderRefRenderName(t *testing.T) {
 	ref := RenderRef(testRef)
-	if got := ref.RenderName("podinfo"); got != "podinfo-9a2b0c1d2e" {
-		t.Errorf("RenderName = %q", got)
-	}
 	long := strings.Repeat("a", 250)
-	if got := ref.RenderName(long); len(got) != 253 || !strings.HasSuffix(got, "-9a2b0c1d2e") {
-		t.Errorf("RenderName(long) = %q (%d)", got, len(got))
+	tests := map[string]struct{ release, want string }{
+		"short":         {release: "podinfo", want: "podinfo-9a2b0c1d2e"},
+		"at the limit":  {release: strings.Repeat("b", 242), want: strings.Repeat("b", 242) + "-9a2b0c1d2e"},
+		"too long":      {release: long, want: strings.Repeat("a", 242) + "-9a2b0c1d2e"},
+		"cut at a dash": {release: strings.Repeat("c", 241) + "-xyz", want: strings.Repeat("c", 241) + "-9a2b0c1d2e"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := ref.RenderName(tc.release)
+			if got != tc.want {
+				t.Errorf("RenderName(%q) = %q, want %q", tc.release, got, tc.want)
+			}
+			if len(got) > 253 {
+				t.Errorf("name of %d characters", len(got))
+			}
+		})
 	}
 }
 

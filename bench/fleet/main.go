@@ -2,7 +2,7 @@
 // host control plane with convoy apiserver, convoy
 // controller and convoy observer as processes with their default flags (./cmd/convoy
 // built once, or -convoy=<binary>), and -clusters target control planes on the host's
-// etcd (localcluster.StartFleet, with kwok nodes so that workloads become ready), each
+// etcd (localcluster.StartClusters, with kwok nodes so that workloads become ready), each
 // registered as a Cluster whose kubeconfig points at a testenv.Link in front of it (the
 // Link counts the connections).
 //

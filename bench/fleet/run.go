@@ -32,7 +32,7 @@ const (
 // env is the host (benchenv), convoy's processes, the fleet and a Link per cluster.
 type env struct {
 	*benchenv.Env
-	fleet  *localcluster.Fleet
+	fleet  *localcluster.Clusters
 	links  []*testenv.Link
 	ctlURL string // convoy controller's /metrics
 	obsURL string // convoy observer's /metrics
@@ -86,7 +86,7 @@ func (cfg config) run(ctx context.Context) error {
 
 	fmt.Fprintf(os.Stderr, "Starting a fleet of %d target clusters...\n", cfg.clusters)
 	started := time.Now()
-	e.fleet, err = localcluster.StartFleet(ctx, localcluster.FleetOptions{
+	e.fleet, err = localcluster.StartClusters(ctx, localcluster.ClustersOptions{
 		Clusters: cfg.clusters, Etcd: c.EtcdURL(), Dir: fleetDir, Workloads: true, Nodes: 1, Progress: os.Stderr,
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/verify"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // controllerFlags are the flags of convoy controller.
@@ -120,10 +121,12 @@ func runController(ctx context.Context, f controllerFlags) error {
 			return fmt.Errorf("--sigstore-trusted-root: %w", err)
 		}
 	}
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Concurrency: f.concurrency,
-		DefaultServiceAccount: f.defaultServiceAccount, RequireVerifiedCharts: f.requireVerifiedCharts,
-		SigstoreTrustedRoot: sigstoreRoot,
-		Receiver:            receiver.Options{BindAddress: f.receiverBindAddress}}); err != nil {
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{
+		Release: controller.Options{Source: fetcher, Concurrency: f.concurrency,
+			DefaultServiceAccount: f.defaultServiceAccount, RequireVerifiedCharts: f.requireVerifiedCharts,
+			SigstoreTrustedRoot: sigstoreRoot},
+		Receiver: receiver.Options{BindAddress: f.receiverBindAddress},
+	}); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -162,6 +162,12 @@ var importRules = []importRule{
 		why:    "internal/clusters/doc.go: it must not apply anything, write any status, or decide when to retry",
 	},
 	{
+		pkgs: []string{mod + "internal/store"},
+		forbid: []string{mod + "internal/render/...", mod + "internal/source", mod + "internal/apply", mod + "internal/clusters",
+			mod + "internal/release", mod + "internal/controller", mod + "internal/releaseset", mod + "internal/observer/..."},
+		why: "internal/store/doc.go: it decides nothing: what to render, keep or prune is the callers'",
+	},
+	{
 		pkgs:   []string{mod + "internal/observer/..."},
 		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/source", mod + "internal/controller"},
 		why: "internal/observer/doc.go: it must not apply, patch or delete anything on a target cluster " +

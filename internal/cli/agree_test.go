@@ -130,7 +130,7 @@ spec:
 		entries = append(entries, v1.InventoryObject{ObjectReference: diff.Reference(o)})
 	}
 	rd := &v1.Render{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", refB), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(refB).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 		RenderRef:  refB, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: int32(len(objs)),
 		Manifests: gz(t, second),
 	}

@@ -9,8 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -20,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/store"
 )
 
 // scheme decodes convoy's objects as the server sends them (no defaulting) and
@@ -216,14 +215,10 @@ func (c *Client) MergePatch(ctx context.Context, ns, name, subresource string, p
 
 // ListRenders lists the Renders of a Release, newest first.
 func (c *Client) ListRenders(ctx context.Context, ns, release string) ([]v1.Render, error) {
-	out := &v1.RenderList{}
-	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).
-		VersionedParams(&metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{v1.LabelRelease: v1.LabelValue(release)}).String()}, parameterCodec).
-		Do(ctx).Into(out)
+	items, err := store.ListRenders(ctx, c.Reader(), ns, release)
 	if err != nil {
-		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceRenders, namespace: ns}, err)
+		return nil, err
 	}
-	items := out.Items
 	sort.SliceStable(items, func(i, j int) bool {
 		a, b := items[i].CreationTimestamp, items[j].CreationTimestamp
 		if !a.Equal(&b) {
@@ -232,40 +227,6 @@ func (c *Client) ListRenders(ctx context.Context, ns, release string) ([]v1.Rend
 		return items[i].Name < items[j].Name
 	})
 	return items, nil
-}
-
-// FindRender reads the Render of a Release with ref: by its name, else by field
-// selector (a name shortened for a long Release name).
-func (c *Client) FindRender(ctx context.Context, ns, release, ref string) (*v1.Render, error) {
-	out := &v1.Render{}
-	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).Name(RenderName(release, ref)).Do(ctx).Into(out)
-	if err == nil && out.RenderRef == ref {
-		return out, nil
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, c.fail(ctx, request{verb: "get", resource: v1.ResourceRenders, namespace: ns, name: RenderName(release, ref)}, err)
-	}
-	list := &v1.RenderList{}
-	sel := fields.AndSelectors(fields.OneTermEqualSelector(v1.FieldRenderRelease, release), fields.OneTermEqualSelector(v1.FieldRenderRef, ref))
-	err = c.rest.Get().Namespace(ns).Resource(v1.ResourceRenders).
-		VersionedParams(&metav1.ListOptions{FieldSelector: sel.String()}, parameterCodec).Do(ctx).Into(list)
-	if err != nil {
-		return nil, c.fail(ctx, request{verb: "list", resource: v1.ResourceRenders, namespace: ns}, err)
-	}
-	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("release %s/%s has no Render %s (kept: the current, last successful, rolled out and pinned renders and the 10 most recent; see kubectl convoy release history %s)", ns, release, ref, release)
-	}
-	return &list.Items[0], nil
-}
-
-// GetInventory reads the ReleaseInventory of a Release; nil when there is none yet.
-func (c *Client) GetInventory(ctx context.Context, ns, name string) (*v1.ReleaseInventory, error) {
-	out := &v1.ReleaseInventory{}
-	err := c.rest.Get().Namespace(ns).Resource(v1.ResourceReleaseInventories).Name(name).Do(ctx).Into(out)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return out, c.fail(ctx, request{verb: "get", resource: v1.ResourceReleaseInventories, namespace: ns, name: name}, err)
 }
 
 // ListClusters lists the Clusters by name.

@@ -23,6 +23,7 @@ import (
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // kubectl convoy release sync NAME --wait against the real release controller (in
@@ -117,9 +118,9 @@ func startController(t *testing.T, ns string) {
 	fetcher := testenv.Fetcher(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if _, err := controller.Setup(ctx, mgr, controller.Options{
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.StartManager(t, ctx, "controller", mgr)

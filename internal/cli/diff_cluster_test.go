@@ -56,7 +56,7 @@ func TestDiffThroughAClustersKubeconfigSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	rd := &v1.Render{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", refB), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(refB).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 		RenderRef:  refB, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 1,
 		Manifests: gz(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: podinfo, namespace: %s}\ndata: {a: c}\n", ns)),
 	}

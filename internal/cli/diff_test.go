@@ -61,7 +61,7 @@ metadata: {name: new, namespace: ` + ns + `}
 data: {a: b}
 `
 	rd := &v1.Render{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", refB), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(refB).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 		RenderRef:  refB, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 3,
 		Manifests: gz(t, manifests),
 	}

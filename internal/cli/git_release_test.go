@@ -28,7 +28,7 @@ func createGitRelease(t *testing.T, ns, name string) {
 	}
 	for ref, commit := range map[string]string{refA: gitCommitA, refB: gitCommitB} {
 		rd := &v1.Render{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName(name, ref), Labels: map[string]string{v1.LabelRelease: name}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(ref).RenderName(name), Labels: map[string]string{v1.LabelRelease: name}},
 			RenderRef:  ref, Release: name, Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1", Commit: commit}, ObjectCount: 1,
 			Manifests: gz(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo\n  namespace: "+ns+"\n"),
 		}

@@ -139,7 +139,7 @@ func rollout(phase v1.RolloutPhase, ref, previous, msg string) func(*v1.Release)
 
 func testRender(release, ref, version string, objects int32, age time.Duration) v1.Render {
 	return v1.Render{
-		ObjectMeta: metav1.ObjectMeta{Name: RenderName(release, ref), CreationTimestamp: *at(age)},
+		ObjectMeta: metav1.ObjectMeta{Name: v1.RenderRef(ref).RenderName(release), CreationTimestamp: *at(age)},
 		RenderRef:  ref, Release: release, Chart: v1.RenderChart{Name: release, Version: version}, ObjectCount: objects,
 	}
 }

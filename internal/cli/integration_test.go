@@ -313,7 +313,7 @@ func TestRenderHistoryPinMutate(t *testing.T) {
 	manifests := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo\n  namespace: " + ns + "\ndata:\n  a: b\n"
 	for _, ref := range []string{refA, refB} {
 		rd := &v1.Render{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", ref), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(ref).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 			RenderRef:  ref, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 1,
 			Manifests: gz(t, manifests),
 		}

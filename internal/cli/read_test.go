@@ -26,7 +26,7 @@ func TestReleaseListStatusHistoryFromAPIServer(t *testing.T) {
 		objects      int32
 	}{{refB, "6.7.1", 2}, {refA, "6.7.0", 2}} { // refA's Render is listed first whether or not it is a second newer (ties go by name)
 		r := &v1.Render{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", rd.ref), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(rd.ref).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 			RenderRef:  rd.ref, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: rd.version}, ObjectCount: rd.objects,
 			Manifests: gz(t, "kind: ConfigMap\n"),
 		}

@@ -20,9 +20,3 @@ func ShortRef(ref string) string {
 	}
 	return v1.RenderRef(ref).Short()
 }
-
-// RenderName is the name of the Render object of a render ref
-// (v1alpha1.RenderRef.RenderName).
-func RenderName(release, ref string) string {
-	return v1.RenderRef(ref).RenderName(release)
-}

@@ -38,18 +38,11 @@ func TestValidateRenderRef(t *testing.T) {
 	}
 }
 
-func TestShortRefAndRenderName(t *testing.T) {
+func TestShortRef(t *testing.T) {
 	if got := ShortRef(refB); got != "9a2b0c1d2e" {
 		t.Errorf("ShortRef = %q", got)
 	}
 	if got := ShortRef(""); got != "-" {
 		t.Errorf("ShortRef(\"\") = %q", got)
-	}
-	if got := RenderName("podinfo", refB); got != "podinfo-9a2b0c1d2e" {
-		t.Errorf("RenderName = %q", got)
-	}
-	long := strings.Repeat("a", 250)
-	if got := RenderName(long, refB); len(got) != 253 || !strings.HasSuffix(got, "-9a2b0c1d2e") {
-		t.Errorf("RenderName(long) = %q (%d)", got, len(got))
 	}
 }

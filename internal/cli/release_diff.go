@@ -23,8 +23,8 @@ import (
 	targets "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
-	"kumodo.io/convoy/internal/manifest"
 	convoyrelease "kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/store"
 )
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
@@ -111,7 +111,7 @@ func ReleaseDiff(ctx context.Context, c *Client, target *targets.Target, rel *v1
 	prune := rel.Spec.Prune == nil || *rel.Spec.Prune
 	var inventory []v1.InventoryObject
 	if prune {
-		inv, err := c.GetInventory(ctx, rel.Namespace, rel.Name)
+		inv, err := store.GetInventory(ctx, c.Reader(), client.ObjectKeyFromObject(rel))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -147,7 +147,7 @@ func isSecret(ref v1.ObjectReference) bool { return ref.Group == "" && ref.Kind 
 // (diff.Applied): its objects and the non-Job chart hooks of the apply's run.
 func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructured, error) {
 	what := fmt.Sprintf("render %s of %s/%s", rd.RenderRef, rel.Namespace, rel.Name)
-	decoded, err := manifest.Decode(rd.Manifests)
+	decoded, err := store.Objects(rd)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

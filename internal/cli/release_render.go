@@ -8,6 +8,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/manifest"
+	"kumodo.io/convoy/internal/store"
 )
 
 func newReleaseRenderCommand(o *Options) *cobra.Command {
@@ -60,5 +61,5 @@ func (o *Options) findRender(ctx context.Context, c *Client, ns, name, ref strin
 		}
 		ref = rel.Status.Render.Ref
 	}
-	return c.FindRender(ctx, ns, name, ref)
+	return store.FindRender(ctx, c.Reader(), ns, name, ref)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kumodo.io/convoy/internal/store"
 )
 
 func newReleaseStatusCommand(o *Options) *cobra.Command {
@@ -19,7 +22,7 @@ func newReleaseStatusCommand(o *Options) *cobra.Command {
 		return o.show(output, rel, func() (string, error) {
 			// The inventory adds health and drift; without it (none yet, or no
 			// permission) the status still shows everything the Release says.
-			inv, _ := c.GetInventory(ctx, ns, name)
+			inv, _ := store.GetInventory(ctx, c.Reader(), client.ObjectKey{Namespace: ns, Name: name})
 			return FormatReleaseStatus(rel, inv, o.Now(), o.Terminal(o.Streams.Out)), nil
 		})
 	})

@@ -16,6 +16,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/diff"
+	"kumodo.io/convoy/internal/store"
 	"kumodo.io/convoy/internal/ui"
 )
 
@@ -155,7 +156,7 @@ func (b *uiBackend) RenderObjects(ctx context.Context, ns, name, ref string) ([]
 	if err != nil {
 		return nil, err
 	}
-	rd, err := b.c.FindRender(ctx, ns, name, ref)
+	rd, err := store.FindRender(ctx, b.c.Reader(), ns, name, ref)
 	if err != nil {
 		return nil, err
 	}

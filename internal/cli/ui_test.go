@@ -275,7 +275,7 @@ func TestUIDiffIsReleaseDiff(t *testing.T) {
 	}
 	manifests := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: podinfo, namespace: %s}\ndata: {a: c}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: %s}\ndata: {a: b}\n", ns, ns)
 	rd := &v1.Render{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", refB), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(refB).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 		RenderRef:  refB, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 2, Manifests: gz(t, manifests),
 	}
 	if err := admin(t).rest.Post().Namespace(ns).Resource("renders").Body(rd).Do(testCtx(t)).Error(); err != nil {
@@ -324,7 +324,7 @@ func TestUIRenderDiff(t *testing.T) {
 		{refB, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: " + ns + "}\ndata: {k: two}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: " + ns + "}\n"},
 	} {
 		rd := &v1.Render{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RenderName("podinfo", r.ref), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1.RenderRef(r.ref).RenderName("podinfo"), Labels: map[string]string{v1.LabelRelease: "podinfo"}},
 			RenderRef:  r.ref, Release: "podinfo", Chart: v1.RenderChart{Name: "podinfo", Version: "6.7.1"}, ObjectCount: 2, Manifests: gz(t, r.manifests),
 		}
 		if err := admin(t).rest.Post().Namespace(ns).Resource("renders").Body(rd).Do(testCtx(t)).Error(); err != nil {

@@ -3,15 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
@@ -19,6 +15,7 @@ import (
 	"kumodo.io/convoy/internal/reasons"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // applyStep carries out what Decide asked for: the pre-apply dry run unless a force
@@ -328,7 +325,7 @@ func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) 
 	obj := st.pinned
 	if obj == nil || obj.RenderRef != ref {
 		var err error
-		if obj, err = r.getRender(ctx, st.rel, ref); err != nil {
+		if obj, err = store.GetRender(ctx, r.apiReader, st.rel.Namespace, st.rel.Name, ref); err != nil {
 			return nil, nil, none, nil, err
 		}
 	}
@@ -414,8 +411,7 @@ func appliedWaves(inv *v1.ReleaseInventory, renderRef string, total int) int {
 // decision 0133).
 func (r *Reconciler) growInventory(ctx context.Context, st *state, live *v1.ReleaseInventory, entries []v1.InventoryObject) (*v1.ReleaseInventory, error) {
 	if live == nil {
-		empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
-		inv, err := r.writeInventory(ctx, st.rel, empty, "", nil, apply.Merge(nil, entries))
+		inv, err := r.writeInventory(ctx, st.rel, store.EmptyInventory(st.rel), "", nil, apply.Merge(nil, entries))
 		if err == nil || !apierrors.IsAlreadyExists(err) {
 			return inv, err
 		}
@@ -484,10 +480,10 @@ func (r *Reconciler) remember(rel *v1.Release, inv *v1.ReleaseInventory) {
 // cache: the list it is about to grow must include the last write, or an object could
 // be lost track of. A missing inventory is an empty one.
 func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
-	inv, err := r.readInventory(ctx, client.ObjectKeyFromObject(rel))
+	inv, err := store.GetInventory(ctx, r.apiReader, client.ObjectKeyFromObject(rel))
 	if inv == nil && err == nil {
 		r.remember(rel, nil)
-		return &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: rel.Name}}, nil
+		return store.EmptyInventory(rel), nil
 	}
 	if err == nil {
 		r.remember(rel, inv)
@@ -495,82 +491,19 @@ func (r *Reconciler) currentInventory(ctx context.Context, rel *v1.Release) (*v1
 	return inv, err
 }
 
-// readInventory reads the ReleaseInventory key from the API server; nil when there is
-// none.
-func (r *Reconciler) readInventory(ctx context.Context, key client.ObjectKey) (*v1.ReleaseInventory, error) {
-	inv := &v1.ReleaseInventory{}
-	err := r.apiReader.Get(ctx, key, inv)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("cannot read the ReleaseInventory %s: %w", key, err)
-	}
-	return inv, nil
-}
-
 // writeInventory records objects as the inventory's list of renderRef, with the
-// progress of its apply (syncWave, nil once every wave is applied), creating the
-// inventory (owned by the Release, with the finalizer that reconcileDelete removes) when
-// it does not exist. It carries the Release's shard label, if any (shardLabels).
-// Nothing is written when nothing changes. It returns the inventory as written.
+// progress of its apply (store.WriteInventory), and remembers what it wrote: a write
+// that failed forgets the inventory's spec (the next apply reads it), one that wrote
+// nothing leaves it as it was. It returns the inventory as written.
 func (r *Reconciler) writeInventory(ctx context.Context, rel *v1.Release, inv *v1.ReleaseInventory, renderRef string, syncWave *v1.SyncWaveStatus, objects []v1.InventoryObject) (*v1.ReleaseInventory, error) {
-	labels, relabel := shardLabels(rel, inv)
-	if inv.ResourceVersion == "" {
-		if len(labels) == 0 {
-			labels = nil
-		}
-		created := &v1.ReleaseInventory{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace:       rel.Namespace,
-				Name:            rel.Name,
-				Labels:          labels,
-				OwnerReferences: []metav1.OwnerReference{ownerReference(rel)},
-				Finalizers:      []string{v1.Finalizer},
-			},
-			Cluster:   rel.Spec.Cluster,
-			RenderRef: renderRef,
-			Objects:   objects,
-			SyncWave:  syncWave,
-		}
-		if err := r.client.Create(ctx, created); err != nil {
-			r.remember(rel, nil)
-			return inv, fmt.Errorf("cannot create the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
-		}
-		r.remember(rel, created)
-		return created, nil
-	}
-	// An inventory written before it carried the finalizer gets it now; one being
-	// deleted cannot (the API server refuses new finalizers then), and keeps its own.
-	addFinalizer := inv.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(inv, v1.Finalizer)
-	if inv.Cluster == rel.Spec.Cluster && inv.RenderRef == renderRef && ptr.Equal(inv.SyncWave, syncWave) &&
-		slices.Equal(inv.Objects, objects) && !addFinalizer && !relabel {
-		return inv, nil
-	}
-	updated := inv.DeepCopy()
-	updated.Cluster, updated.RenderRef, updated.SyncWave, updated.Objects = rel.Spec.Cluster, renderRef, syncWave, objects
-	updated.Labels = labels
-	if addFinalizer {
-		controllerutil.AddFinalizer(updated, v1.Finalizer)
-	}
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
+	written, wrote, err := store.WriteInventory(ctx, r.client, rel, inv, renderRef, syncWave, objects)
+	switch {
+	case err != nil:
 		r.remember(rel, nil)
-		return inv, fmt.Errorf("cannot write the ReleaseInventory %s/%s: %w", rel.Namespace, rel.Name, err)
+	case wrote:
+		r.remember(rel, written)
 	}
-	r.remember(rel, updated)
-	return updated, nil
-}
-
-func ownerReference(rel *v1.Release) metav1.OwnerReference {
-	yes := true
-	return metav1.OwnerReference{
-		APIVersion:         v1.SchemeGroupVersion.String(),
-		Kind:               "Release",
-		Name:               rel.Name,
-		UID:                rel.UID,
-		Controller:         &yes,
-		BlockOwnerDeletion: &yes,
-	}
+	return written, err
 }
 
 func (c *changeCounts) add(changes []apply.Change) {

@@ -13,6 +13,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // Decision 0157: a chart that ships CRDs is rendered once at its install. Its
@@ -170,7 +171,7 @@ func TestARenderOfAnEarlierConvoyIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := &v1.Render{}
-	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: render.RenderName("db", first)}, obj); err != nil {
+	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: v1.RenderRef(first).RenderName("db")}, obj); err != nil {
 		t.Fatal(err)
 	}
 	if got := obj.Annotations[v1.AnnotationInputs]; got != key.InstallInputs {
@@ -184,7 +185,7 @@ func TestARenderOfAnEarlierConvoyIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("the controller's cache to see the legacy inputs", func() (bool, string) {
-		meta := renderMetadata()
+		meta := store.RenderMetadata()
 		if err := e.reconciler.client.Get(e.ctx, client.ObjectKeyFromObject(obj), meta); err != nil {
 			return false, err.Error()
 		}

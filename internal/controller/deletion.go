@@ -17,6 +17,7 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // deletionPoll is how soon a deletion looks again while objects are terminating or
@@ -93,9 +94,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reco
 	}
 
 	logger.Info("Deleting the Renders and the ReleaseInventory, then removing the finalizer")
-	if err := r.client.DeleteAllOf(ctx, &v1.Render{}, client.InNamespace(rel.Namespace),
-		client.MatchingLabels{v1.LabelRelease: v1.LabelValue(rel.Name)}); err != nil && !apierrors.IsNotFound(err) {
-		return r.deletionFailed(ctx, rel, fmt.Errorf("delete the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err))
+	if err := store.DeleteRenders(ctx, r.client, rel.Namespace, rel.Name); err != nil {
+		return r.deletionFailed(ctx, rel, err)
 	}
 	if err := r.deleteInventory(ctx, client.ObjectKeyFromObject(rel)); err != nil {
 		return r.deletionFailed(ctx, rel, err)
@@ -228,20 +228,14 @@ func (r *Reconciler) deleteApplied(ctx context.Context, rel *v1.Release) (deleti
 
 // deleteInventory removes the finalizer of the ReleaseInventory key and deletes it.
 func (r *Reconciler) deleteInventory(ctx context.Context, key client.ObjectKey) error {
-	inv, err := r.readInventory(ctx, key)
+	inv, err := store.GetInventory(ctx, r.apiReader, key)
 	if inv == nil || err != nil {
 		return err
 	}
-	if err := r.patchFinalizer(ctx, inv, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
+	if err := store.RemoveInventoryFinalizer(ctx, r.client, inv); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove the finalizer of ReleaseInventory %s: %w", key, err)
 	}
-	if inv.DeletionTimestamp != nil {
-		return nil
-	}
-	if err := r.client.Delete(ctx, inv); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete the ReleaseInventory %s: %w", key, err)
-	}
-	return nil
+	return store.DeleteInventory(ctx, r.client, inv)
 }
 
 // releaseOrphanedInventory lets go of the ReleaseInventory of a Release that is gone
@@ -249,7 +243,7 @@ func (r *Reconciler) deleteInventory(ctx context.Context, key client.ObjectKey) 
 // collector deletes it then, as its owner is gone. The Release is read from the API
 // server first, so that a Release the cache has not seen yet keeps its inventory.
 func (r *Reconciler) releaseOrphanedInventory(ctx context.Context, key client.ObjectKey) error {
-	inv, err := r.readInventory(ctx, key)
+	inv, err := store.GetInventory(ctx, r.apiReader, key)
 	if inv == nil || err != nil || !controllerutil.ContainsFinalizer(inv, v1.Finalizer) {
 		return err
 	}
@@ -261,7 +255,7 @@ func (r *Reconciler) releaseOrphanedInventory(ctx context.Context, key client.Ob
 		return fmt.Errorf("read the Release %s: %w", key, err)
 	}
 	logr.FromContextOrDiscard(ctx).Info("The Release is gone without its deletion: removing the finalizer of its ReleaseInventory", "release", key)
-	if err := r.patchFinalizer(ctx, inv, controllerutil.RemoveFinalizer); err != nil && !apierrors.IsNotFound(err) {
+	if err := store.RemoveInventoryFinalizer(ctx, r.client, inv); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove the finalizer of ReleaseInventory %s: %w", key, err)
 	}
 	return nil

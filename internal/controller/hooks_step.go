@@ -8,13 +8,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // hookRun runs the hooks of the render to apply (steps 8 and 12): the
@@ -222,8 +222,7 @@ func (r *Reconciler) ensureInventory(ctx context.Context, st *state) error {
 	if st.inventory != nil {
 		return nil
 	}
-	empty := &v1.ReleaseInventory{ObjectMeta: metav1.ObjectMeta{Namespace: st.rel.Namespace, Name: st.rel.Name}}
-	inv, err := r.writeInventory(ctx, st.rel, empty, "", nil, nil)
+	inv, err := r.writeInventory(ctx, st.rel, store.EmptyInventory(st.rel), "", nil, nil)
 	switch {
 	case err == nil:
 		st.inventory = inv
@@ -272,7 +271,7 @@ func (r *Reconciler) hookObjects(ctx context.Context, rel *v1.Release, refs ...s
 // chartHooksOf reads the chart's hooks of the render ref from its Render object; none
 // when the Render is gone.
 func (r *Reconciler) chartHooksOf(ctx context.Context, rel *v1.Release, ref string) ([]hooks.Chart, error) {
-	obj, err := r.getRender(ctx, rel, ref)
+	obj, err := store.GetRender(ctx, r.apiReader, rel.Namespace, rel.Name, ref)
 	if err != nil || obj == nil {
 		return nil, err
 	}

@@ -3,11 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -19,6 +17,7 @@ import (
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // state is what one reconcile observed and did, beyond release.Input: the objects the
@@ -294,59 +293,27 @@ func (r *Reconciler) inventoryGeneration(st *state) int64 {
 // Release's previous shard (a move). It is labelled with the Release's shard at once,
 // so that this shard's caches (the controller's and the observer's) take it over.
 func (r *Reconciler) cachedInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
-	inv := &v1.ReleaseInventory{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(rel), inv)
-	switch {
-	case apierrors.IsNotFound(err):
-		if rel.Labels[v1.LabelShard] == "" || meta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied) == nil {
-			return nil, nil
-		}
-		return r.adoptInventory(ctx, rel)
-	case err != nil:
-		return nil, fmt.Errorf("read the ReleaseInventory of %s/%s: %w", rel.Namespace, rel.Name, err)
+	inv, err := store.GetInventory(ctx, r.client, client.ObjectKeyFromObject(rel))
+	if inv != nil || err != nil {
+		return inv, err
 	}
-	return inv, nil
+	if rel.Labels[v1.LabelShard] == "" || meta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied) == nil {
+		return nil, nil
+	}
+	return r.adoptInventory(ctx, rel)
 }
 
 // adoptInventory reads the Release's ReleaseInventory from the API server and, when
 // its shard label is not the Release's, labels it; nil when there is none.
 func (r *Reconciler) adoptInventory(ctx context.Context, rel *v1.Release) (*v1.ReleaseInventory, error) {
-	inv, err := r.readInventory(ctx, client.ObjectKeyFromObject(rel))
+	inv, err := store.GetInventory(ctx, r.apiReader, client.ObjectKeyFromObject(rel))
 	if inv == nil || err != nil {
 		return inv, err
 	}
-	labels, changed := shardLabels(rel, inv)
-	if !changed {
-		return inv, nil
+	if _, changed := store.ShardLabels(rel, inv); changed {
+		log.FromContext(ctx).Info("Labelling the ReleaseInventory with the Release's shard", "shard", rel.Labels[v1.LabelShard])
 	}
-	log.FromContext(ctx).Info("Labelling the ReleaseInventory with the Release's shard", "shard", rel.Labels[v1.LabelShard])
-	updated := inv.DeepCopy()
-	updated.Labels = labels
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(inv)); err != nil {
-		return nil, fmt.Errorf("label the ReleaseInventory %s/%s with shard %q: %w", rel.Namespace, rel.Name, rel.Labels[v1.LabelShard], err)
-	}
-	return updated, nil
-}
-
-// shardLabels are inv's labels with the Release's shard label (convoy.kumodo.io/shard,
-// or none when the Release has none), and whether that changes them: the label lets
-// a shard's caches select its own inventories.
-func shardLabels(rel *v1.Release, inv *v1.ReleaseInventory) (map[string]string, bool) {
-	want, has := rel.Labels[v1.LabelShard]
-	got, had := inv.Labels[v1.LabelShard]
-	if want == got && has == had {
-		return inv.Labels, false
-	}
-	labels := maps.Clone(inv.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	if has {
-		labels[v1.LabelShard] = want
-	} else {
-		delete(labels, v1.LabelShard)
-	}
-	return labels, true
+	return store.LabelInventory(ctx, r.client, rel, inv)
 }
 
 // pin is the Release's pin for the decisions (step 5). When it names a render other
@@ -361,28 +328,11 @@ func (r *Reconciler) pin(ctx context.Context, st *state) (*release.Pin, error) {
 	if st.render != nil && st.render.Ref == p.RenderRef {
 		return out, nil
 	}
-	obj, err := r.getRender(ctx, st.rel, p.RenderRef)
+	obj, err := store.GetRender(ctx, r.apiReader, st.rel.Namespace, st.rel.Name, p.RenderRef)
 	if err != nil {
 		return nil, err
 	}
 	out.RenderExists = obj != nil
 	st.pinned = obj
 	return out, nil
-}
-
-// getRender reads the Render object of ref, manifests included; nil when it does not
-// exist.
-func (r *Reconciler) getRender(ctx context.Context, rel *v1.Release, ref string) (*v1.Render, error) {
-	obj := &v1.Render{}
-	key := client.ObjectKey{Namespace: rel.Namespace, Name: v1.RenderRef(ref).RenderName(rel.Name)}
-	err := r.apiReader.Get(ctx, key, obj)
-	switch {
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("read Render %s: %w", key, err)
-	case obj.RenderRef != ref:
-		return nil, nil // another render with the same short name
-	}
-	return obj, nil
 }

@@ -12,6 +12,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // eventKept reports the objects that a prune or a deletion left in place and let go
@@ -31,7 +32,7 @@ func (r *Reconciler) renderedKeeps(ctx context.Context, rel *v1.Release, refs ..
 			continue
 		}
 		seen = append(seen, ref)
-		obj, err := r.getRender(ctx, rel, ref)
+		obj, err := store.GetRender(ctx, r.apiReader, rel.Namespace, rel.Name, ref)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the render %s to find the objects it keeps: %w", ref, err)
 		}

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/render"
 )
 
 // pin writes releases/<name>/pin with a merge patch: body is the pin, or nil to unpin.
@@ -151,7 +150,7 @@ func TestPinnedRenderGoneAppliesNothing(t *testing.T) {
 	})
 
 	gone := &v1.Render{}
-	gone.Namespace, gone.Name = e.ns, render.RenderName("web", first)
+	gone.Namespace, gone.Name = e.ns, v1.RenderRef(first).RenderName("web")
 	if err := e.client.Delete(e.ctx, gone); err != nil {
 		t.Fatalf("delete Render %s: %v", gone.Name, err)
 	}

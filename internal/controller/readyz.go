@@ -14,10 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/store"
 )
-
-// ReadyzInformers is the name of the controller's readiness check (/readyz).
-const ReadyzInformers = "informers"
 
 // watchedKinds are the kinds whose informers the controllers of Setup watch, as they
 // watch them (Secrets as metadata only): the release controller's Releases and
@@ -28,7 +26,7 @@ const ReadyzInformers = "informers"
 func watchedKinds() []client.Object {
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret, renderMetadata(), &corev1.Namespace{},
+	return []client.Object{&v1.Release{}, &v1.ReleaseInventory{}, &v1.Cluster{}, secret, store.RenderMetadata(), &corev1.Namespace{},
 		&v1.ReleaseSet{}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -89,7 +90,7 @@ func TestReadyzWaitsForTheInformers(t *testing.T) {
 		code, body := readyz()
 		return code == http.StatusInternalServerError || code == http.StatusServiceUnavailable, fmt.Sprintf("%d: %s", code, body)
 	})
-	if code, body := readyz(); !strings.Contains(body, "[-]"+ReadyzInformers+" failed") {
+	if code, body := readyz(); !strings.Contains(body, "[-]"+hostmanager.ReadyzInformers+" failed") {
 		t.Errorf("/readyz %d %q, want it to name the failing check", code, body)
 	}
 	// The check's reason (logged; /readyz withholds it) names the informer.

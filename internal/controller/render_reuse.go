@@ -9,11 +9,11 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/store"
 )
 
 // A render is a function of its inputs (render.Inputs): while they stay, the Render
@@ -201,34 +201,12 @@ type renderHistory struct {
 	remembered *rememberedRender
 }
 
-// indexRenderRelease indexes the cached Render metadata by the Release its label
-// names (convoy.kumodo.io/release: v1.LabelValue of the Release's name), so that a reconcile reads its Release's Renders
-// without going over every Render of the namespace: a label selector in a cache List
-// is a filter over the namespace, O(N) per reconcile and O(N²) per round at N
-// Releases in one namespace.
-const indexRenderRelease = "convoy.kumodo.io/render-release"
-
-func indexRenderByRelease(o client.Object) []string {
-	if name := o.GetLabels()[v1.LabelRelease]; name != "" {
-		return []string{name}
-	}
-	return nil
-}
-
-// renderMetadata is the object of the cache's Render metadata informer.
-func renderMetadata() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("Render"))
-	return m
-}
-
 // history lists the Release's Render objects from the cache of Render metadata (no
 // request) and adds the one in memory.
 func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHistory, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("RenderList"))
-	if err := r.client.List(ctx, &list, client.InNamespace(rel.Namespace), client.MatchingFields{indexRenderRelease: v1.LabelValue(rel.Name)}); err != nil {
-		return nil, fmt.Errorf("list the Renders of Release %s/%s: %w", rel.Namespace, rel.Name, err)
+	items, err := store.ListRenderMetadata(ctx, r.client, rel.Namespace, rel.Name)
+	if err != nil {
+		return nil, err
 	}
 	h := &renderHistory{remembered: r.renders.get(releaseKey(rel), rel.UID)}
 	seen := map[string]bool{}
@@ -243,7 +221,7 @@ func (r *Reconciler) history(ctx context.Context, rel *v1.Release) (*renderHisto
 	if h.remembered != nil {
 		add(h.remembered.obj.ObjectMeta)
 	}
-	for _, m := range list.Items {
+	for _, m := range items {
 		add(m.ObjectMeta)
 	}
 	return h, nil
@@ -318,13 +296,9 @@ func (r *Reconciler) reuse(ctx context.Context, st *state, h *renderHistory, key
 // gone or its inputs changed since the cache saw it.
 func (r *Reconciler) readCandidate(ctx context.Context, rel *v1.Release, c renderCandidate) (*v1.Render, error) {
 	logr.FromContextOrDiscard(ctx).V(1).Info("Reading the Render of the same inputs", "render", c.name)
-	obj := &v1.Render{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: c.name}, obj)
-	switch {
-	case client.IgnoreNotFound(err) != nil:
-		return nil, fmt.Errorf("read Render %s/%s: %w", rel.Namespace, c.name, err)
-	case err != nil, obj.Annotations[v1.AnnotationInputs] != c.inputs:
-		return nil, nil
+	obj, err := store.GetRenderNamed(ctx, r.apiReader, rel.Namespace, c.name)
+	if obj == nil || err != nil || obj.Annotations[v1.AnnotationInputs] != c.inputs {
+		return nil, err
 	}
 	return obj, nil
 }

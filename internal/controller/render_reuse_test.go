@@ -139,7 +139,7 @@ func TestChooseLegacy(t *testing.T) {
 func TestUnexplainedChange(t *testing.T) {
 	const oldRef, newRef = "sha256:0123456789aaaa", "sha256:9876543210bbbb"
 	key := render.ReuseKey{Inputs: "sha256:upgrade-x", InstallInputs: "sha256:install-x"}
-	current := render.RenderName("web", oldRef)
+	current := v1.RenderRef(oldRef).RenderName("web")
 	rel := testRelease("web", statusOnly(func(s *v1.ReleaseStatus) {
 		s.Render = &v1.RenderStatus{Ref: oldRef, ChartVersion: "1.0.0", ValuesDigest: "sha256:values"}
 	}))

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/render"
 )
 
 // Decision 0060, a render is a function of its inputs: a chart whose templates
@@ -97,7 +96,7 @@ func TestLostRenderIsReportedOnce(t *testing.T) {
 	e.settle("db")
 
 	obj := &v1.Render{}
-	obj.Namespace, obj.Name = e.ns, render.RenderName("db", first)
+	obj.Namespace, obj.Name = e.ns, v1.RenderRef(first).RenderName("db")
 	if err := e.client.Delete(e.ctx, obj); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/store"
 )
 
 // renderStep is steps 3 and 4: resolve and reach the target cluster, render the
@@ -183,12 +184,11 @@ func renderStatus(old *v1.RenderStatus, res *render.Result, verified *v1.Verifie
 func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	rel, res := st.rel, st.render
 	name := v1.RenderRef(res.Ref).RenderName(rel.Name)
-	meta := renderMetadata()
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, meta)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("read Render %s/%s: %w", rel.Namespace, name, err)
+	meta, err := store.GetRenderMetadata(ctx, r.client, rel.Namespace, name)
+	if err != nil {
+		return err
 	}
+	exists := meta != nil
 	// A Render reused as it is has its inputs; one of an earlier convoy gets them now.
 	reusedAsIs := res.Reused && st.renderObj != nil && st.renderObj.Annotations[v1.AnnotationInputs] == res.Inputs
 	var recorded *metav1.PartialObjectMetadata
@@ -226,21 +226,19 @@ func (r *Reconciler) storeRender(ctx context.Context, st *state) error {
 	if exists {
 		return r.renders.put(releaseKey(rel), obj, res)
 	}
-	created := newRenderCopy(obj)
 	if ann := verifiedAnnotation(st.verified); ann != "" {
-		created.Annotations = maps.Clone(created.Annotations) // not obj's map
-		if created.Annotations == nil {
-			created.Annotations = map[string]string{}
+		obj = obj.DeepCopy()
+		obj.Annotations = maps.Clone(obj.Annotations) // not the remembered Render's map
+		if obj.Annotations == nil {
+			obj.Annotations = map[string]string{}
 		}
-		created.Annotations[v1.AnnotationVerified] = ann
+		obj.Annotations[v1.AnnotationVerified] = ann
 	}
-	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", created.Name,
+	logr.FromContextOrDiscard(ctx).Info("Storing a new Render", "renderRef", res.Ref, "render", obj.Name,
 		"revision", res.Revision)
-	if err := r.client.Create(ctx, created); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return fmt.Errorf("store Render %s/%s: %w", created.Namespace, created.Name, err)
+	created, err := store.CreateRender(ctx, r.client, obj)
+	if created == nil || err != nil {
+		return err
 	}
 	st.newRender = true
 	return r.renders.put(releaseKey(rel), created, res)
@@ -285,20 +283,10 @@ func (r *Reconciler) recordInputs(ctx context.Context, res *render.Result, meta 
 		}
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("Recording new inputs on an existing Render", "render", meta.Name)
-	if err := r.client.Patch(ctx, patched, client.MergeFrom(meta)); err != nil {
-		return nil, fmt.Errorf("record the inputs of Render %s/%s: %w", meta.Namespace, meta.Name, err)
+	if err := store.PatchRenderMetadata(ctx, r.client, patched, meta); err != nil {
+		return nil, err
 	}
 	return patched, nil
-}
-
-// newRenderCopy is obj without what the API server set, to create it (again).
-func newRenderCopy(obj *v1.Render) *v1.Render {
-	c := obj.DeepCopy()
-	c.ObjectMeta = metav1.ObjectMeta{
-		Name: obj.Name, Namespace: obj.Namespace, Labels: obj.Labels, Annotations: obj.Annotations,
-		OwnerReferences: obj.OwnerReferences,
-	}
-	return c
 }
 
 // pruneHistory deletes the Render objects that the history no longer keeps (render's
@@ -306,18 +294,16 @@ func newRenderCopy(obj *v1.Render) *v1.Render {
 // next new render tries again.
 func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v1.ReleaseStatus) {
 	logger := logr.FromContextOrDiscard(ctx)
-	var list v1.RenderList
-	if err := r.apiReader.List(ctx, &list, client.InNamespace(rel.Namespace),
-		client.MatchingLabels{v1.LabelRelease: v1.LabelValue(rel.Name)}); err != nil {
+	renders, err := store.ListRenders(ctx, r.apiReader, rel.Namespace, rel.Name)
+	if err != nil {
 		logger.Error(err, "Cannot list the Renders to prune the history")
 		return
 	}
 	judged := rel.DeepCopy()
 	judged.Status = status
-	for _, name := range render.RendersToDelete(judged, list.Items) {
+	for _, name := range render.RendersToDelete(judged, renders) {
 		logger.V(1).Info("Deleting an old Render", "render", name)
-		obj := &v1.Render{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: name}}
-		if err := r.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		if err := store.DeleteRender(ctx, r.client, rel.Namespace, name); err != nil {
 			logger.Error(err, "Cannot delete an old Render", "render", name)
 		}
 	}

@@ -28,10 +28,8 @@ import (
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
-	"kumodo.io/convoy/internal/notify"
-	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/release"
-	"kumodo.io/convoy/internal/releaseset"
+	"kumodo.io/convoy/internal/store"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -110,32 +108,18 @@ type Options struct {
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
 	Middleware func(reconcile.Reconciler) reconcile.Reconciler
-	// Receiver configures the Receiver controller and, with Receiver.BindAddress
-	// (--receiver-bind-address), the receiver server. Setup sets its Refresher (the
-	// Renderer, when it refreshes), its Releases and Sets channels (into the Release
-	// and ReleaseSet controllers), Metrics and SkipNameValidation.
-	Receiver receiver.Options
-	// Notify configures the notifier of Alerts (internal/notify), which runs in the
-	// controller's process on the same cache; its Events and Metrics default to the
-	// controller's.
-	Notify notify.Options
-	// NoNotifier leaves the notifier out (tests that start one of their own).
-	NoNotifier bool
+	// Refresh, when set, carries Releases to reconcile at once: those a Receiver's
+	// call refreshed (internal/receiver).
+	Refresh <-chan event.GenericEvent
 }
 
-// refreshQueue is the room of the channels a Receiver's refresh sends its Releases and
-// ReleaseSets into; the Receiver controller waits when they are full.
-const refreshQueue = 1024
-
-// Setup builds the Reconciler and registers it with mgr: the Release watch with its
-// predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
-// (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
-// (waveView: the manager's cache, or a shard's view of every shard); the Cluster
-// status reconciler (cluster_status.go); the ReleaseSet controller (internal/releaseset);
-// and the notifier of Alerts (internal/notify).
-func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
+// WithDefaults is o with the defaults of every option left empty: the clock, the
+// event recorder, the metrics registry, the Clusters resolver and the tunings. The
+// controller process's other reconcilers (internal/wiring) share its Clock, Events,
+// Metrics and Clusters.
+func WithDefaults(mgr manager.Manager, o Options) (Options, error) {
 	if o.Source == nil {
-		return nil, errors.New("controller: Options.Source is required")
+		return o, errors.New("controller: Options.Source is required")
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -167,14 +151,28 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if o.Clusters == nil {
 		c, err := clusters.New(clusters.Options{
 			Host:                  mgr.GetConfig(),
-			Reader:                hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()},
+			Reader:                clusters.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()},
 			Clock:                 o.Clock,
 			DefaultServiceAccount: o.DefaultServiceAccount,
 		})
 		if err != nil {
-			return nil, err
+			return o, err
 		}
 		o.Clusters = c
+	}
+	return o, nil
+}
+
+// Setup builds the Reconciler and registers it with mgr: the Release watch with its
+// predicates, the ReleaseInventory status watch (SP-29), the cluster-wave watch
+// (SP-30) and the field indexes on spec.cluster it uses, on the cluster-wave view
+// (waveView: the manager's cache, or a shard's view of every shard), and the
+// readiness check of the controller process's informers. The process's other
+// reconcilers are set up beside it by internal/wiring.
+func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, error) {
+	o, err := WithDefaults(mgr, o)
+	if err != nil {
+		return nil, err
 	}
 	waves, shard := waveView(mgr)
 	if err := waves.IndexField(ctx, &v1.Release{}, indexCluster, indexReleaseCluster); err != nil {
@@ -183,8 +181,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if err := waves.IndexField(ctx, &v1.Release{}, indexWavedCluster, indexReleaseWavedCluster); err != nil {
 		return nil, fmt.Errorf("index Releases by %s: %w", indexWavedCluster, err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, renderMetadata(), indexRenderRelease, indexRenderByRelease); err != nil {
-		return nil, fmt.Errorf("index Renders by %s: %w", indexRenderRelease, err)
+	if err := store.IndexRenders(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("index Renders by %s: %w", store.IndexRenderRelease, err)
 	}
 	r := &Reconciler{
 		client:            mgr.GetClient(),
@@ -215,9 +213,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 	if o.Middleware != nil {
 		rec = o.Middleware(r)
 	}
-	refreshReleases := make(chan event.GenericEvent, refreshQueue)
-	refreshSets := make(chan event.GenericEvent, refreshQueue)
-	err := builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named("release").
 		For(&v1.Release{}, builder.WithPredicates(releasePredicate())).
 		Watches(&v1.Release{}, priorityHandler(), builder.WithPredicates(releasePriorityPredicate())).
@@ -227,49 +223,16 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 			clusterWavePredicate())).
 		Watches(&corev1.Namespace{}, namespaceHandler(mgr.GetClient()),
 			builder.WithPredicates(namespacePredicate())).
-		WatchesRawSource(source.Channel(refreshReleases, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: o.Concurrency,
 			SkipNameValidation:      ptr.To(o.SkipNameValidation),
 			RateLimiter:             r.retries,
-		}).
-		Complete(rec)
-	if err != nil {
+		})
+	if o.Refresh != nil {
+		b = b.WatchesRawSource(source.Channel(o.Refresh, &handler.EnqueueRequestForObject{}))
+	}
+	if err := b.Complete(rec); err != nil {
 		return nil, fmt.Errorf("set up the release controller: %w", err)
-	}
-	if err := setupClusterStatus(mgr, o); err != nil {
-		return nil, err
-	}
-	// ReleaseSets write Releases; the same process reconciles them.
-	// A set resolves its template's source with the Releases' fetcher and its caches,
-	// as its Releases' identity.
-	resolver, _ := o.Source.(releaseset.SourceResolver)
-	if _, err := releaseset.Setup(ctx, mgr, releaseset.Options{
-		Clock: o.Clock, Events: o.Events, Metrics: o.Metrics, SkipNameValidation: o.SkipNameValidation,
-		Resolver: resolver, Hosts: o.Clusters, Refresh: refreshSets,
-	}); err != nil {
-		return nil, err
-	}
-	// Receivers: a call refreshes the sources of the Releases and sets they select.
-	ro := o.Receiver
-	ro.Refresher, _ = o.Source.(receiver.Refresher)
-	ro.Releases, ro.Sets = refreshReleases, refreshSets
-	ro.Metrics, ro.SkipNameValidation = o.Metrics, o.SkipNameValidation
-	if err := receiver.Setup(ctx, mgr, ro); err != nil {
-		return nil, err
-	}
-	// Alerts: the notifications of the Releases and ReleaseSets of this cache.
-	if !o.NoNotifier {
-		n := o.Notify
-		if n.Events == nil {
-			n.Events = o.Events
-		}
-		if n.Metrics == nil {
-			n.Metrics = o.Metrics
-		}
-		if _, err := notify.Setup(mgr, n); err != nil {
-			return nil, err
-		}
 	}
 	// Ready (/readyz) once the controllers' informers have synced, not merely started:
 	// a shard's cluster-wave view too.
@@ -286,29 +249,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 			return nil
 		}
 	}
-	if err := mgr.AddReadyzCheck(ReadyzInformers, ready); err != nil {
+	if err := mgr.AddReadyzCheck(hostmanager.ReadyzInformers, ready); err != nil {
 		return nil, fmt.Errorf("add the readiness check: %w", err)
 	}
 	return r, nil
-}
-
-// hostReader is what internal/clusters reads on the host: Clusters and Namespaces from
-// the cache, Secrets (kubeconfigs) from the API server.
-type hostReader struct {
-	cached client.Reader
-	direct client.Reader
-}
-
-func (h hostReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*corev1.Secret); ok {
-		return h.direct.Get(ctx, key, obj, opts...)
-	}
-	return h.cached.Get(ctx, key, obj, opts...)
-}
-
-func (h hostReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if _, ok := list.(*corev1.SecretList); ok {
-		return h.direct.List(ctx, list, opts...)
-	}
-	return h.cached.List(ctx, list, opts...)
 }

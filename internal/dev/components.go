@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/controller"
+	"kumodo.io/convoy/internal/hostmanager"
 )
 
 // Components are convoy's processes in start order, as `convoy dev` runs them. Adding
@@ -46,7 +46,7 @@ const controllerReadyTimeout = 2 * time.Minute
 // cache in <state-dir>/charts, its receiver server on Env.ReceiverAddr (if
 // set), no metrics endpoint, and a health probe on a
 // free loopback port. It is ready when its readiness check of informer sync
-// (/readyz/informers, controller.ReadyzInformers) passes: the manager serves
+// (/readyz/informers, hostmanager.ReadyzInformers) passes: the manager serves
 // /readyz as soon as it starts, but reconciles nothing before its informers
 // have synced.
 func startController(ctx context.Context, env *Env) error {
@@ -54,7 +54,7 @@ func startController(ctx context.Context, env *Env) error {
 	defer cancel()
 	o := env.processOptions(ControllerName)
 	o.ChartCacheDir = filepath.Join(env.StateDir, "charts")
-	o.ReadyPath = "/readyz/" + controller.ReadyzInformers
+	o.ReadyPath = "/readyz/" + hostmanager.ReadyzInformers
 	if env.ReceiverAddr != "" {
 		o.Args = append(o.Args, "--receiver-bind-address="+env.ReceiverAddr)
 	}

@@ -24,7 +24,7 @@ type Options struct {
 	// Nodes is the number of simulated nodes.
 	Nodes int
 	// Clusters is the number of local target clusters beside the host (the local
-	// fleet, fleet.go): control planes on the host's etcd, each with one simulated
+	// clusters, clusters.go): control planes on the host's etcd, each with one simulated
 	// node, registered as the Clusters dev-1 … dev-<Clusters>. 0: none.
 	Clusters int
 	// Out receives progress and the usage notes.
@@ -139,11 +139,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("start the local control plane: %w", err)
 	}
-	// The local fleet, once started: it stops with the host (stopAll).
-	var fleet *localcluster.Fleet
+	// The local clusters, once started: it stops with the host (stopAll).
+	var devClusters *localcluster.Clusters
 	defer func() {
 		_ = os.Remove(readyPath)
-		stopAll(cluster, fleet, out)
+		stopAll(cluster, devClusters, out)
 	}()
 
 	kubeconfig := filepath.Join(stateDir, KubeconfigFile)
@@ -172,7 +172,7 @@ func Run(ctx context.Context, opts Options) error {
 	ready := newReadiness(readyPath, out)
 	defer ready.close()
 	ready.supervise(ctx, "", cluster)
-	if fleet, err = runFleet(ctx, cluster, stateDir, opts.Clusters, ready, out); err != nil {
+	if devClusters, err = runClusters(ctx, cluster, stateDir, opts.Clusters, ready, out); err != nil {
 		return err
 	}
 	var example *ExampleRelease
@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			fmt.Fprintf(out, "Lockdown: Releases act as the ServiceAccount %[2]s of their namespace; created %[1]s/%[2]s, bound to admin in %[1]s\n",
 				example.Namespace, opts.DefaultServiceAccount)
-			if err := createFleetDeployers(ctx, fleet, opts.DefaultServiceAccount, out); err != nil {
+			if err := createClusterDeployers(ctx, devClusters, opts.DefaultServiceAccount, out); err != nil {
 				return err
 			}
 		}
@@ -210,7 +210,7 @@ convoy dev is ready (%s). Use it with:
 
 %s%sLogs: %s
 Press Ctrl-C to stop.
-`, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), fleetUsage(fleet, stateDir), cluster.LogDir())
+`, time.Since(started).Round(time.Second), kubeconfig, path, localcluster.KubernetesVersion, example.usage(), clustersUsage(devClusters, stateDir), cluster.LogDir())
 	// The ready file comes last: whoever waits for it can also read the notes above.
 	if err := ready.markReady(); err != nil {
 		return err
@@ -220,16 +220,16 @@ Press Ctrl-C to stop.
 	return nil
 }
 
-// stopAll stops the host control plane with convoy's processes and the local fleet
+// stopAll stops the host control plane with convoy's processes and the local clusters
 // (nil: none) together, in seconds (localcluster.StopClusters: every process at
-// once, the clients first and the host's etcd, which the fleet shares, last; a
+// once, the clients first and the host's etcd, which the local clusters share, last; a
 // process still there StopGrace after SIGTERM is killed), and says how long it took.
-func stopAll(host *localcluster.Cluster, fleet *localcluster.Fleet, out io.Writer) {
+func stopAll(host *localcluster.Cluster, devClusters *localcluster.Clusters, out io.Writer) {
 	fmt.Fprintln(out, "Stopping convoy dev...")
 	started := time.Now()
 	clusters := []*localcluster.Cluster{host}
-	if fleet != nil {
-		clusters = append(clusters, fleet.Clusters...)
+	if devClusters != nil {
+		clusters = append(clusters, devClusters.Clusters...)
 	}
 	if err := localcluster.StopClusters(clusters...); err != nil {
 		fmt.Fprintf(out, "Stop: %v\n", err)

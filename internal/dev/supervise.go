@@ -18,7 +18,7 @@ import (
 // environment is ready; while a supervised process is down (it exited and waits for its
 // restart, or was restarted and is not ready yet) it is removed, and written again once
 // every process is ready. It holds the time it was written, then a line per process:
-// "<name> pid=<pid> restarts=<n>", where a process of a fleet's cluster is named
+// "<name> pid=<pid> restarts=<n>", where a process of a local cluster is named
 // "<cluster>/<process>" (dev-1/kube-apiserver). It also prints what the supervisor
 // reports.
 type readiness struct {
@@ -45,7 +45,7 @@ func newReadiness(path string, out io.Writer) *readiness {
 
 // supervise supervises cluster's processes (localcluster.Supervise) until ctx ends; the
 // ready file and dev's messages name them with prefix ("" for the host, "dev-1/" for a
-// fleet's cluster).
+// local cluster).
 func (r *readiness) supervise(ctx context.Context, prefix string, cluster *localcluster.Cluster) {
 	r.mu.Lock()
 	r.clusters = append(r.clusters, supervised{prefix: prefix, cluster: cluster})

@@ -60,6 +60,11 @@ type Options struct {
 	RESTMapper meta.RESTMapper
 }
 
+// ReadyzInformers is the name of the controller process's readiness check
+// (/readyz/informers): it passes once the informers of its reconcilers have synced.
+// convoy dev waits for it.
+const ReadyzInformers = "informers"
+
 // Process says what differs between the controller's manager and the observer's.
 type Process struct {
 	// Name is the leader election ID; "-<shard>" is appended for a shard.

@@ -4,7 +4,7 @@
 // workloads real: kube-controller-manager, kube-scheduler and kwok with
 // simulated nodes that advertise a cloud node's resources and labels, and a
 // default StorageClass whose claims kwok binds, so Deployments, StatefulSets
-// and DaemonSets become ready and Jobs complete. A fleet (StartFleet) is several
+// and DaemonSets become ready and Jobs complete. StartClusters starts several
 // such control planes on one etcd, each under a prefix of its own: target clusters
 // for multi-cluster tests, benchmarks and `convoy dev --clusters N`.
 //

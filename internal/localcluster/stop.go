@@ -12,7 +12,7 @@ import (
 // StopGrace is how long Stop waits for a process to exit after SIGTERM before it
 // sends SIGKILL. A local control plane keeps no state a kill could lose that a
 // graceful stop would keep (etcd's data is written as it goes), and a person who
-// presses Ctrl-C expects the whole fleet to be gone in seconds: a kube-apiserver
+// presses Ctrl-C expects every cluster to be gone in seconds: a kube-apiserver
 // under load drains its requests for up to a minute, a controller for 30 s.
 const StopGrace = 5 * time.Second
 

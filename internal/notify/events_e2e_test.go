@@ -30,6 +30,7 @@ import (
 	"kumodo.io/convoy/internal/releaseset"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // webhookBody is the documented body of a webhook notification.
@@ -312,8 +313,8 @@ func (e *env) startControllerOnly(overdueAfter time.Duration) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := controller.Setup(e.ctx, mgr, controller.Options{Source: fetcher, Metrics: prometheus.NewRegistry(),
-		SkipNameValidation: true, AssessmentOverdueAfter: overdueAfter,
+	if _, err := wiring.Setup(e.ctx, mgr, wiring.Options{Release: controller.Options{Source: fetcher, Metrics: prometheus.NewRegistry(),
+		SkipNameValidation: true, AssessmentOverdueAfter: overdueAfter},
 		Notify: notify.Options{BaseDelay: 200 * time.Millisecond}}); err != nil {
 		e.t.Fatal(err)
 	}

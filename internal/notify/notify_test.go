@@ -46,7 +46,8 @@ func (e *env) startConvoyWith(no notify.Options) {
 	e.t.Helper()
 	p, err := inprocess.Start(e.ctx, controlPlane.RestConfig(), inprocess.Options{
 		Manager: hostmanager.Options{Namespaces: []string{e.ns}}, ChartCacheDir: e.t.TempDir(),
-		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1, Notify: no},
+		Controller: controller.Options{Metrics: prometheus.NewRegistry(), AssessmentOverdueAfter: -1},
+		Notify:     no,
 		Observer:   observer.Options{Metrics: prometheus.NewRegistry(), Drift: drift.New(drift.Options{})},
 	})
 	if err != nil {

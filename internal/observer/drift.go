@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +16,7 @@ import (
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/manifest"
 	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/store"
 )
 
 // DriftChecker compares the live objects on a target cluster with the objects of a
@@ -97,31 +97,27 @@ func (o *Observer) renderObjects(ctx context.Context, rel *v1.Release, ref strin
 
 // readRender reads the objects of the Render ref of rel, with their sync waves.
 func (o *Observer) readRender(ctx context.Context, rel *v1.Release, ref string) ([]manifest.Object, error) {
-	obj := &v1.Render{}
-	key := client.ObjectKey{Namespace: rel.Namespace, Name: v1.RenderRef(ref).RenderName(rel.Name)}
-	if err := o.apiReader.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("the Render %s of render %s does not exist", key, ref)
-		}
-		return nil, fmt.Errorf("read Render %s: %w", key, err)
-	}
-	if obj.RenderRef != ref {
-		return nil, fmt.Errorf("the Render %s is of render %s, not %s", key, obj.RenderRef, ref)
-	}
-	objs, err := renderObjectsOf(obj.Manifests)
+	obj, err := store.GetRender(ctx, o.apiReader, rel.Namespace, rel.Name, ref)
 	if err != nil {
-		return nil, fmt.Errorf("read the manifests of Render %s: %w", key, err)
+		return nil, err
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("the Render %s/%s of render %s does not exist", rel.Namespace, v1.RenderRef(ref).RenderName(rel.Name), ref)
+	}
+	us, err := store.Objects(obj)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := renderObjectsOf(us)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifests of Render %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	return objs, nil
 }
 
-// renderObjectsOf decodes a Render's manifests into the objects its apply applies,
+// renderObjectsOf picks of a Render's decoded manifests the objects its apply applies,
 // with their sync waves: every object but the chart's hooks.
-func renderObjectsOf(manifests []byte) ([]manifest.Object, error) {
-	us, err := manifest.Decode(manifests)
-	if err != nil {
-		return nil, err
-	}
+func renderObjectsOf(us []*unstructured.Unstructured) ([]manifest.Object, error) {
 	var objs []manifest.Object
 	for _, u := range us {
 		if _, isHook, _ := hooks.Parse(u, ""); isHook {

@@ -14,12 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/store"
 )
 
 // clusterRecheck is when an inventory whose target cluster cannot be reached is
@@ -76,13 +76,13 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 // Release is of another shard), and what the observer kept of it is forgotten; or
 // the Release is being deleted, and the controller is deleting what it applied.
 func (o *Observer) load(ctx context.Context, w *watches, key types.NamespacedName) (*v1.ReleaseInventory, *v1.Release, error) {
-	inv := &v1.ReleaseInventory{}
-	if err := o.client.Get(ctx, key, inv); err != nil {
-		if apierrors.IsNotFound(err) {
-			o.forget(w, key)
-			return nil, nil, nil
-		}
+	inv, err := store.GetInventory(ctx, o.client, key)
+	if err != nil {
 		return nil, nil, err
+	}
+	if inv == nil {
+		o.forget(w, key)
+		return nil, nil, nil
 	}
 	rel := &v1.Release{}
 	if err := o.client.Get(ctx, key, rel); err != nil {
@@ -271,11 +271,11 @@ func (o *Observer) writeStatus(ctx context.Context, inv *v1.ReleaseInventory, a 
 	logr.FromContextOrDiscard(ctx).V(1).Info("Writing the health data", "health", a.Status.Health)
 	patched := inv.DeepCopy()
 	patched.Status = a.Status
-	if err := o.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(inv, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := store.PatchInventoryStatus(ctx, o.client, patched, inv); err != nil {
 		if apierrors.IsConflict(err) {
 			return true, nil
 		}
-		return false, fmt.Errorf("write the status of ReleaseInventory %s/%s: %w", inv.Namespace, inv.Name, err)
+		return false, err
 	}
 	o.metrics.statusWrites.Inc()
 	return false, nil

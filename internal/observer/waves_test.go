@@ -29,6 +29,7 @@ import (
 	"kumodo.io/convoy/internal/observer/drift"
 	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // End to end with the release controller: the observer's /syncs carry a sync that a
@@ -65,9 +66,9 @@ func (e *env) startControllerWith(o controllerOptions) {
 		e.t.Fatal(err)
 	}
 	fetcher := testenv.Fetcher(e.t)
-	if _, err := controller.Setup(e.ctx, mgr, controller.Options{
+	if _, err := wiring.Setup(e.ctx, mgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), SkipNameValidation: true, Middleware: o.middleware,
-	}); err != nil {
+	}}); err != nil {
 		e.t.Fatal(err)
 	}
 	testenv.StartManager(e.t, e.ctx, "controller manager", mgr)

@@ -7,7 +7,7 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 )
 
-// The integration tests run the controller process's reconcilers (controller.Setup,
+// The integration tests run the controller process's reconcilers (wiring.Setup,
 // with the receiver server on a loopback port) in this process, beside convoy's API
 // server, on a real local control plane; a Git server of the test (gittest) holds the
 // charts, and the tests call the receiver server over HTTP as GitHub, GitLab and a

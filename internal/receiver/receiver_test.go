@@ -25,6 +25,7 @@ import (
 	"kumodo.io/convoy/internal/receiver"
 	"kumodo.io/convoy/internal/render/gittest"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 const (
@@ -90,8 +91,8 @@ func newEnv(t *testing.T, o receiver.Options, others ...string) (*env, []string)
 		t.Fatal(err)
 	}
 	fetcher := testenv.Fetcher(t)
-	if _, err := controller.Setup(ctx, mgr, controller.Options{Source: fetcher, Metrics: e.metrics,
-		SkipNameValidation: true, AssessmentOverdueAfter: -1, Receiver: o}); err != nil {
+	if _, err := wiring.Setup(ctx, mgr, wiring.Options{Release: controller.Options{Source: fetcher, Metrics: e.metrics,
+		SkipNameValidation: true, AssessmentOverdueAfter: -1}, Receiver: o}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.StartManager(t, ctx, "manager", mgr)

@@ -7,7 +7,7 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 )
 
-// The end-to-end tests run the controller process's reconcilers (controller.Setup:
+// The end-to-end tests run the controller process's reconcilers (wiring.Setup:
 // Releases, Clusters, ReleaseSets) and the observer in this process, beside convoy's
 // API server, on a real local control plane. Several Cluster objects point at that
 // control plane: the fleet of a test. It runs kube-controller-manager (the garbage

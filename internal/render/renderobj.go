@@ -18,12 +18,6 @@ import (
 // those the Release's status and pin name.
 const KeepRenders = 10
 
-// RenderName is the name of the Render object of a render ref
-// (v1alpha1.RenderRef.RenderName): <release>-<first 10 hex digits of the digest>.
-func RenderName(release, ref string) string {
-	return v1alpha1.RenderRef(ref).RenderName(release)
-}
-
 // NewRenderObject builds the Render object of a result: named by RenderName,
 // labelled with the Release, owned by it, holding the gzip'd canonical stream.
 func NewRenderObject(rel *v1alpha1.Release, res *Result) (*v1alpha1.Render, error) {

@@ -64,28 +64,6 @@ func TestNewRenderObject(t *testing.T) {
 	}
 }
 
-func TestRenderName(t *testing.T) {
-	ref := "sha256:9a2b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f"
-	long := strings.Repeat("a", 250)
-	cases := map[string]struct{ release, want string }{
-		"short":         {release: "podinfo", want: "podinfo-9a2b0c1d2e"},
-		"at the limit":  {release: strings.Repeat("b", 242), want: strings.Repeat("b", 242) + "-9a2b0c1d2e"},
-		"too long":      {release: long, want: strings.Repeat("a", 242) + "-9a2b0c1d2e"},
-		"cut at a dash": {release: strings.Repeat("c", 241) + "-xyz", want: strings.Repeat("c", 241) + "-9a2b0c1d2e"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := RenderName(tc.release, ref)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("name (-want +got):\n%s", diff)
-			}
-			if len(got) > 253 {
-				t.Errorf("name of %d characters", len(got))
-			}
-		})
-	}
-}
-
 // renders builds n Renders of Release "web", render i created i minutes after a
 // fixed time, with ref "sha256:r<i>".
 func renders(n int) []v1alpha1.Render {

@@ -26,7 +26,7 @@ var (
 	// host is the local control plane; nil with -short.
 	host *localcluster.Cluster
 	// fleet are the target clusters, on host's etcd.
-	fleet *localcluster.Fleet
+	fleet *localcluster.Clusters
 	// charts is the URL of the chart repository of testdata/charts.
 	charts string
 )
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	apiservertest.Main(m, apiservertest.MainOptions{
 		Name: "fleet", Host: &host, Charts: "testdata/charts", ChartsURL: &charts,
 		Then: func(s *testenv.Setup) (err error) {
-			fleet, err = s.Fleet("the target fleet", localcluster.FleetOptions{Clusters: fleetSize, Etcd: host.EtcdURL()})
+			fleet, err = s.Clusters("the target fleet", localcluster.ClustersOptions{Clusters: fleetSize, Etcd: host.EtcdURL()})
 			return err
 		},
 	})

@@ -54,7 +54,7 @@ type rsFleet struct {
 	t       *testing.T
 	ctx     context.Context
 	host    *localcluster.Cluster
-	targets *localcluster.Fleet
+	targets *localcluster.Clusters
 	charts  string
 	c       client.WithWatch
 	ns, id  string
@@ -88,7 +88,7 @@ func startRSFleet(t *testing.T, labels ...map[string]string) *rsFleet {
 		t.Fatalf("start convoy's API server: %v", err)
 	}
 	t.Cleanup(stop)
-	targets, err := localcluster.StartFleet(ctx, localcluster.FleetOptions{
+	targets, err := localcluster.StartClusters(ctx, localcluster.ClustersOptions{
 		Clusters: rsTargets, Etcd: host.EtcdURL(), Workloads: true, Nodes: 1,
 		Name: func(i int) string { return fmt.Sprintf("rs-target-%d", i) },
 	})

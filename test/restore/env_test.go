@@ -32,6 +32,7 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/testenv"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // startConvoy runs the release controller and the observer on namespace ns, each a
@@ -51,7 +52,7 @@ func startConvoy(t *testing.T, ctx context.Context, ns string) (stop func()) {
 	}
 	fetcher := testenv.Fetcher(t)
 	// A registry of each start's own: the controller and the observer start twice.
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{Source: fetcher, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}); err != nil {
+	if _, err := wiring.Setup(ctx, ctlMgr, wiring.Options{Release: controller.Options{Source: fetcher, SkipNameValidation: true, Metrics: prometheus.NewRegistry()}}); err != nil {
 		t.Fatal(err)
 	}
 	obsMgr, err := observer.NewManager(host.RestConfig(), opts)

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 		}); err != nil {
 			return err
 		}
-		fleet, err := s.Fleet("the target cluster", localcluster.FleetOptions{
+		fleet, err := s.Clusters("the target cluster", localcluster.ClustersOptions{
 			Clusters: 1, Etcd: host.EtcdURL(), Name: func(int) string { return "restore-target" },
 		})
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/testenv"
 	"kumodo.io/convoy/internal/testenv/convoytest"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // shard is one shard's release controller and observer, each a manager of its own
@@ -65,9 +66,9 @@ func startController(t *testing.T, ctx context.Context, ns, name string) *shard 
 		t.Fatal(err)
 	}
 	fetcher := testenv.Fetcher(t)
-	if _, err := controller.Setup(ctx, ctlMgr, controller.Options{
+	if _, err := wiring.Setup(ctx, ctlMgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: s.controller, SkipNameValidation: true,
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, ctlMgr)

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kumodo.io/convoy/hack/chart"
+	"kumodo.io/convoy/internal/wiring"
 
 	"kumodo.io/convoy/internal/apiserver/apiservertest"
 	"kumodo.io/convoy/internal/controller"
@@ -135,9 +136,9 @@ func startController(s *testenv.Setup, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(s.Context(), mgr, controller.Options{
+	if _, err := wiring.Setup(s.Context(), mgr, wiring.Options{Release: controller.Options{
 		Source: fetcher, Metrics: prometheus.NewRegistry(), DefaultServiceAccount: deployer,
-	}); err != nil {
+	}}); err != nil {
 		return err
 	}
 	ctx, stop := context.WithCancel(s.Context())

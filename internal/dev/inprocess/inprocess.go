@@ -14,8 +14,10 @@ import (
 
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/hostmanager"
+	"kumodo.io/convoy/internal/notify"
 	"kumodo.io/convoy/internal/observer"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/wiring"
 )
 
 // Options say how Start runs convoy controller and convoy observer
@@ -28,11 +30,14 @@ type Options struct {
 	// source.New with the chart cache in ChartCacheDir (then required).
 	Controller    controller.Options
 	ChartCacheDir string
+	// Notify configures the notifier of Alerts (wiring.Options.Notify).
+	Notify notify.Options
 	// Observer configures the observer.
 	Observer observer.Options
 }
 
-// Convoy is the release controller (with the ReleaseSet controller) and the
+// Convoy is the release controller (with the controller process's other
+// reconcilers: internal/wiring) and the
 // observer that Start runs, each on a manager of its own, as `convoy
 // controller` and `convoy observer` are processes of their own.
 type Convoy struct {
@@ -67,7 +72,7 @@ func Start(ctx context.Context, host *rest.Config, o Options) (_ *Convoy, err er
 	if err != nil {
 		return nil, err
 	}
-	if p.Controller, err = controller.Setup(ctx, ctlMgr, o.Controller); err != nil {
+	if p.Controller, err = wiring.Setup(ctx, ctlMgr, wiring.Options{Release: o.Controller, Notify: o.Notify}); err != nil {
 		return nil, err
 	}
 	obsMgr, err := observer.NewManager(host, o.Manager)

@@ -27,10 +27,10 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 )
 
-// The local fleet (`convoy dev --clusters N`): N more control planes, registered as
+// The local clusters (`convoy dev --clusters N`): N more control planes, registered as
 // the Clusters dev-1 … dev-N with labels a clusterSelector can use.
 const (
-	// LabelDev is on every Cluster of the local fleet: "true".
+	// LabelDev is on every Cluster of the local clusters: "true".
 	LabelDev = "convoy.kumodo.io/dev"
 	// LabelEnv, LabelRing, LabelRegion and LabelZone are the Clusters' labels to
 	// select and stage by: env=dev; ring=canary on dev-1 and main on the others;
@@ -42,14 +42,14 @@ const (
 	// RingCanary and RingMain are the values of LabelRing.
 	RingCanary = "canary"
 	RingMain   = "main"
-	// FleetNamespace holds the fleet's kubeconfig Secrets, <cluster>-kubeconfig.
-	FleetNamespace = "convoy-system"
-	// TargetNamespace is made on each cluster of the fleet: the examples' namespace.
+	// ClustersNamespace holds the local clusters' kubeconfig Secrets, <cluster>-kubeconfig.
+	ClustersNamespace = "convoy-system"
+	// TargetNamespace is made on each local cluster: the examples' namespace.
 	// A Release applies into a namespace of the target cluster that must exist there.
 	TargetNamespace = "demo"
-	// FleetDir is the folder of the fleet's clusters in the state folder: each one's
+	// ClustersDir is the folder of the local clusters in the state folder: each one's
 	// PKI, logs and admin kubeconfig in <state-dir>/clusters/<name>/.
-	FleetDir = "clusters"
+	ClustersDir = "clusters"
 	// MaxClusters bounds --clusters: what this machine kind holds with room to spare
 	// (docs/notes/local-fleet.md).
 	MaxClusters = 20
@@ -57,13 +57,13 @@ const (
 	clusterReadyTimeout = 2 * time.Minute
 )
 
-// ClusterName is the name of the i-th cluster of the local fleet, i from 1.
+// ClusterName is the name of the i-th local cluster, i from 1.
 func ClusterName(i int) string { return "dev-" + strconv.Itoa(i) }
 
 // clusterZones are the LabelZone values, round-robin, as the simulated nodes' zones.
 var clusterZones = [...]string{"local-a", "local-b", "local-c"}
 
-// ClusterLabels are the labels of the i-th Cluster of the local fleet (i from 1).
+// ClusterLabels are the labels of the i-th local Cluster (i from 1).
 func ClusterLabels(i int) map[string]string {
 	ring := RingMain
 	if i == 1 {
@@ -78,7 +78,7 @@ func ClusterLabels(i int) map[string]string {
 	}
 }
 
-// KubeconfigSecretName is the Secret in FleetNamespace that holds cluster's kubeconfig.
+// KubeconfigSecretName is the Secret in ClustersNamespace that holds cluster's kubeconfig.
 func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig" }
 
 // validateClusters checks --clusters.
@@ -89,53 +89,53 @@ func validateClusters(n int) error {
 	return nil
 }
 
-// runFleet starts the local fleet of n clusters (none when n is 0) on the host's etcd,
+// runClusters starts the n local clusters (none when n is 0) on the host's etcd,
 // each with one simulated node, in <state-dir>/clusters/dev-<i>; supervises its
-// processes with the host's (ready); and registers it (RegisterFleet), which with n 0
-// deletes an earlier run's fleet Clusters. Stop the fleet with the host (stopAll).
-func runFleet(ctx context.Context, host *localcluster.Cluster, stateDir string, n int, ready *readiness, out io.Writer) (*localcluster.Fleet, error) {
+// processes with the host's (ready); and registers it (RegisterClusters), which with n 0
+// deletes an earlier run's local Clusters. Stop them with the host (stopAll).
+func runClusters(ctx context.Context, host *localcluster.Cluster, stateDir string, n int, ready *readiness, out io.Writer) (*localcluster.Clusters, error) {
 	if n == 0 {
-		return nil, RegisterFleet(ctx, host.RestConfig(), nil)
+		return nil, RegisterClusters(ctx, host.RestConfig(), nil)
 	}
-	fmt.Fprintf(out, "Starting the local fleet: %d control plane(s) on etcd %s\n", n, host.EtcdURL())
-	f, err := localcluster.StartFleet(ctx, localcluster.FleetOptions{
+	fmt.Fprintf(out, "Starting the local clusters: %d control plane(s) on etcd %s\n", n, host.EtcdURL())
+	f, err := localcluster.StartClusters(ctx, localcluster.ClustersOptions{
 		Clusters:  n,
 		Name:      ClusterName,
 		Etcd:      host.EtcdURL(),
-		Dir:       filepath.Join(stateDir, FleetDir),
+		Dir:       filepath.Join(stateDir, ClustersDir),
 		BinDir:    host.BinDir(),
 		Workloads: true,
 		Nodes:     1,
 		Progress:  out,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start the local fleet: %w", err)
+		return nil, fmt.Errorf("start the local clusters: %w", err)
 	}
 	for i, c := range f.Clusters {
 		ready.supervise(ctx, f.Name(i)+"/", c)
 	}
-	fmt.Fprintf(out, "Registering the local fleet as Clusters %s … %s\n", f.Name(0), f.Name(n-1))
-	if err := RegisterFleet(ctx, host.RestConfig(), f); err != nil {
-		stopFleet(f, out)
+	fmt.Fprintf(out, "Registering the local clusters as Clusters %s … %s\n", f.Name(0), f.Name(n-1))
+	if err := RegisterClusters(ctx, host.RestConfig(), f); err != nil {
+		stopClusters(f, out)
 		return nil, err
 	}
 	return f, nil
 }
 
-// stopFleet stops the fleet f, if any.
-func stopFleet(f *localcluster.Fleet, out io.Writer) {
+// stopClusters stops the local clusters f, if any.
+func stopClusters(f *localcluster.Clusters, out io.Writer) {
 	if f == nil {
 		return
 	}
 	if err := f.Stop(); err != nil {
-		fmt.Fprintf(out, "Stop the local fleet: %v\n", err)
+		fmt.Fprintf(out, "Stop the local clusters: %v\n", err)
 	}
 }
 
-// createFleetDeployers creates, under the lockdown, the ServiceAccount name in
+// createClusterDeployers creates, under the lockdown, the ServiceAccount name in
 // TargetNamespace of each cluster of f (CreateDeployer): a Release acts as it on its
 // target cluster too.
-func createFleetDeployers(ctx context.Context, f *localcluster.Fleet, name string, out io.Writer) error {
+func createClusterDeployers(ctx context.Context, f *localcluster.Clusters, name string, out io.Writer) error {
 	if f == nil {
 		return nil
 	}
@@ -144,18 +144,18 @@ func createFleetDeployers(ctx context.Context, f *localcluster.Fleet, name strin
 			return fmt.Errorf("on %s: %w", f.Name(i), err)
 		}
 	}
-	fmt.Fprintf(out, "Lockdown: created %[1]s/%[2]s on each cluster of the local fleet, bound to admin in %[1]s\n", TargetNamespace, name)
+	fmt.Fprintf(out, "Lockdown: created %[1]s/%[2]s on each local cluster, bound to admin in %[1]s\n", TargetNamespace, name)
 	return nil
 }
 
 var clustersResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.ResourceClusters}
 
-// RegisterFleet creates the namespace TargetNamespace on each cluster of f and
+// RegisterClusters creates the namespace TargetNamespace on each cluster of f and
 // registers it (RegisterCluster) with its admin kubeconfig and ClusterLabels. It deletes
-// the Clusters labelled LabelDev that the fleet no longer has (an earlier run's larger
-// fleet) and their Secrets; with f nil it only does that. It returns once the
+// the Clusters labelled LabelDev that f no longer has (an earlier run's more
+// clusters) and their Secrets; with f nil it only does that. It returns once the
 // controller finds every Cluster Ready.
-func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet) error {
+func RegisterClusters(ctx context.Context, host *rest.Config, f *localcluster.Clusters) error {
 	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet
 	}
 	clusters := dyn.Resource(clustersResource)
 	if f == nil {
-		return pruneFleet(ctx, kube, clusters, nil)
+		return pruneClusters(ctx, kube, clusters, nil)
 	}
 	apply := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
 	names := make([]string, len(f.Clusters))
@@ -188,7 +188,7 @@ func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet
 			return err
 		}
 	}
-	if err := pruneFleet(ctx, kube, clusters, names); err != nil {
+	if err := pruneClusters(ctx, kube, clusters, names); err != nil {
 		return err
 	}
 	for _, name := range names {
@@ -199,10 +199,10 @@ func RegisterFleet(ctx context.Context, host *rest.Config, f *localcluster.Fleet
 	return nil
 }
 
-// RegisterCluster stores kubeconfig in the Secret FleetNamespace/<name>-kubeconfig of
+// RegisterCluster stores kubeconfig in the Secret ClustersNamespace/<name>-kubeconfig of
 // host and applies the Cluster name that names it, both with labels (server-side apply,
 // field manager convoy-dev: labels a user added stay). A benchmark or a test registers a
-// fleet's cluster so, perhaps with a kubeconfig through a testenv.Link.
+// local cluster so, perhaps with a kubeconfig through a testenv.Link.
 func RegisterCluster(ctx context.Context, host *rest.Config, name string, labels map[string]string, kubeconfig []byte) error {
 	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
@@ -213,14 +213,14 @@ func RegisterCluster(ctx context.Context, host *rest.Config, name string, labels
 		return err
 	}
 	apply := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	if _, err := kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(FleetNamespace), apply); err != nil {
-		return fmt.Errorf("create namespace %s: %w", FleetNamespace, err)
+	if _, err := kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(ClustersNamespace), apply); err != nil {
+		return fmt.Errorf("create namespace %s: %w", ClustersNamespace, err)
 	}
-	secret := corev1ac.Secret(KubeconfigSecretName(name), FleetNamespace).
+	secret := corev1ac.Secret(KubeconfigSecretName(name), ClustersNamespace).
 		WithLabels(labels).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{v1alpha1.DefaultKubeconfigKey: kubeconfig})
-	if _, err := kube.CoreV1().Secrets(FleetNamespace).Apply(ctx, secret, apply); err != nil {
+	if _, err := kube.CoreV1().Secrets(ClustersNamespace).Apply(ctx, secret, apply); err != nil {
 		return fmt.Errorf("store the kubeconfig of Cluster %s: %w", name, err)
 	}
 	obj, err := clusterObject(name, labels)
@@ -233,11 +233,11 @@ func RegisterCluster(ctx context.Context, host *rest.Config, name string, labels
 	return nil
 }
 
-// clusterObject is the Cluster name with labels, its kubeconfig in the fleet's Secret.
+// clusterObject is the Cluster name with labels, its kubeconfig in its Secret of ClustersNamespace.
 func clusterObject(name string, labels map[string]string) (*unstructured.Unstructured, error) {
 	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1alpha1.ClusterSpec{
 		Kubeconfig: v1alpha1.KubeconfigSource{SecretRef: v1alpha1.SecretKeyReference{
-			Namespace: FleetNamespace, Name: KubeconfigSecretName(name), Key: v1alpha1.DefaultKubeconfigKey,
+			Namespace: ClustersNamespace, Name: KubeconfigSecretName(name), Key: v1alpha1.DefaultKubeconfigKey,
 		}},
 	})
 	if err != nil {
@@ -251,14 +251,14 @@ func clusterObject(name string, labels map[string]string) (*unstructured.Unstruc
 	return obj, nil
 }
 
-// pruneFleet deletes the Clusters labelled LabelDev that are not in keep, and their Secrets.
-func pruneFleet(ctx context.Context, kube kubernetes.Interface, clusters dynamic.NamespaceableResourceInterface, keep []string) error {
+// pruneClusters deletes the Clusters labelled LabelDev that are not in keep, and their Secrets.
+func pruneClusters(ctx context.Context, kube kubernetes.Interface, clusters dynamic.NamespaceableResourceInterface, keep []string) error {
 	list, err := clusters.List(ctx, metav1.ListOptions{LabelSelector: LabelDev + "=true"})
 	if apierrors.IsNotFound(err) && len(keep) == 0 {
 		return nil // no convoy API (dev without its components): no Clusters to prune
 	}
 	if err != nil {
-		return fmt.Errorf("list the Clusters of the local fleet: %w", err)
+		return fmt.Errorf("list the Clusters of the local clusters: %w", err)
 	}
 	for _, c := range list.Items {
 		if slices.Contains(keep, c.GetName()) {
@@ -267,7 +267,7 @@ func pruneFleet(ctx context.Context, kube kubernetes.Interface, clusters dynamic
 		if err := clusters.Delete(ctx, c.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete Cluster %s of an earlier run: %w", c.GetName(), err)
 		}
-		err := kube.CoreV1().Secrets(FleetNamespace).Delete(ctx, KubeconfigSecretName(c.GetName()), metav1.DeleteOptions{})
+		err := kube.CoreV1().Secrets(ClustersNamespace).Delete(ctx, KubeconfigSecretName(c.GetName()), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete the kubeconfig Secret of Cluster %s: %w", c.GetName(), err)
 		}
@@ -308,13 +308,13 @@ func WaitClusterReady(ctx context.Context, host *rest.Config, name string, timeo
 	return nil
 }
 
-// fleetUsage is the part of dev's usage notes about the local fleet.
-func fleetUsage(f *localcluster.Fleet, stateDir string) string {
+// clustersUsage is the part of dev's usage notes about the local clusters.
+func clustersUsage(f *localcluster.Clusters, stateDir string) string {
 	if f == nil {
 		return ""
 	}
 	first, last := f.Name(0), f.Name(len(f.Clusters)-1)
-	return fmt.Sprintf(`A local fleet: the Clusters %[1]s … %[2]s, each a control plane with one simulated node
+	return fmt.Sprintf(`Local clusters: the Clusters %[1]s … %[2]s, each a control plane with one simulated node
 and the namespace %[3]s, labelled %[4]s=true, %[5]s=dev, %[6]s=local, %[7]s=local-a|b|c and
 %[8]s=%[9]s (%[1]s) or %[8]s=%[10]s (the others):
 
@@ -327,5 +327,5 @@ and the namespace %[3]s, labelled %[4]s=true, %[5]s=dev, %[6]s=local, %[7]s=loca
   A Release's namespace must exist on its cluster: create others there first.
 
 `, first, last, TargetNamespace, LabelDev, LabelEnv, LabelRegion, LabelZone, LabelRing, RingCanary, RingMain,
-		v1alpha1.GroupName, filepath.Join(stateDir, FleetDir, first, "kubeconfig"))
+		v1alpha1.GroupName, filepath.Join(stateDir, ClustersDir, first, "kubeconfig"))
 }

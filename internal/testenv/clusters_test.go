@@ -13,12 +13,12 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// A fleet's cluster can be made unreachable both ways a test needs: its API server
+// A cluster of StartClusters can be made unreachable both ways a test needs: its API server
 // stopped (refused at once) and started again, and a Link in front of it that holds
 // connections (a request through it times out) and passes again.
-func TestFleetClusterUnreachableAndBack(t *testing.T) {
+func TestClusterUnreachableAndBack(t *testing.T) {
 	testenv.Integration(t)
-	f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: 1})
+	f, err := localcluster.StartClusters(t.Context(), localcluster.ClustersOptions{Clusters: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,8 +50,8 @@ func TestValidateEtcd(t *testing.T) {
 	}
 }
 
-// StartFleet refuses a fleet it cannot name before it starts anything.
-func TestStartFleetRefusesBadNames(t *testing.T) {
+// StartClusters refuses clusters it cannot name before it starts anything.
+func TestStartClustersRefusesBadNames(t *testing.T) {
 	cases := map[string]struct {
 		clusters int
 		name     func(int) string
@@ -65,30 +65,30 @@ func TestStartFleetRefusesBadNames(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: tc.clusters, Name: tc.name, BinDir: t.TempDir()})
+			f, err := localcluster.StartClusters(t.Context(), localcluster.ClustersOptions{Clusters: tc.clusters, Name: tc.name, BinDir: t.TempDir()})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("StartFleet: %v; want an error that says %q", err, tc.wantErr)
+				t.Errorf("StartClusters: %v; want an error that says %q", err, tc.wantErr)
 			}
 			if f != nil {
-				t.Errorf("StartFleet returned a fleet with its error: %+v", f)
+				t.Errorf("StartClusters returned clusters with its error: %+v", f)
 			}
 		})
 	}
 }
 
-// A fleet's clusters share the first one's etcd, yet each has its own objects; one
+// Clusters share the first one's etcd, yet each has its own objects; one
 // kube-apiserver stopped and started again finds its objects again.
-func TestFleetClustersAreIndependentOnOneEtcd(t *testing.T) {
+func TestClustersAreIndependentOnOneEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the Kubernetes binaries")
 	}
-	f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: 2})
+	f, err := localcluster.StartClusters(t.Context(), localcluster.ClustersOptions{Clusters: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := f.Stop(); err != nil {
-			t.Errorf("stop the fleet: %v", err)
+			t.Errorf("stop the clusters: %v", err)
 		}
 	})
 	one, two := f.Clusters[0], f.Clusters[1]
@@ -128,14 +128,14 @@ func TestFleetClustersAreIndependentOnOneEtcd(t *testing.T) {
 	}
 }
 
-// BenchmarkFleetStart measures what each added target control plane costs: the time
-// to start a fleet of N (kube-apiserver on the host's etcd, kube-controller-manager,
+// BenchmarkClustersStart measures what each added target control plane costs: the time
+// to start N (kube-apiserver on the host's etcd, kube-controller-manager,
 // kube-scheduler, kwok with one node), the resident memory of its processes plus
 // what the shared etcd grew by, and the CPU they use while idle, per cluster. CONVOY_FLEET_SIZES lists the Ns
 // (default 1,2,5,10). See docs/notes/local-fleet.md.
 //
-//	CONVOY_KUBE_BIN_DIR=... go test -run '^$' -bench BenchmarkFleetStart -benchtime 1x ./internal/localcluster/
-func BenchmarkFleetStart(b *testing.B) {
+//	CONVOY_KUBE_BIN_DIR=... go test -run '^$' -bench BenchmarkClustersStart -benchtime 1x ./internal/localcluster/
+func BenchmarkClustersStart(b *testing.B) {
 	sizes := []int{1, 2, 5, 10}
 	if s := os.Getenv("CONVOY_FLEET_SIZES"); s != "" {
 		sizes = nil
@@ -158,7 +158,7 @@ func BenchmarkFleetStart(b *testing.B) {
 			for range b.N {
 				etcdBefore, _ := localcluster.RSS(etcdPID)
 				started := time.Now()
-				f, err := localcluster.StartFleet(b.Context(), localcluster.FleetOptions{
+				f, err := localcluster.StartClusters(b.Context(), localcluster.ClustersOptions{
 					Clusters: n, Etcd: host.EtcdURL(), Workloads: true, Nodes: 1, StartTimeout: 10 * time.Minute,
 				})
 				if err != nil {
@@ -222,17 +222,17 @@ func BenchmarkFleetStart(b *testing.B) {
 	}
 }
 
-// A fleet stops within seconds, whatever its processes do with SIGTERM: its clusters'
+// Clusters stop within seconds, whatever its processes do with SIGTERM: its clusters'
 // processes stop together, each killed after StopGrace, the shared etcd last. Each
 // cluster runs, besides its control plane with workloads, a process that ignores
 // SIGTERM (as a kube-apiserver draining its requests, or a controller finishing its
 // reconciles, does for up to a minute under load).
-func TestFleetStopsWithinSeconds(t *testing.T) {
+func TestClustersStopWithinSeconds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the Kubernetes binaries")
 	}
 	const bound = 20 * time.Second
-	f, err := localcluster.StartFleet(t.Context(), localcluster.FleetOptions{Clusters: 2, Workloads: true, Nodes: 1})
+	f, err := localcluster.StartClusters(t.Context(), localcluster.ClustersOptions{Clusters: 2, Workloads: true, Nodes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,19 +268,19 @@ func TestFleetStopsWithinSeconds(t *testing.T) {
 
 	started := time.Now()
 	if err := f.Stop(); err != nil {
-		t.Errorf("stop the fleet: %v", err)
+		t.Errorf("stop the clusters: %v", err)
 	}
 	took := time.Since(started)
-	t.Logf("the fleet of %d clusters (%d processes) stopped in %s", len(f.Clusters), len(pids), took.Round(10*time.Millisecond))
+	t.Logf("the %d clusters (%d processes) stopped in %s", len(f.Clusters), len(pids), took.Round(10*time.Millisecond))
 	if took > bound {
-		t.Errorf("the fleet stopped in %s, want within %s", took.Round(10*time.Millisecond), bound)
+		t.Errorf("the clusters stopped in %s, want within %s", took.Round(10*time.Millisecond), bound)
 	}
 	if took < localcluster.StopGrace {
-		t.Errorf("the fleet stopped in %s, before the grace %s: the process that ignores SIGTERM was not waited for", took, localcluster.StopGrace)
+		t.Errorf("the clusters stopped in %s, before the grace %s: the process that ignores SIGTERM was not waited for", took, localcluster.StopGrace)
 	}
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d still exists after the fleet stopped (kill -0: %v)", pid, err)
+			t.Errorf("process %d still exists after the clusters stopped (kill -0: %v)", pid, err)
 		}
 	}
 }

@@ -26,13 +26,13 @@ import (
 	"kumodo.io/convoy/internal/testenv"
 )
 
-// Decisions 0174, 0175: `convoy dev --clusters 2` starts a local fleet. Both Clusters are registered
+// Decisions 0174, 0175: `convoy dev --clusters 2` starts local clusters. Both Clusters are registered
 // with their labels and Ready, a Release targeting dev-2 becomes Ready with its
 // Deployment on dev-2 (not on the host), under the lockdown (--default-service-account:
-// it acts as the ServiceAccount deployer that dev made in demo on dev-2), the ready file lists the fleet's processes, and
+// it acts as the ServiceAccount deployer that dev made in demo on dev-2), the ready file lists the local clusters' processes, and
 // dev-2's kube-apiserver killed is started again by the supervisor, after which dev-2
 // is Ready again.
-func TestDevStartsALocalFleet(t *testing.T) {
+func TestDevStartsLocalClusters(t *testing.T) {
 	testenv.Integration(t)
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -79,7 +79,7 @@ func TestDevStartsALocalFleet(t *testing.T) {
 		if diff := cmp.Diff(dev.ClusterLabels(i+1), c.Labels); diff != "" {
 			t.Errorf("Cluster %s's labels (-want +got):\n%s", name, diff)
 		}
-		if ref := c.Spec.Kubeconfig.SecretRef; ref.Namespace != dev.FleetNamespace || ref.Name != name+"-kubeconfig" {
+		if ref := c.Spec.Kubeconfig.SecretRef; ref.Namespace != dev.ClustersNamespace || ref.Name != name+"-kubeconfig" {
 			t.Errorf("Cluster %s's kubeconfig is in %+v", name, ref)
 		}
 		if cond := apimeta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
@@ -113,9 +113,9 @@ func TestDevStartsALocalFleet(t *testing.T) {
 	poll(t, "the Release on dev-2 Ready", 3*time.Minute, func(ctx context.Context) (bool, string) {
 		return conditionTrue(ctx, releases, "hello-dev-2", v1alpha1.ConditionReady)
 	})
-	dev2 := fleetClient(t, stateDir, "dev-2")
+	dev2 := clusterClient(t, stateDir, "dev-2")
 	for _, name := range []string{"dev-1", "dev-2"} {
-		if _, err := fleetClient(t, stateDir, name).CoreV1().ServiceAccounts(dev.TargetNamespace).Get(ctx, "deployer", metav1.GetOptions{}); err != nil {
+		if _, err := clusterClient(t, stateDir, name).CoreV1().ServiceAccounts(dev.TargetNamespace).Get(ctx, "deployer", metav1.GetOptions{}); err != nil {
 			t.Errorf("the lockdown's ServiceAccount demo/deployer on %s: %v", name, err)
 		}
 	}
@@ -160,7 +160,7 @@ func TestDevStartsALocalFleet(t *testing.T) {
 		return conditionTrue(ctx, releases, "hello-dev-2", v1alpha1.ConditionReady)
 	})
 
-	// It stops in seconds: the host's and the fleet's processes together, each killed
+	// It stops in seconds: the host's and the local clusters' processes together, each killed
 	// StopGrace after SIGTERM at the latest (three tiers: clients, kube-apiservers, etcd).
 	took := d.stop()
 	t.Logf("convoy dev --clusters 2 stopped in %s", took.Round(10*time.Millisecond))
@@ -183,12 +183,12 @@ func TestDevStartsALocalFleet(t *testing.T) {
 	clusters = dyn.Resource(schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.ResourceClusters})
 	list, err := clusters.List(t.Context(), metav1.ListOptions{LabelSelector: dev.LabelDev + "=true"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "dev-1" {
-		t.Errorf("the fleet's Clusters after dev --clusters 1: %v (err %v), want dev-1 alone", list, err)
+		t.Errorf("the local Clusters after dev --clusters 1: %v (err %v), want dev-1 alone", list, err)
 	}
 	if hostKube, err = kubernetes.NewForConfig(host); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hostKube.CoreV1().Secrets(dev.FleetNamespace).Get(t.Context(), "dev-2-kubeconfig", metav1.GetOptions{}); err == nil {
+	if _, err := hostKube.CoreV1().Secrets(dev.ClustersNamespace).Get(t.Context(), "dev-2-kubeconfig", metav1.GetOptions{}); err == nil {
 		t.Error("dev-2's kubeconfig Secret is still there")
 	}
 	if c := getCluster(t, clusters, "dev-1"); !apimeta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) {
@@ -226,10 +226,10 @@ func conditionTrue(ctx context.Context, releases dynamic.ResourceInterface, name
 	return c.Status == metav1.ConditionTrue, fmt.Sprintf("%s=%s %s: %s", typ, c.Status, c.Reason, c.Message)
 }
 
-// fleetClient is a client of the fleet's cluster name, from its kubeconfig in the state folder.
-func fleetClient(t *testing.T, stateDir, name string) kubernetes.Interface {
+// clusterClient is a client of the local cluster name, from its kubeconfig in the state folder.
+func clusterClient(t *testing.T, stateDir, name string) kubernetes.Interface {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(stateDir, dev.FleetDir, name, "kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(stateDir, dev.ClustersDir, name, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}

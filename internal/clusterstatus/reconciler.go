@@ -1,10 +1,13 @@
-package controller
+package clusterstatus
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,41 +28,52 @@ import (
 	"kumodo.io/convoy/internal/clusters"
 )
 
-// ClusterRecheck is how often the Cluster status reconciler checks every Cluster
+// Recheck is how often the Cluster status reconciler checks every Cluster
 // again (its /version), whether or not anything changed. It is a constant, not a
 // flag. A Cluster change (a new generation) is checked at once, and so is a change
 // of a kubeconfig Secret the manager's cache can see (the Secrets are watched as
 // metadata only); a Secret outside the namespaces the manager watches is picked up
 // at the next recheck.
-const ClusterRecheck = time.Minute
+const Recheck = time.Minute
 
-// clusterStatusReconciler writes the status of Clusters: the Ready condition
+// reconciler writes the status of Clusters: the Ready condition
 // (Reachable, Unreachable or KubeconfigNotReady), kubernetesVersion and
-// observedGeneration. It connects through its own clusters.Cache (see
-// setupClusterStatus), writes only when the status changed, and comes back
-// every ClusterRecheck.
-type clusterStatusReconciler struct {
+// observedGeneration. It connects through its own clusters.Cache (see Setup),
+// writes only when the status changed, and comes back every Recheck.
+type reconciler struct {
 	client   client.Client
 	clusters *clusters.Cache
-	clock    clock.PassiveClock
+	clock    clock.Clock
 }
 
-// setupClusterStatus registers the Cluster status reconciler with mgr.
+// Options configure the Cluster status reconciler.
+type Options struct {
+	// Clock stamps the Ready condition. Default: the real clock.
+	Clock clock.Clock
+	// SkipNameValidation allows several controllers of the same name in one process
+	// (tests).
+	SkipNameValidation bool
+}
+
+// Setup registers the Cluster status reconciler with mgr.
 //
 // Its clusters.Cache is its own, not the release controller's Resolver: it reads
 // Clusters without their namespaceSelector (the status says whether the cluster can
 // be reached, not which namespaces it admits), which costs one more connection per
 // Cluster.
-func setupClusterStatus(mgr manager.Manager, o Options) error {
+func Setup(mgr manager.Manager, o Options) error {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	cache, err := clusters.New(clusters.Options{
 		Host:   mgr.GetConfig(),
-		Reader: anyNamespaceReader{hostReader{cached: mgr.GetClient(), direct: mgr.GetAPIReader()}},
+		Reader: anyNamespaceReader{clusters.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()}},
 		Clock:  o.Clock,
 	})
 	if err != nil {
 		return err
 	}
-	r := &clusterStatusReconciler{client: mgr.GetClient(), clusters: cache, clock: o.Clock}
+	r := &reconciler{client: mgr.GetClient(), clusters: cache, clock: o.Clock}
 	err = builder.ControllerManagedBy(mgr).
 		Named("cluster-status").
 		// A status write (ours) does not change the generation: it starts nothing.
@@ -77,7 +91,7 @@ func setupClusterStatus(mgr manager.Manager, o Options) error {
 }
 
 // clustersOfSecret enqueues the Clusters whose kubeconfig is the Secret obj.
-func (r *clusterStatusReconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *reconciler) clustersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &v1.ClusterList{}
 	if err := r.client.List(ctx, list); err != nil {
 		return nil
@@ -93,7 +107,7 @@ func (r *clusterStatusReconciler) clustersOfSecret(ctx context.Context, obj clie
 }
 
 // Reconcile checks one Cluster and writes its status when it changed.
-func (r *clusterStatusReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cl := &v1.Cluster{}
 	if err := r.client.Get(ctx, req.NamespacedName, cl); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -115,7 +129,7 @@ func (r *clusterStatusReconciler) Reconcile(ctx context.Context, req reconcile.R
 	status.KubernetesVersion = version
 	cond.Type = v1.ConditionReady
 	cond.ObservedGeneration = cl.Generation
-	cond.LastTransitionTime = *timestamp(r.clock.Now())
+	cond.LastTransitionTime = metav1.Time{Time: r.clock.Now().Truncate(time.Second).UTC()}
 	// lastTransitionTime changes only when the condition's status does.
 	apimeta.SetStatusCondition(&status.Conditions, cond)
 	if !equality.Semantic.DeepEqual(*status, cl.Status) {
@@ -124,13 +138,13 @@ func (r *clusterStatusReconciler) Reconcile(ctx context.Context, req reconcile.R
 			return reconcile.Result{}, fmt.Errorf("write the status of Cluster %q: %w", cl.Name, err)
 		}
 	}
-	return reconcile.Result{RequeueAfter: ClusterRecheck}, nil
+	return reconcile.Result{RequeueAfter: Recheck}, nil
 }
 
 // check connects to the Cluster through internal/clusters and reads its /version. It
 // returns the version (empty unless reachable) and the Ready condition without type
 // or times; an error only when the host cannot be read (a retry will do).
-func (r *clusterStatusReconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.Condition, error) {
+func (r *reconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.Condition, error) {
 	target, err := r.clusters.Resolve(ctx, &v1.Release{Spec: v1.ReleaseSpec{Cluster: cl.Name}})
 	if err != nil {
 		cond, err := notReadyCondition(err)
@@ -178,16 +192,26 @@ func clusterCondition(reason, message string) metav1.Condition {
 	return metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: capitalize(message)}
 }
 
-// anyNamespaceReader reads as hostReader does, but returns Clusters without their
-// namespaceSelector, so that clusters.Cache.Resolve checks the connection only.
-type anyNamespaceReader struct{ hostReader }
+// anyNamespaceReader reads as clusters.HostReader does, but returns Clusters without
+// their namespaceSelector, so that clusters.Cache.Resolve checks the connection only.
+type anyNamespaceReader struct{ clusters.HostReader }
 
 func (a anyNamespaceReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := a.hostReader.Get(ctx, key, obj, opts...); err != nil {
+	if err := a.HostReader.Get(ctx, key, obj, opts...); err != nil {
 		return err
 	}
 	if c, ok := obj.(*v1.Cluster); ok {
 		c.Spec.NamespaceSelector = nil
 	}
 	return nil
+}
+
+// capitalize makes a message start with a capital letter, without a final period.
+func capitalize(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }

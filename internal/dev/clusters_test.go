@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The fleet's Clusters carry labels to select and stage by: dev-1 is the canary ring,
+// The local Clusters carry labels to select and stage by: dev-1 is the canary ring,
 // the others main; zones round-robin as the simulated nodes'.
 func TestClusterLabels(t *testing.T) {
 	cases := map[int]map[string]string{
@@ -29,7 +29,7 @@ func TestClusterLabels(t *testing.T) {
 	}
 }
 
-// --clusters takes 0 (no fleet) to MaxClusters; anything else is refused with the range.
+// --clusters takes 0 (no local clusters) to MaxClusters; anything else is refused with the range.
 func TestValidateClusters(t *testing.T) {
 	cases := map[string]struct {
 		n       int

@@ -1,11 +1,13 @@
-package controller
+package clusterstatus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -15,14 +17,64 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/testenv"
 )
+
+// env is one test's Cluster status reconciler on the local control plane, with a
+// namespace for its kubeconfig Secrets.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	ns     string
+	client client.Client
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	scheme, err := hostmanager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testenv.Client(t, controlPlane.RestConfig(), scheme)
+	e := &env{t: t, ctx: ctx, client: c}
+	e.ns = testenv.Namespace(t, ctx, c, "cst", nil)
+	mgr, err := hostmanager.New(controlPlane.RestConfig(), hostmanager.Process{Name: "convoy-controller", DefaultResync: 10 * time.Minute,
+		Uncached: []client.Object{&corev1.Secret{}}}, hostmanager.Options{
+		MetricsBindAddress: "0", HealthProbeBindAddress: "0", Namespaces: []string{e.ns},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Setup(mgr, Options{SkipNameValidation: true}); err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(mctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	return e
+}
+
+func (e *env) eventually(what string, cond func() (bool, string)) {
+	e.t.Helper()
+	testenv.Eventually(e.t, e.ctx, what, 90*time.Second, cond)
+}
 
 // TestClusterStatus: a Cluster whose kubeconfig reaches a second local cluster is
 // Ready/Reachable with its version; a Cluster whose Secret is missing is
 // KubeconfigNotReady until the Secret is created.
 func TestClusterStatus(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t)
 	second, err := localcluster.Start(e.ctx, localcluster.Options{})
 	if err != nil {
 		t.Fatalf("start a second local cluster: %v", err)

@@ -14,11 +14,11 @@ import (
 	"kumodo.io/convoy/internal/localcluster"
 )
 
-// Fleet starts a fleet of target control planes (localcluster.StartFleet), stopped
+// Clusters starts a set of target control planes (localcluster.StartClusters), stopped
 // after the tests: opts.Etcd is usually the host's EtcdURL, so that N targets cost N
-// kube-apiservers and no etcd. what names it in errors ("the target fleet").
-func (s *Setup) Fleet(what string, opts localcluster.FleetOptions) (*localcluster.Fleet, error) {
-	f, err := localcluster.StartFleet(s.ctx, opts)
+// kube-apiservers and no etcd. what names it in errors ("the target clusters").
+func (s *Setup) Clusters(what string, opts localcluster.ClustersOptions) (*localcluster.Clusters, error) {
+	f, err := localcluster.StartClusters(s.ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", what, err)
 	}

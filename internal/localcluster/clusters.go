@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// FleetOptions say what StartFleet starts.
-type FleetOptions struct {
+// ClustersOptions say what StartClusters starts.
+type ClustersOptions struct {
 	// Clusters is the number of control planes, at least 1.
 	Clusters int
 	// Name names the i-th cluster, i from 1; default "cluster-<i>". Names are unique
@@ -22,7 +22,7 @@ type FleetOptions struct {
 	Name func(i int) string
 	// Etcd is the client URL of the etcd every cluster keeps its data in, such as a
 	// host cluster's EtcdURL. Empty: the first cluster runs an etcd of its own and the
-	// others use it (stop the fleet with Fleet.Stop, which stops that one last).
+	// others use it (stop them with Clusters.Stop, which stops that one last).
 	Etcd string
 	// Dir holds a folder per cluster; empty: a temporary one each, removed by Stop.
 	Dir string
@@ -40,19 +40,19 @@ type FleetOptions struct {
 	StartTimeout time.Duration
 }
 
-// Fleet is a set of local control planes that share one etcd: target clusters for
+// Clusters is a set of local control planes that share one etcd: target clusters for
 // multi-cluster tests, benchmarks and `convoy dev --clusters N`.
-type Fleet struct {
+type Clusters struct {
 	// Clusters are in the order of their names' index (Clusters[0] is cluster 1).
 	Clusters []*Cluster
 	names    []string
 }
 
 // Name is the name of Clusters[i].
-func (f *Fleet) Name(i int) string { return f.names[i] }
+func (f *Clusters) Name(i int) string { return f.names[i] }
 
 // Cluster is the cluster of that name; nil when none has it.
-func (f *Fleet) Cluster(name string) *Cluster {
+func (f *Clusters) Cluster(name string) *Cluster {
 	for i, n := range f.names {
 		if n == name {
 			return f.Clusters[i]
@@ -61,15 +61,15 @@ func (f *Fleet) Cluster(name string) *Cluster {
 	return nil
 }
 
-// FleetEtcdPrefix is where the fleet's cluster name keeps its keys in a shared etcd.
-func FleetEtcdPrefix(name string) string { return "/clusters/" + name }
+// ClusterEtcdPrefix is where the cluster name of a Clusters keeps its keys in a shared etcd.
+func ClusterEtcdPrefix(name string) string { return "/clusters/" + name }
 
-// StartFleet starts opts.Clusters control planes on one etcd and returns once each
+// StartClusters starts opts.Clusters control planes on one etcd and returns once each
 // answers (and, with workloads, has its nodes Ready). On error nothing it started is
 // left running.
-func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
+func StartClusters(ctx context.Context, opts ClustersOptions) (_ *Clusters, err error) {
 	if opts.Clusters < 1 {
-		return nil, fmt.Errorf("a fleet needs at least 1 cluster, not %d", opts.Clusters)
+		return nil, fmt.Errorf("StartClusters needs at least 1 cluster, not %d", opts.Clusters)
 	}
 	if opts.Name == nil {
 		opts.Name = func(i int) string { return "cluster-" + strconv.Itoa(i) }
@@ -81,12 +81,12 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 		opts.Progress = io.Discard
 	}
 	var progressMu sync.Mutex // one line at a time from the clusters that start at once
-	f := &Fleet{Clusters: make([]*Cluster, opts.Clusters), names: make([]string, opts.Clusters)}
+	f := &Clusters{Clusters: make([]*Cluster, opts.Clusters), names: make([]string, opts.Clusters)}
 	seen := map[string]bool{}
 	for i := range opts.Clusters {
 		name := opts.Name(i + 1)
 		if name == "" || seen[name] || filepath.Base(name) != name || name == "." || name == ".." {
-			return nil, fmt.Errorf("fleet cluster %d: name %q is empty, repeated or not a folder name", i+1, name)
+			return nil, fmt.Errorf("cluster %d: name %q is empty, repeated or not a folder name", i+1, name)
 		}
 		seen[name] = true
 		f.names[i] = name
@@ -104,7 +104,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 			Progress:     &prefixWriter{prefix: "[" + f.names[i] + "] ", mu: &progressMu, w: opts.Progress},
 			StartTimeout: opts.StartTimeout,
 			Etcd:         opts.Etcd,
-			EtcdPrefix:   FleetEtcdPrefix(f.names[i]),
+			EtcdPrefix:   ClusterEtcdPrefix(f.names[i]),
 		}
 		if opts.Dir != "" {
 			o.Dir = filepath.Join(opts.Dir, f.names[i])
@@ -117,7 +117,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 		o := options(0)
 		o.Etcd, o.EtcdPrefix = "", ""
 		if f.Clusters[0], err = Start(ctx, o); err != nil {
-			return nil, fmt.Errorf("start fleet cluster %s: %w", f.names[0], err)
+			return nil, fmt.Errorf("start cluster %s: %w", f.names[0], err)
 		}
 		opts.Etcd = f.Clusters[0].EtcdURL()
 		first = 1
@@ -136,7 +136,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("start fleet cluster %s: %w", f.names[i], err))
+				errs = append(errs, fmt.Errorf("start cluster %s: %w", f.names[i], err))
 				return
 			}
 			f.Clusters[i] = c
@@ -149,12 +149,12 @@ func StartFleet(ctx context.Context, opts FleetOptions) (_ *Fleet, err error) {
 	return f, nil
 }
 
-// Stop stops every cluster of the fleet together (StopClusters: in seconds, whatever
+// Stop stops every cluster together (StopClusters: in seconds, whatever
 // the number of clusters; the shared etcd, if one of them runs it, last). It is safe
 // to call more than once.
-func (f *Fleet) Stop() error {
+func (f *Clusters) Stop() error {
 	if err := StopClusters(f.Clusters...); err != nil {
-		return fmt.Errorf("stop the fleet: %w", err)
+		return fmt.Errorf("stop the clusters: %w", err)
 	}
 	return nil
 }
