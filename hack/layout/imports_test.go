@@ -66,19 +66,19 @@ var importRules = []importRule{
 			"every function is pure (validation); docs/architecture.md: the core layer",
 	},
 	{
-		pkgs:   []string{mod + "internal/release", mod + "internal/hooks"},
+		pkgs:   []string{mod + "internal/policy", mod + "internal/hooks"},
 		direct: true,
 		forbid: []string{clientGo, controllerRuntime, helm, ssa, "k8s.io/apiserver/..."},
 		// The hook annotations' names and Helm's hook types; nothing of Helm that does I/O.
 		allow: []string{"helm.sh/helm/v4/pkg/release/..."},
-		why: "internal/release/doc.go: no API server or cluster client, no Helm; internal/hooks/hooks.go: it does no I/O " +
+		why: "internal/policy/doc.go: no API server or cluster client, no Helm; internal/hooks/hooks.go: it does no I/O " +
 			"(internal/hooks names Helm's hook annotations with Helm's own constants, so both link Helm's release package)",
 	},
 	{
-		pkgs:   []string{mod + "internal/release"},
+		pkgs:   []string{mod + "internal/policy"},
 		direct: true,
 		forbid: []string{"helm.sh/helm/..."},
-		why:    "internal/release/doc.go: no Helm",
+		why:    "internal/policy/doc.go: no Helm",
 	},
 	{
 		pkgs: []string{mod + "..."},
@@ -143,28 +143,28 @@ var importRules = []importRule{
 	},
 	{
 		pkgs:   []string{mod + "internal/render"},
-		forbid: []string{mod + "internal/apply", mod + "internal/clusters", mod + "internal/controller", controllerRuntime},
+		forbid: []string{mod + "internal/apply", mod + "internal/targets", mod + "internal/controller", controllerRuntime},
 		why:    "internal/render/doc.go: it must not apply, delete or read anything on a cluster",
 	},
 	{
 		pkgs:   []string{mod + "internal/apply"},
-		forbid: []string{mod + "internal/clusters", mod + "internal/render", mod + "internal/controller", mod + "internal/observer/..."},
+		forbid: []string{mod + "internal/targets", mod + "internal/render", mod + "internal/controller", mod + "internal/observer/..."},
 		why:    "internal/apply/doc.go: it must not decide when to apply; it knows nothing of how that client was made",
 	},
 	{
 		pkgs:   []string{mod + "internal/diff", mod + "internal/observer/drift"},
-		forbid: []string{mod + "internal/apply", mod + "internal/clusters"},
+		forbid: []string{mod + "internal/apply", mod + "internal/targets"},
 		why:    "internal/diff/doc.go, internal/observer/drift/doc.go: it never writes; it knows nothing of how the target client was made",
 	},
 	{
-		pkgs:   []string{mod + "internal/clusters"},
-		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/release"},
-		why:    "internal/clusters/doc.go: it must not apply anything, write any status, or decide when to retry",
+		pkgs:   []string{mod + "internal/targets"},
+		forbid: []string{mod + "internal/apply", mod + "internal/render", mod + "internal/policy"},
+		why:    "internal/targets/doc.go: it must not apply anything, write any status, or decide when to retry",
 	},
 	{
 		pkgs: []string{mod + "internal/store"},
-		forbid: []string{mod + "internal/render/...", mod + "internal/source", mod + "internal/apply", mod + "internal/clusters",
-			mod + "internal/release", mod + "internal/controller", mod + "internal/releaseset", mod + "internal/observer/..."},
+		forbid: []string{mod + "internal/render/...", mod + "internal/source", mod + "internal/apply", mod + "internal/targets",
+			mod + "internal/policy", mod + "internal/controller", mod + "internal/releaseset", mod + "internal/observer/..."},
 		why: "internal/store/doc.go: it decides nothing: what to render, keep or prune is the callers'",
 	},
 	{
@@ -181,9 +181,9 @@ var importRules = []importRule{
 	{
 		pkgs:   []string{mod + "internal/apiserver/..."},
 		except: []string{mod + "internal/apiserver/apiservertest", mod + "internal/apiserver/integration"},
-		// internal/release, the decision core, is allowed: the server checks the controller's
+		// internal/policy, the decision core, is allowed: the server checks the controller's
 		// one recording of a namespace's UID with the core's own rule (NamespaceUIDToRecord).
-		forbid: []string{mod + "internal/controller", mod + "internal/observer/...", mod + "internal/apply", mod + "internal/clusters",
+		forbid: []string{mod + "internal/controller", mod + "internal/observer/...", mod + "internal/apply", mod + "internal/targets",
 			mod + "internal/render/...", mod + "internal/source", mod + "internal/releaseset"},
 		why: "internal/apiserver/doc.go: it never reconciles anything and never talks to target clusters; " +
 			"internal/apiserver/registry/releaseset/doc.go: it does not plan or write Releases",
@@ -195,7 +195,7 @@ var importRules = []importRule{
 	},
 	{
 		pkgs: []string{mod + "internal/ui"},
-		forbid: []string{mod + "internal/release", mod + "internal/controller", mod + "internal/observer/...", mod + "internal/apply",
+		forbid: []string{mod + "internal/policy", mod + "internal/controller", mod + "internal/observer/...", mod + "internal/apply",
 			mod + "internal/render", mod + "internal/releaseset"},
 		why: "internal/ui/doc.go: it must not decide anything convoy's controller decides; it shows the API's state",
 	},

@@ -1,7 +1,7 @@
 // Package apply puts a render on a target cluster and takes it off again:
 // the pre-apply dry run, the apply of one sync wave, the prune of what a new
 // render dropped, the deletion of what a Release applied, the hooks' objects
-// and Jobs (the runner of a release.HookStep: read, apply, create, delete), and
+// and Jobs (the runner of a policy.HookStep: read, apply, create, delete), and
 // the pure bookkeeping of the ReleaseInventory's object list. It is the only
 // package that writes to a target cluster.
 //
@@ -16,7 +16,7 @@
 //
 // It must not decide when to apply: which waves, whether the previous waves
 // are healthy, whether a force skips the dry run, which hooks run, when to
-// retry. Those are the caller's (internal/release and the controller). It
+// retry. Those are the caller's (internal/policy and the controller). It
 // never writes the ReleaseInventory or a Release itself; it returns what the
 // caller should write. It talks to one target cluster through the
 // controller-runtime client it is given and knows nothing of how that client

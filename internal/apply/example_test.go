@@ -6,8 +6,8 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/reasons"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // The controller's steps 9–11 for one Release, sketched: the dry run (unless
@@ -16,7 +16,7 @@ import (
 func Example() {
 	var (
 		ctx       context.Context
-		resolver  clusters.Resolver          // a *clusters.Cache in production
+		resolver  targets.Resolver           // a *targets.Cache in production
 		release   *v1alpha1.Release          // the Release being reconciled
 		inventory *v1alpha1.ReleaseInventory // read from the host
 		render    []apply.Object             // from internal/render: objects and their waves

@@ -17,7 +17,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
-	convoyrelease "kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // HookRun is one run of a Release's hooks (install, upgrade or delete) on its
@@ -48,7 +48,7 @@ type FoundJob struct {
 // HookJobs are the hook Jobs of a phase as ObserveHookJobs read them.
 type HookJobs struct {
 	// States are the states of the run's own Jobs, by name, for release.PlanHooks.
-	States map[string]convoyrelease.HookJob
+	States map[string]policy.HookJob
 	// Found are the Jobs of other runs or owners under the names of the run's Jobs.
 	Found map[string]FoundJob
 }
@@ -72,9 +72,9 @@ func (e *HookError) Unwrap() error { return e.Err }
 // counts as Succeeded when succeeded says so of its hook (status.hooks recorded it, in
 // a batch whose other Jobs still ran), so that a Job deleted after it finished
 // (ttlSecondsAfterFinished) does not run again.
-func (a *Applier) ObserveHookJobs(ctx context.Context, run HookRun, phase v1alpha1.HookPhase, from *convoyrelease.HookBatch,
+func (a *Applier) ObserveHookJobs(ctx context.Context, run HookRun, phase v1alpha1.HookPhase, from *policy.HookBatch,
 	succeeded func(hooks.Hook) bool, now time.Time) (HookJobs, error) {
-	out := HookJobs{States: map[string]convoyrelease.HookJob{}, Found: map[string]FoundJob{}}
+	out := HookJobs{States: map[string]policy.HookJob{}, Found: map[string]FoundJob{}}
 	for _, hook := range run.Hooks {
 		if !hook.IsJob() || hook.Phase != phase || (from != nil && from.Phase == phase && hook.Batch < from.Batch) {
 			continue
@@ -85,7 +85,7 @@ func (a *Applier) ObserveHookJobs(ctx context.Context, run HookRun, phase v1alph
 			return HookJobs{}, err
 		case job == nil:
 			if succeeded(hook) {
-				out.States[hook.Job] = convoyrelease.HookJob{Phase: v1alpha1.HookJobSucceeded, Message: "The Job succeeded."}
+				out.States[hook.Job] = policy.HookJob{Phase: v1alpha1.HookJobSucceeded, Message: "The Job succeeded."}
 			}
 			continue
 		}
@@ -95,7 +95,7 @@ func (a *Applier) ObserveHookJobs(ctx context.Context, run HookRun, phase v1alph
 		case hooks.FoundDeleting:
 			// Deleted for a re-run, or as the Job of an earlier run, and not gone yet:
 			// look again shortly.
-			out.States[hook.Job] = convoyrelease.HookJob{Phase: v1alpha1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: HookReplaceWait}
+			out.States[hook.Job] = policy.HookJob{Phase: v1alpha1.HookJobRunning, Message: "The Job of an earlier run is being deleted.", RecheckAfter: HookReplaceWait}
 		default:
 			// Another run's Job, or one convoy does not own: this run's is still to
 			// be created (Pending), and the caller decides about the one found.
@@ -112,7 +112,7 @@ func (a *Applier) ObserveHookJobs(ctx context.Context, run HookRun, phase v1alph
 // hooks whose Jobs wait for such a Job to be gone; the caller looks again after
 // HookReplaceWait. A hook object's failure is a *HookError that wraps an *Error.
 // The caller has already stopped the run on a Job that convoy does not own.
-func (a *Applier) RunHookStep(ctx context.Context, phase v1alpha1.HookPhase, step convoyrelease.HookStep, found map[string]FoundJob) (replacing []hooks.Hook, err error) {
+func (a *Applier) RunHookStep(ctx context.Context, phase v1alpha1.HookPhase, step policy.HookStep, found map[string]FoundJob) (replacing []hooks.Hook, err error) {
 	logger := logr.FromContextOrDiscard(ctx)
 	for _, hook := range step.Apply {
 		logger.Info("Applying a hook object", "kind", hook.Object.GetKind(), "name", hook.Object.GetName(), "phase", phase, "batch", hook.Batch)

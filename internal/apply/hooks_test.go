@@ -16,7 +16,7 @@ import (
 
 	"kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hooks"
-	convoyrelease "kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -56,7 +56,7 @@ func TestHookRunnerCarriesOutAStep(t *testing.T) {
 	if len(jobs.States) != 0 || len(jobs.Found) != 0 {
 		t.Fatalf("before the run: states %v, found %v; want none", jobs.States, jobs.Found)
 	}
-	step := convoyrelease.PlanHooks(v1alpha1.HookPreApply, run.Run, run.Hooks, nil, jobs.States)
+	step := policy.PlanHooks(v1alpha1.HookPreApply, run.Run, run.Hooks, nil, jobs.States)
 	if len(step.Apply) != 1 || len(step.Create) != 1 {
 		t.Fatalf("the plan applies %d objects and creates %d Jobs, want 1 and 1", len(step.Apply), len(step.Create))
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // diff of a Release on a Cluster reaches it through the Cluster's kubeconfig Secret as
-// internal/clusters reads it for the controller: with its inline credentials it
+// internal/targets reads it for the controller: with its inline credentials it
 // compares the render with the Cluster's objects, and a kubeconfig that the controller
 // refuses (a token read from a file) is refused with the same message.
 func TestDiffThroughAClustersKubeconfigSecret(t *testing.T) {
@@ -76,6 +76,6 @@ func TestDiffThroughAClustersKubeconfigSecret(t *testing.T) {
 	}
 	res = plugin(t, nil, "release", "diff", "podinfo", "-n", ns)
 	if res.code == 0 || !strings.Contains(res.stderr, "reads its token from a file") {
-		t.Errorf("diff through a kubeconfig with a token file: exit %d, stderr %q; want the refusal of internal/clusters", res.code, res.stderr)
+		t.Errorf("diff through a kubeconfig with a token file: exit %d, stderr %q; want the refusal of internal/targets", res.code, res.stderr)
 	}
 }

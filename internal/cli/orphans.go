@@ -14,7 +14,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	targets "kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // Orphan is an object on a target cluster that convoy applied for a Release that does

@@ -20,11 +20,11 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	targets "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/diff"
 	convoyhooks "kumodo.io/convoy/internal/hooks"
-	convoyrelease "kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
 func newReleaseDiffCommand(o *Options) *cobra.Command {
@@ -155,7 +155,7 @@ func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructure
 	if rel.Status.LastSuccessful != nil {
 		lastSuccessful = rel.Status.LastSuccessful.RenderRef
 	}
-	run := convoyrelease.ApplyHookRun(lastSuccessful, rel.Annotations)
+	run := policy.ApplyHookRun(lastSuccessful, rel.Annotations)
 	objs, err := diff.Applied(decoded, convoyhooks.Owner{Name: rel.Name, Namespace: rel.Namespace}, run)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -163,7 +163,7 @@ func AppliedObjects(rel *v1.Release, rd *v1.Render) ([]*unstructured.Unstructure
 	return objs, nil
 }
 
-// target is the Release's target cluster as internal/clusters resolves it for the
+// target is the Release's target cluster as internal/targets resolves it for the
 // controller (the host for an empty spec.cluster, else the Cluster's kubeconfig
 // Secret, inline credentials only), with the user's own credentials: the host's
 // config is the user's kubeconfig, the Cluster and its Secret are read as the user,

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // Recheck is how often the Cluster status reconciler checks every Cluster
@@ -38,11 +38,11 @@ const Recheck = time.Minute
 
 // reconciler writes the status of Clusters: the Ready condition
 // (Reachable, Unreachable or KubeconfigNotReady), kubernetesVersion and
-// observedGeneration. It connects through its own clusters.Cache (see Setup),
+// observedGeneration. It connects through its own targets.Cache (see Setup),
 // writes only when the status changed, and comes back every Recheck.
 type reconciler struct {
 	client   client.Client
-	clusters *clusters.Cache
+	clusters *targets.Cache
 	clock    clock.Clock
 }
 
@@ -57,7 +57,7 @@ type Options struct {
 
 // Setup registers the Cluster status reconciler with mgr.
 //
-// Its clusters.Cache is its own, not the release controller's Resolver: it reads
+// Its targets.Cache is its own, not the release controller's Resolver: it reads
 // Clusters without their namespaceSelector (the status says whether the cluster can
 // be reached, not which namespaces it admits), which costs one more connection per
 // Cluster.
@@ -65,9 +65,9 @@ func Setup(mgr manager.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	cache, err := clusters.New(clusters.Options{
+	cache, err := targets.New(targets.Options{
 		Host:   mgr.GetConfig(),
-		Reader: anyNamespaceReader{clusters.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()}},
+		Reader: anyNamespaceReader{targets.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()}},
 		Clock:  o.Clock,
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: Recheck}, nil
 }
 
-// check connects to the Cluster through internal/clusters and reads its /version. It
+// check connects to the Cluster through internal/targets and reads its /version. It
 // returns the version (empty unless reachable) and the Ready condition without type
 // or times; an error only when the host cannot be read (a retry will do).
 func (r *reconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.Condition, error) {
@@ -165,22 +165,22 @@ func (r *reconciler) check(ctx context.Context, cl *v1.Cluster) (string, metav1.
 }
 
 // notReadyCondition is the Ready condition (without type or times) of a Cluster
-// that internal/clusters could not resolve, by the kind of its *NotReadyError. It
+// that internal/targets could not resolve, by the kind of its *NotReadyError. It
 // returns err itself when the failure is not the Cluster's: the host could not be
 // read, or the Cluster vanished meanwhile (a retry will do).
 func notReadyCondition(err error) (metav1.Condition, error) {
-	nre, ok := errors.AsType[*clusters.NotReadyError](err)
+	nre, ok := errors.AsType[*targets.NotReadyError](err)
 	if !ok {
 		return metav1.Condition{}, err
 	}
 	switch nre.Kind {
-	case clusters.Unreachable:
+	case targets.Unreachable:
 		return clusterCondition(v1.ReasonUnreachable, nre.Error()), nil
-	case clusters.KubeconfigNotReady:
+	case targets.KubeconfigNotReady:
 		return clusterCondition(v1.ReasonKubeconfigNotReady, nre.Error()), nil
-	case clusters.HostReadFailed, clusters.ClusterMissing:
+	case targets.HostReadFailed, targets.ClusterMissing:
 		return metav1.Condition{}, err
-	case clusters.NotAdmitted:
+	case targets.NotAdmitted:
 		// The status check reads Clusters without their namespaceSelector: a bug.
 		return metav1.Condition{}, fmt.Errorf("the Cluster status check met a namespaceSelector: %w", err)
 	default:
@@ -192,9 +192,9 @@ func clusterCondition(reason, message string) metav1.Condition {
 	return metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: capitalize(message)}
 }
 
-// anyNamespaceReader reads as clusters.HostReader does, but returns Clusters without
-// their namespaceSelector, so that clusters.Cache.Resolve checks the connection only.
-type anyNamespaceReader struct{ clusters.HostReader }
+// anyNamespaceReader reads as targets.HostReader does, but returns Clusters without
+// their namespaceSelector, so that targets.Cache.Resolve checks the connection only.
+type anyNamespaceReader struct{ targets.HostReader }
 
 func (a anyNamespaceReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if err := a.HostReader.Get(ctx, key, obj, opts...); err != nil {

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/localcluster"
+	"kumodo.io/convoy/internal/targets"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -142,7 +142,7 @@ func TestClusterStatus(t *testing.T) {
 }
 
 // TestClusterStatusFromNotReadyKind: the Cluster status reconciler tells the
-// failures of internal/clusters apart by their kind, never by their message.
+// failures of internal/targets apart by their kind, never by their message.
 func TestClusterStatusFromNotReadyKind(t *testing.T) {
 	const msg = "cannot read something" // a message that once meant "the host"
 	cases := map[string]struct {
@@ -150,18 +150,18 @@ func TestClusterStatusFromNotReadyKind(t *testing.T) {
 		wantReason string // empty: no condition, the error goes back to the work queue
 		wantMsg    string // default: the error's message, capitalised
 	}{
-		"unreachable": {err: &clusters.NotReadyError{Kind: clusters.Unreachable, Message: msg}, wantReason: v1.ReasonUnreachable},
+		"unreachable": {err: &targets.NotReadyError{Kind: targets.Unreachable, Message: msg}, wantReason: v1.ReasonUnreachable},
 		"kubeconfig not ready": {
-			err: &clusters.NotReadyError{Kind: clusters.KubeconfigNotReady, Message: msg}, wantReason: v1.ReasonKubeconfigNotReady,
+			err: &targets.NotReadyError{Kind: targets.KubeconfigNotReady, Message: msg}, wantReason: v1.ReasonKubeconfigNotReady,
 		},
 		"wrapped": {
-			err:        fmt.Errorf("resolve: %w", &clusters.NotReadyError{Kind: clusters.Unreachable, Message: "x"}),
+			err:        fmt.Errorf("resolve: %w", &targets.NotReadyError{Kind: targets.Unreachable, Message: "x"}),
 			wantReason: v1.ReasonUnreachable, wantMsg: "X",
 		},
-		"host read failed":     {err: &clusters.NotReadyError{Kind: clusters.HostReadFailed, Message: "cannot reach x"}},
-		"cluster missing":      {err: &clusters.NotReadyError{Kind: clusters.ClusterMissing, Message: msg}},
-		"not admitted (a bug)": {err: &clusters.NotReadyError{Kind: clusters.NotAdmitted, Message: msg}},
-		"no kind (a bug)":      {err: &clusters.NotReadyError{Message: "cannot reach x"}},
+		"host read failed":     {err: &targets.NotReadyError{Kind: targets.HostReadFailed, Message: "cannot reach x"}},
+		"cluster missing":      {err: &targets.NotReadyError{Kind: targets.ClusterMissing, Message: msg}},
+		"not admitted (a bug)": {err: &targets.NotReadyError{Kind: targets.NotAdmitted, Message: msg}},
+		"no kind (a bug)":      {err: &targets.NotReadyError{Message: "cannot reach x"}},
 		"not a NotReadyError":  {err: errors.New("cannot reach x")},
 	}
 	for name, tc := range cases {

@@ -12,8 +12,8 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/reasons"
-	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/store"
 )
@@ -21,7 +21,7 @@ import (
 // applyStep carries out what Decide asked for: the pre-apply dry run unless a force
 // skips it (step 9), the sync waves that PlanWaves allows, growing the
 // ReleaseInventory before each apply (step 10), and the prune after the last wave
-// (step 11). It returns what it did: how the attempt ended, for release.Finish
+// (step 11). It returns what it did: how the attempt ended, for policy.Finish
 // (Succeeded, or the Result of the step that stopped), and the changes of status it
 // calls for. An error means the reconcile itself could not go on (a cancelled
 // context).
@@ -29,7 +29,7 @@ import (
 // With decision.RunHooks the PreApply hook batches come first (step 8) and the PostApply
 // batches last (step 12); a forced sync (decision.RerunHooks) deletes the render's hook
 // Jobs first, so that they run anew.
-func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input, decision *release.Apply) (applied, error) {
+func (r *Reconciler) applyStep(ctx context.Context, st *state, in policy.Input, decision *policy.Apply) (applied, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
 	var out applied
 	objects, chartHooks, chart, stop, err := r.objectsToApply(ctx, st, decision.RenderRef)
@@ -45,7 +45,7 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 			return out.ended(deref(stop), nil), err
 		}
 		if hr, err = newHookRun(r, st, in, decision.RenderRef, chartHooks); err != nil {
-			return out.ended(release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
+			return out.ended(policy.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+"."), nil), nil
 		}
 		hr.forced = decision.Forced
 		if decision.RerunHooks {
@@ -96,10 +96,10 @@ func (r *Reconciler) applyStep(ctx context.Context, st *state, in release.Input,
 	return out, nil
 }
 
-// attempt is how the apply attempt ended, for release.Finish: its result, with the
+// attempt is how the apply attempt ended, for policy.Finish: its result, with the
 // generation of the ReleaseInventory as the apply left it (the observer's health of
 // an older one does not count).
-func (a applied) attempt() release.Result {
+func (a applied) attempt() policy.Result {
 	res := a.result
 	if a.inventory != nil {
 		res.InventoryGeneration = a.inventory.Generation
@@ -109,7 +109,7 @@ func (a applied) attempt() release.Result {
 
 // ended is a ended with res, with the status.hooks that the hook run hr (nil: none)
 // decided.
-func (a applied) ended(res release.Result, hr *hookRun) applied {
+func (a applied) ended(res policy.Result, hr *hookRun) applied {
 	a.result = res
 	if hr != nil {
 		a.hooks = hr.status
@@ -119,7 +119,7 @@ func (a applied) ended(res release.Result, hr *hookRun) applied {
 
 // applyRender is the pre-apply dry run, the sync waves and the prune (steps 9–11).
 // It records in out what the apply changed and the progress of the sync waves.
-func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Input, decision *release.Apply, objects []apply.Object, out *applied) (release.Result, error) {
+func (r *Reconciler) applyRender(ctx context.Context, st *state, in policy.Input, decision *policy.Apply, objects []apply.Object, out *applied) (policy.Result, error) {
 	applier := apply.New(st.target.Client, r.applyOpts)
 	key := releaseKey(st.rel)
 	objPlan, stop, err := r.planObjects(ctx, st, applier, decision, objects)
@@ -147,13 +147,13 @@ func (r *Reconciler) applyRender(ctx context.Context, st *state, in release.Inpu
 
 // planObjects is the pre-apply dry run of objects (step 9), or, when decision skips
 // it, their plan without one.
-func (r *Reconciler) planObjects(ctx context.Context, st *state, applier *apply.Applier, decision *release.Apply, objects []apply.Object) (*apply.Plan, *release.Result, error) {
+func (r *Reconciler) planObjects(ctx context.Context, st *state, applier *apply.Applier, decision *policy.Apply, objects []apply.Object) (*apply.Plan, *policy.Result, error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
 	if !decision.DryRun {
 		logger.Info("Skipping the pre-apply dry run: a forced sync, or an apply that began, goes on")
 		objPlan, err := apply.NewPlan(objects)
 		if err != nil {
-			stop := release.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+".")
+			stop := policy.Stopped(v1.ReasonUnappliable, capitalize(err.Error())+".")
 			return nil, &stop, nil
 		}
 		return objPlan, nil, nil
@@ -170,13 +170,13 @@ func (r *Reconciler) planObjects(ctx context.Context, st *state, applier *apply.
 	return objPlan, nil, nil
 }
 
-// applyWaves applies the sync waves that release.PlanWaves lets through (step 10)
+// applyWaves applies the sync waves that policy.PlanWaves lets through (step 10)
 // and writes the inventory: what the waves did (waved), and the hold when a later
 // wave waits.
-func (r *Reconciler) applyWaves(ctx context.Context, st *state, in release.Input, applier *apply.Applier, decision *release.Apply, objPlan *apply.Plan, out *applied) (w waved, hold, stop *release.Result, err error) {
+func (r *Reconciler) applyWaves(ctx context.Context, st *state, in policy.Input, applier *apply.Applier, decision *policy.Apply, objPlan *apply.Plan, out *applied) (w waved, hold, stop *policy.Result, err error) {
 	logger := logr.FromContextOrDiscard(ctx).WithValues("renderRef", decision.RenderRef)
-	stopped := func(reason string, err error) (waved, *release.Result, *release.Result, error) {
-		res := release.Stopped(reason, capitalize(err.Error())+".")
+	stopped := func(reason string, err error) (waved, *policy.Result, *policy.Result, error) {
+		res := policy.Stopped(reason, capitalize(err.Error())+".")
 		return waved{}, nil, &res, nil
 	}
 	var inv *v1.ReleaseInventory
@@ -188,7 +188,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, st *state, in release.Input
 	if err != nil {
 		return stopped(v1.ReasonDeployFailed, err)
 	}
-	waves := release.PlanWaves(waveInput(live, in, decision.RenderRef, objPlan.Entries(nil)))
+	waves := policy.PlanWaves(waveInput(live, in, decision.RenderRef, objPlan.Entries(nil)))
 	var entries []v1.InventoryObject
 	for _, wave := range waves.Waves {
 		entries = append(entries, objPlan.Entries(&wave)...)
@@ -254,13 +254,13 @@ type waved struct {
 // pruneStale adopts what the storage lost track of (adopt.go), deletes what the
 // inventory holds that the render no longer has (step 11), keeping what the previous
 // renders' keep annotations keep, and writes the inventory without it.
-func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.Applier, decision *release.Apply, objPlan *apply.Plan, w waved, out *applied) (release.Result, error) {
+func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.Applier, decision *policy.Apply, objPlan *apply.Plan, w waved, out *applied) (policy.Result, error) {
 	inv, previous := w.inv, w.previous
 	disabled := st.rel.Spec.Prune != nil && !*st.rel.Spec.Prune
 	if !disabled {
 		var err error
 		if inv, err = r.adoptLabelled(ctx, st, applier, inv, decision.RenderRef, objPlan.Entries(nil), w.created, w.changes); err != nil {
-			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
+			return policy.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
 		}
 		out.inventory = inv
 	}
@@ -273,7 +273,7 @@ func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.A
 	if !pin.Disabled && len(apply.Stale(pin.Inventory, pin.Render)) > 0 {
 		var err error
 		if pin.Keep, err = r.renderedKeeps(ctx, st.rel, previous...); err != nil {
-			return release.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
+			return policy.Stopped(v1.ReasonPruneFailed, capitalize(err.Error())+"."), nil
 		}
 	}
 	pruned, err := applier.Prune(ctx, pin)
@@ -282,7 +282,7 @@ func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.A
 		out.changes.pruned += len(pruned.Deleted)
 		written, werr := r.writeInventory(ctx, st.rel, inv, decision.RenderRef, nil, pruned.Inventory)
 		if werr != nil && err == nil {
-			return release.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
+			return policy.Stopped(v1.ReasonPruneFailed, capitalize(werr.Error())+"."), nil
 		}
 		if werr == nil {
 			out.inventory = written
@@ -291,12 +291,12 @@ func (r *Reconciler) pruneStale(ctx context.Context, st *state, applier *apply.A
 	if err != nil {
 		return st.failed(ctx, err, v1.ReasonPruneFailed, "The prune")
 	}
-	return release.Succeeded(), nil
+	return policy.Succeeded(), nil
 }
 
 // failed is failed for a step on st's target: a request refused by the target's
 // authorization while acting as the Release's ServiceAccount is Forbidden.
-func (st *state) failed(ctx context.Context, err error, fallback, what string) (release.Result, error) {
+func (st *state) failed(ctx context.Context, err error, fallback, what string) (policy.Result, error) {
 	res, stop := failed(ctx, err, fallback, what)
 	if stop == nil {
 		res.Reason = forbiddenReason(st.target, res.Reason, err)
@@ -307,17 +307,17 @@ func (st *state) failed(ctx context.Context, err error, fallback, what string) (
 // failed turns an error of internal/apply into the Result of the step: its Reason
 // (Unappliable for a rejection, else DeployFailed or PruneFailed). A cancelled context
 // ends the reconcile instead.
-func failed(ctx context.Context, err error, fallback, what string) (release.Result, error) {
+func failed(ctx context.Context, err error, fallback, what string) (policy.Result, error) {
 	if ctx.Err() != nil {
-		return release.Result{}, ctx.Err()
+		return policy.Result{}, ctx.Err()
 	}
-	return release.Stopped(reasons.Of(err, fallback), fmt.Sprintf("%s failed: %v.", what, err)), nil
+	return policy.Stopped(reasons.Of(err, fallback), fmt.Sprintf("%s failed: %v.", what, err)), nil
 }
 
 // objectsToApply returns the objects and the chart's hook Jobs of the render to apply
 // and its chart version and commit: the current render, or the pinned or previous render
 // from its Render object.
-func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []hooks.Chart, v1.RenderChart, *release.Result, error) {
+func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) ([]apply.Object, []hooks.Chart, v1.RenderChart, *policy.Result, error) {
 	var none v1.RenderChart
 	if st.render != nil && st.render.Ref == ref {
 		return applyObjects(st.render.Objects), st.render.Hooks, v1.RenderChart{Version: st.render.ChartVersion, Commit: st.render.Commit}, nil, nil
@@ -330,7 +330,7 @@ func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) 
 		}
 	}
 	if obj == nil {
-		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, none, &policy.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The Render of render %s no longer exists, so it cannot be applied.", ref)}, nil
 	}
 	if stop := unverifiedRender(st.rel, obj); stop != nil {
@@ -338,7 +338,7 @@ func (r *Reconciler) objectsToApply(ctx context.Context, st *state, ref string) 
 	}
 	objs, hooks, err := render.DecodeManifests(obj.Manifests)
 	if err != nil {
-		return nil, nil, none, &release.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
+		return nil, nil, none, &policy.Result{Reason: v1.ReasonUnappliable, Message: fmt.Sprintf(
 			"The manifests of Render %s cannot be read: %v.", obj.Name, err)}, nil
 	}
 	return applyObjects(objs), hooks, obj.Chart, nil, nil
@@ -354,11 +354,11 @@ func applyObjects(objs []render.Object) []apply.Object {
 
 // waveInput is what PlanWaves decides from for renderRef, whose objects are entries,
 // with inv the ReleaseInventory as the API server has it (nil: none).
-func waveInput(inv *v1.ReleaseInventory, in release.Input, renderRef string, entries []v1.InventoryObject) release.WaveInput {
-	out := release.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: currentHealth(inv, health(inv))}
+func waveInput(inv *v1.ReleaseInventory, in policy.Input, renderRef string, entries []v1.InventoryObject) policy.WaveInput {
+	out := policy.WaveInput{RenderRef: renderRef, Applied: renderRef == in.LastSuccessfulRender, Health: currentHealth(inv, health(inv))}
 	waves := map[int32]bool{}
 	for _, e := range entries {
-		out.Objects = append(out.Objects, release.WaveObject{Ref: e.ObjectReference, Wave: e.Wave})
+		out.Objects = append(out.Objects, policy.WaveObject{Ref: e.ObjectReference, Wave: e.Wave})
 		waves[e.Wave] = true
 	}
 	out.AppliedWaves = appliedWaves(inv, renderRef, len(waves))
@@ -369,7 +369,7 @@ func waveInput(inv *v1.ReleaseInventory, in release.Input, renderRef string, ent
 // (status.observedGeneration; 0, from an observer that does not record it, counts as
 // current); else nil: the objects of the waves applied since have no result for what
 // was applied, and the next wave waits for the observer's next assessment.
-func currentHealth(inv *v1.ReleaseInventory, h *release.Health) *release.Health {
+func currentHealth(inv *v1.ReleaseInventory, h *policy.Health) *policy.Health {
 	if inv == nil || h == nil {
 		return h
 	}
@@ -517,9 +517,9 @@ func (c *changeCounts) add(changes []apply.Change) {
 	}
 }
 
-func deref(res *release.Result) release.Result {
+func deref(res *policy.Result) policy.Result {
 	if res == nil {
-		return release.Result{}
+		return policy.Result{}
 	}
 	return *res
 }

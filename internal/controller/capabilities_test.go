@@ -6,16 +6,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/targets"
 )
 
-func discoveryServing(kinds ...string) *clusters.Discovery {
+func discoveryServing(kinds ...string) *targets.Discovery {
 	list := &metav1.APIResourceList{GroupVersion: "apps/v1"}
 	for _, k := range kinds {
 		list.APIResources = append(list.APIResources, metav1.APIResource{Name: k + "s", Kind: k, Namespaced: true})
 	}
-	return &clusters.Discovery{KubeVersion: "v1.37.2", Resources: []*metav1.APIResourceList{list}}
+	return &targets.Discovery{KubeVersion: "v1.37.2", Resources: []*metav1.APIResourceList{list}}
 }
 
 // TestCapabilitiesAreBuiltOncePerDiscovery: the Capabilities of a cluster's discovery

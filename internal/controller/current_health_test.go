@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Decision 0160 (the race left by decision 0073 and SP-03): between the apply of a sync wave and the
@@ -15,7 +15,7 @@ import (
 // wave Healthy. The sync waves count the health only when the observer assessed the
 // inventory's generation (status.observedGeneration).
 func TestCurrentHealth(t *testing.T) {
-	h := &release.Health{RenderRef: "sha256:r1", State: v1.HealthHealthy}
+	h := &policy.Health{RenderRef: "sha256:r1", State: v1.HealthHealthy}
 	inv := func(generation, observed int64) *v1.ReleaseInventory {
 		return &v1.ReleaseInventory{
 			ObjectMeta: metav1.ObjectMeta{Generation: generation},
@@ -24,7 +24,7 @@ func TestCurrentHealth(t *testing.T) {
 	}
 	cases := map[string]struct {
 		inv  *v1.ReleaseInventory
-		want *release.Health
+		want *policy.Health
 	}{
 		"assessed at the inventory's generation":          {inv: inv(4, 4), want: h},
 		"a wave applied since (the generation moved on)":  {inv: inv(5, 4), want: nil},

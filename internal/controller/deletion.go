@@ -15,7 +15,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/store"
 )
@@ -39,7 +39,7 @@ const (
 
 // progressOf is the progress of a deletion that a delete hook stopped (WaitingForHooks
 // or HookFailed).
-func progressOf(stop *release.Result) deletionProgress {
+func progressOf(stop *policy.Result) deletionProgress {
 	if stop.Reason == v1.ReasonHookFailed {
 		return deletionHeld
 	}
@@ -72,7 +72,7 @@ func deletionRequeue(p deletionProgress, interval time.Duration) reconcile.Resul
 // the Release's namespace is deleted, deletes every object in it at once, and without
 // its inventory the Release would not know what it applied elsewhere.
 func (r *Reconciler) reconcileDelete(ctx context.Context, rel *v1.Release) (reconcile.Result, error) {
-	key := release.Key{Namespace: rel.Namespace, Name: rel.Name}
+	key := policy.Key{Namespace: rel.Namespace, Name: rel.Name}
 	if !controllerutil.ContainsFinalizer(rel, v1.Finalizer) {
 		r.forget(key)
 		return reconcile.Result{}, nil

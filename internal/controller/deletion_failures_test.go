@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -134,7 +134,7 @@ func TestDeletionWithTheClusterAwayIsReported(t *testing.T) {
 	if cm := e.configMap("web-config"); cm != nil && cm.DeletionTimestamp == nil {
 		t.Errorf("web-config %+v left behind by the deletion", cm.ObjectMeta)
 	}
-	if n := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}); n != 0 {
+	if n := e.reconciler.failures.Get(policy.Key{Namespace: e.ns, Name: "web"}); n != 0 {
 		t.Errorf("the controller still counts %d failures of the deleted Release", n)
 	}
 }
@@ -216,7 +216,7 @@ func TestFailedStatusWriteCountedOnce(t *testing.T) {
 	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionReady); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Ready = %+v, want False", c)
 	}
-	if n, r := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}), len(e.results("web")); n < 3 || n > r+1 {
+	if n, r := e.reconciler.failures.Get(policy.Key{Namespace: e.ns, Name: "web"}), len(e.results("web")); n < 3 || n > r+1 {
 		t.Errorf("the controller counts %d failures after %d failed reconciles, want one each", n, r)
 	}
 }

@@ -15,11 +15,11 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/reasons"
-	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // deletionHooks are the pre-delete and post-delete hooks of a Release being deleted
@@ -35,7 +35,7 @@ type deletionHooks struct {
 
 // newDeletionHooks gathers the delete hooks; nil when the render has none (or its
 // Render is gone: then nothing is known of its hooks).
-func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, target *clusters.Target, inv *v1.ReleaseInventory) (*deletionHooks, error) {
+func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, target *targets.Target, inv *v1.ReleaseInventory) (*deletionHooks, error) {
 	ref := inv.RenderRef
 	if ref == "" && rel.Status.LastSuccessful != nil {
 		ref = rel.Status.LastSuccessful.RenderRef
@@ -60,7 +60,7 @@ func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, targ
 		d.run.resume = resumeOf(recorded, hs, ref, v1.HookRunDelete)
 	}
 	reqs := requests(rel)
-	if force, _ := release.EvaluateRequest(reqs.ForceRequestedAt, reqs.LastHandledForceSyncAt); force.Pending && force.At != nil {
+	if force, _ := policy.EvaluateRequest(reqs.ForceRequestedAt, reqs.LastHandledForceSyncAt); force.Pending && force.At != nil {
 		d.forced = &metav1.Time{Time: *force.At}
 	}
 	return d, nil
@@ -69,14 +69,14 @@ func (r *Reconciler) newDeletionHooks(ctx context.Context, rel *v1.Release, targ
 // step runs the delete hooks of phase. It returns nil when they are done, else the
 // Result that holds the deletion (WaitingForHooks, or HookFailed until a forced /sync
 // runs them again or deletionPolicy becomes Orphan), after writing it to the status.
-func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.Result, error) {
+func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*policy.Result, error) {
 	h := d.run
 	rel := h.st.rel
 	recorded := rel.Status.Hooks
-	failed := len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete && release.FailedHookOf("", recorded) != nil
+	failed := len(recorded) > 0 && recorded[0].Run == v1.HookRunDelete && policy.FailedHookOf("", recorded) != nil
 	switch {
 	case failed && d.forced == nil:
-		res := &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(recorded)}
+		res := &policy.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(recorded)}
 		return res, h.r.writeDeletionStatus(ctx, rel, h.st.now, h.status, res, nil)
 	case failed:
 		if err := h.rerun(ctx); err != nil {
@@ -92,10 +92,10 @@ func (d *deletionHooks) step(ctx context.Context, phase v1.HookPhase) (*release.
 		// Recorded as a failed hook, so that the deletion holds on it as on a failed
 		// Job, until a forced /sync or deletionPolicy Orphan (decision 0167).
 		h.status = changeTo(failed)
-		stop = &release.Result{Reason: v1.ReasonHookFailed}
+		stop = &policy.Result{Reason: v1.ReasonHookFailed}
 	}
 	if stop != nil && stop.Reason == v1.ReasonHookFailed {
-		stop = &release.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(h.status.to)}
+		stop = &policy.Result{Reason: v1.ReasonHookFailed, Message: deleteHookFailed(h.status.to)}
 		h.r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.ReasonHookFailed, "Delete", "%s", stop.Message)
 	}
 	var forced *metav1.Time
@@ -133,7 +133,7 @@ func deleteHookFailed(status []v1.HookStatus) string {
 	return fmt.Sprintf("The deletion waits: delete hook batch %d failed: %s. Run it again with a forced /sync "+
 		"(kubectl convoy release sync --force) once its cause is fixed (the deletion runs the hooks of the render "+
 		"applied last: one that the chart renders wrong fails again), or set spec.deletionPolicy to Orphan to "+
-		"delete the Release without its hooks and leave its objects.", batch, release.HookFailures(status))
+		"delete the Release without its hooks and leave its objects.", batch, policy.HookFailures(status))
 }
 
 // jobs are the names of the delete hooks' Jobs.
@@ -172,7 +172,7 @@ func (d *deletionHooks) postDeleteObjects() []hooks.Hook {
 // writeDeletionStatus writes what the delete hooks did: status.hooks, and the Applied
 // and Ready conditions when res holds the deletion; forced, when set, is the forced
 // /sync that ran failed hooks again.
-func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, now time.Time, hooks change[[]v1.HookStatus], res *release.Result, forced *metav1.Time) error {
+func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, now time.Time, hooks change[[]v1.HookStatus], res *policy.Result, forced *metav1.Time) error {
 	s := *rel.Status.DeepCopy()
 	if hooks.set {
 		s.Hooks = hooks.to
@@ -181,12 +181,12 @@ func (r *Reconciler) writeDeletionStatus(ctx context.Context, rel *v1.Release, n
 		s.LastHandledForceSyncAt = forced
 	}
 	if res != nil {
-		applied := release.AppliedCondition(*res)
-		healthy := release.Condition{Type: v1.ConditionHealthy, Status: release.StatusUnknown, Reason: "Deleting", Message: "The Release is being deleted."}
+		applied := policy.AppliedCondition(*res)
+		healthy := policy.Condition{Type: v1.ConditionHealthy, Status: policy.StatusUnknown, Reason: "Deleting", Message: "The Release is being deleted."}
 		if c := apimeta.FindStatusCondition(s.Conditions, v1.ConditionHealthy); c != nil {
-			healthy = release.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+			healthy = policy.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 		}
-		for _, c := range []release.Condition{applied, release.ReadyCondition(applied, healthy)} {
+		for _, c := range []policy.Condition{applied, policy.ReadyCondition(applied, healthy)} {
 			setCondition(&s.Conditions, c, rel.Generation, now)
 		}
 	}

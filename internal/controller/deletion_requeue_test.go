@@ -12,19 +12,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 func TestDeletionRequeue(t *testing.T) {
 	cases := map[string]struct {
-		stop     *release.Result // nil: done
+		stop     *policy.Result // nil: done
 		interval time.Duration
 		want     reconcile.Result
 	}{
 		"done":                           {want: reconcile.Result{}},
-		"delete hooks run":               {stop: &release.Result{Reason: v1.ReasonWaitingForHooks}, interval: time.Minute, want: reconcile.Result{RequeueAfter: deletionPoll}},
-		"a failed delete hook, interval": {stop: &release.Result{Reason: v1.ReasonHookFailed}, interval: 5 * time.Minute, want: reconcile.Result{RequeueAfter: 5 * time.Minute}},
-		"a failed delete hook, no interval (the informer resync)": {stop: &release.Result{Reason: v1.ReasonHookFailed}, want: reconcile.Result{}},
+		"delete hooks run":               {stop: &policy.Result{Reason: v1.ReasonWaitingForHooks}, interval: time.Minute, want: reconcile.Result{RequeueAfter: deletionPoll}},
+		"a failed delete hook, interval": {stop: &policy.Result{Reason: v1.ReasonHookFailed}, interval: 5 * time.Minute, want: reconcile.Result{RequeueAfter: 5 * time.Minute}},
+		"a failed delete hook, no interval (the informer resync)": {stop: &policy.Result{Reason: v1.ReasonHookFailed}, want: reconcile.Result{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Event reasons besides the Applied reasons.
@@ -25,7 +25,7 @@ const (
 // emitEvents records what changed or failed in this reconcile, and nothing else: a
 // steady Release records no event. Each event is an API write, so one reconcile makes
 // as few as it can: what the apply changed goes into the event of the Applied change.
-func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan, ap applied, out release.Outcome) {
+func (r *Reconciler) emitEvents(_ context.Context, st *state, plan policy.Plan, ap applied, out policy.Outcome) {
 	rel := st.rel
 	for _, w := range plan.Warnings {
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, eventInvalidAnnotation, "Reconcile", "%s", w.Message)
@@ -65,7 +65,7 @@ func (r *Reconciler) emitEvents(_ context.Context, st *state, plan release.Plan,
 	}
 
 	switch out.Kind {
-	case release.KindTransient, release.KindFailure:
+	case policy.KindTransient, policy.KindFailure:
 		r.events.Eventf(rel, nil, corev1.EventTypeWarning, out.Result.Reason, "Reconcile", "%s%s", out.Applied.Message, changes)
 		return
 	}

@@ -13,7 +13,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // The reason of a step's failure is the one its error carries (reasons.Of), else
@@ -51,11 +51,11 @@ func TestNotReadyReasons(t *testing.T) {
 		wantMessage string
 	}{
 		"unreachable": {
-			err:        &clusters.NotReadyError{Kind: clusters.Unreachable, Message: "cannot reach edge", Err: errors.New("refused")},
+			err:        &targets.NotReadyError{Kind: targets.Unreachable, Message: "cannot reach edge", Err: errors.New("refused")},
 			wantReason: v1.ReasonClusterNotReady, wantMessage: "Cannot reach edge: refused.",
 		},
 		"no ServiceAccount": {
-			err:        fmt.Errorf("resolve: %w", &clusters.NotReadyError{Kind: clusters.ServiceAccountMissing, Message: "no ServiceAccount deployer"}),
+			err:        fmt.Errorf("resolve: %w", &targets.NotReadyError{Kind: targets.ServiceAccountMissing, Message: "no ServiceAccount deployer"}),
 			wantReason: v1.ReasonServiceAccountNotFound, wantMessage: "No ServiceAccount deployer.",
 		},
 		"not a NotReadyError": {

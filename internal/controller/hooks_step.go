@@ -12,14 +12,14 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
 	"kumodo.io/convoy/internal/hooks"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/store"
 )
 
 // hookRun runs the hooks of the render to apply (steps 8 and 12): the
 // Release's lifecycle.hooks and the chart's Helm hooks of the run (install or
-// upgrade), as internal/hooks builds them. The decisions are release.PlanHooks' and
+// upgrade), as internal/hooks builds them. The decisions are policy.PlanHooks' and
 // this run's (which run, what status.hooks records, a Job convoy does not own);
 // internal/apply reads the Jobs, applies the hook objects, creates the Jobs and
 // deletes what the delete policies say.
@@ -31,7 +31,7 @@ type hookRun struct {
 	kind      v1.HookRun
 	hooks     []hooks.Hook
 	// resume is the batch status.hooks records for this render.
-	resume *release.HookBatch
+	resume *policy.HookBatch
 	// rerunning: a forced sync deleted the Jobs; what status.hooks says of them is past.
 	rerunning bool
 	// forced: the apply is a forced sync's; its PreApply batches are recorded so
@@ -45,10 +45,10 @@ type hookRun struct {
 }
 
 // newHookRun gathers the hooks of renderRef. The run is the one status.hooks records
-// for this render (a run that goes on), else the one release.ApplyHookRun decides:
+// for this render (a run that goes on), else the one policy.ApplyHookRun decides:
 // Install when nothing was applied successfully yet and the Release took over no Helm
 // release, else Upgrade.
-func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, chartHooks []hooks.Chart) (*hookRun, error) {
+func newHookRun(r *Reconciler, st *state, in policy.Input, renderRef string, chartHooks []hooks.Chart) (*hookRun, error) {
 	rel := st.rel
 	owner := hooks.Owner{Name: rel.Name, Namespace: rel.Namespace, TargetNamespace: render.TargetNamespace(rel)}
 	var lifecycle []v1.Hook
@@ -68,17 +68,17 @@ func newHookRun(r *Reconciler, st *state, in release.Input, renderRef string, ch
 			return h, err
 		}
 	}
-	return build(release.ApplyHookRun(in.LastSuccessfulRender, rel.Annotations))
+	return build(policy.ApplyHookRun(in.LastSuccessfulRender, rel.Annotations))
 }
 
 // resumeOf is the batch that status.hooks records for these hooks, of the run run of
 // the render renderRef: every entry records a hook of them (records), and none
 // failed; Done when all succeeded; nil otherwise.
-func resumeOf(status []v1.HookStatus, hs []hooks.Hook, renderRef string, run v1.HookRun) *release.HookBatch {
+func resumeOf(status []v1.HookStatus, hs []hooks.Hook, renderRef string, run v1.HookRun) *policy.HookBatch {
 	if len(status) == 0 {
 		return nil
 	}
-	batch := &release.HookBatch{Done: true}
+	batch := &policy.HookBatch{Done: true}
 	for _, s := range status {
 		i := slices.IndexFunc(hs, func(h hooks.Hook) bool { return records(s, h, renderRef, run) })
 		if i < 0 || s.Phase == v1.HookJobFailed {
@@ -116,18 +116,18 @@ func (h *hookRun) target() apply.HookRun {
 }
 
 // run carries out the next step of the hooks of phase: it reads the Jobs of the
-// running batch, decides the step (release.PlanHooks), has internal/apply apply the
+// running batch, decides the step (policy.PlanHooks), has internal/apply apply the
 // hook objects of the batches up to it and create its missing Jobs, and records the
 // batch in status.hooks; when the phase completes, it deletes the hooks whose policy
 // is hook-succeeded, and when a batch fails, those whose policy is hook-failed. It
 // returns nil when every batch of the phase is done, else WaitingForHooks or
 // HookFailed.
-func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result, error) {
+func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*policy.Result, error) {
 	jobs, err := h.applier.ObserveHookJobs(ctx, h.target(), phase, h.resume, h.succeededBefore, h.st.now)
 	if err != nil {
 		return nil, err
 	}
-	step := release.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs.States)
+	step := policy.PlanHooks(phase, h.kind, h.hooks, h.resume, jobs.States)
 	for i := range step.Status {
 		step.Status[i].RenderRef = h.renderRef
 		step.Status[i].Forced = h.forced && phase == v1.HookPreApply
@@ -172,7 +172,7 @@ func (h *hookRun) run(ctx context.Context, phase v1.HookPhase) (*release.Result,
 
 // markReplacing records in step that hook's Job waits for the Job of another run to
 // be gone, and makes the Release look again shortly.
-func markReplacing(step *release.HookStep, hook hooks.Hook) {
+func markReplacing(step *policy.HookStep, hook hooks.Hook) {
 	for i, s := range step.Status {
 		if s.Name == hook.Name && s.Job == hook.Job {
 			step.Status[i].Message = msgReplacing

@@ -13,14 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
-// state is what one reconcile observed and did, beyond release.Input: the objects the
+// state is what one reconcile observed and did, beyond policy.Input: the objects the
 // apply and the status write need.
 type state struct {
 	// rel is the Release as read at the start. Not modified.
@@ -29,7 +29,7 @@ type state struct {
 	now time.Time
 
 	// target is the resolved target cluster; nil when the reconcile stopped before.
-	target *clusters.Target
+	target *targets.Target
 	// render is this reconcile's render; nil when it stopped before rendering or the
 	// render failed.
 	render *render.Result
@@ -53,12 +53,12 @@ type state struct {
 }
 
 // applied is what applyStep did, as it returns it: how the attempt ended, for
-// release.Finish, and what the status write, the events and the metrics take from it.
+// policy.Finish, and what the status write, the events and the metrics take from it.
 // The zero value is a reconcile that applied nothing.
 type applied struct {
 	// result is how the attempt ended: Succeeded, or the Result of the step that
 	// stopped it.
-	result release.Result
+	result policy.Result
 	// chart is the chart version and commit of the render applied; empty when none was.
 	chart v1.RenderChart
 	// syncWave is the new status.syncWave, when the apply changed it: the progress of
@@ -93,9 +93,9 @@ type changeCounts struct {
 // gathered before it, the observer's health included, and the reconcile reports the
 // error as a transient failure (ownFailure). A failure of the cluster or the render is
 // Input.Preflight.
-func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, error) {
+func (r *Reconciler) gather(ctx context.Context, st *state) (policy.Input, error) {
 	rel := st.rel
-	in := release.Input{
+	in := policy.Input{
 		Now:           st.now,
 		Policy:        syncPolicy(rel.Spec.SyncPolicy),
 		FailurePolicy: failurePolicy(rel.Spec.FailurePolicy),
@@ -117,7 +117,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	if st.inventory != nil && st.inventory.SyncWave != nil {
 		// The inventory's syncWave, written with its renderRef: the Release's
 		// status.syncWave misses it when the status write after the apply failed.
-		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, release.WaveCount(st.inventory.SyncWave.Current)
+		in.WaveHold, in.WaveHoldApplied = st.inventory.RenderRef, policy.WaveCount(st.inventory.SyncWave.Current)
 	}
 
 	others, err := sameCluster(ctx, r.waves, rel)
@@ -126,7 +126,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 	}
 	in.ClusterWaveBlocker = clusterWaveBlocker(rel, others)
 
-	if !release.HoldsBeforeRender(in) {
+	if !policy.HoldsBeforeRender(in) {
 		stop, err := r.renderStep(ctx, st)
 		if err != nil {
 			return in, err
@@ -150,7 +150,7 @@ func (r *Reconciler) gather(ctx context.Context, st *state) (release.Input, erro
 // reconcile may apply) and whether it failed. A failed batch holds its render until
 // the render changes or a forced sync, also across restarts of the controller and
 // after its Job is gone. forced: the batch is recorded as a forced sync's.
-func hookRecord(rel *v1.Release, in release.Input) (ref string, phase v1.HookPhase, forced bool, failed *release.FailedHook) {
+func hookRecord(rel *v1.Release, in policy.Input) (ref string, phase v1.HookPhase, forced bool, failed *policy.FailedHook) {
 	hs := rel.Status.Hooks
 	if len(hs) == 0 {
 		return "", "", false, nil
@@ -171,7 +171,7 @@ func hookRecord(rel *v1.Release, in release.Input) (ref string, phase v1.HookPha
 		if ref == "" || !recordsRender(rel, hs[i], ref) {
 			continue
 		}
-		if failed := release.FailedHookOf(ref, hs); failed != nil {
+		if failed := policy.FailedHookOf(ref, hs); failed != nil {
 			return "", "", false, failed
 		}
 		return ref, hs[i].HookPhase, hs[i].Forced, nil
@@ -188,13 +188,13 @@ func recordsRender(rel *v1.Release, s v1.HookStatus, ref string) bool {
 	return slices.Contains(hooks.LegacyJobNames(rel.Name, s.Name, ref), s.Job)
 }
 
-func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {
-	out := release.SyncPolicy{Automatic: ptr.Deref(p.Automatic, false)}
+func syncPolicy(p v1.SyncPolicy) policy.SyncPolicy {
+	out := policy.SyncPolicy{Automatic: ptr.Deref(p.Automatic, false)}
 	if p.Interval != nil {
 		out.Interval = p.Interval.Duration
 	}
 	if b := p.RetryBackoff; b != nil && b.Initial != nil && b.Initial.Duration > 0 {
-		out.Backoff = &release.Backoff{Initial: b.Initial.Duration}
+		out.Backoff = &policy.Backoff{Initial: b.Initial.Duration}
 		if b.Factor != nil {
 			// An invalid factor (rejected by validation) counts as below 1: 2.
 			out.Backoff.Factor, _ = b.Factor.Float64()
@@ -206,19 +206,19 @@ func syncPolicy(p v1.SyncPolicy) release.SyncPolicy {
 	return out
 }
 
-func failurePolicy(p *v1.FailurePolicy) *release.FailurePolicy {
+func failurePolicy(p *v1.FailurePolicy) *policy.FailurePolicy {
 	if p == nil {
 		return nil
 	}
-	out := &release.FailurePolicy{Action: p.Action}
+	out := &policy.FailurePolicy{Action: p.Action}
 	if p.HealthTimeout != nil {
 		out.HealthTimeout = p.HealthTimeout.Duration
 	}
 	return out
 }
 
-func requests(rel *v1.Release) release.Requests {
-	return release.Requests{
+func requests(rel *v1.Release) policy.Requests {
+	return policy.Requests{
 		SyncRequestedAt:        rel.Annotations[v1.AnnotationSyncRequestedAt],
 		ForceRequestedAt:       rel.Annotations[v1.AnnotationSyncForceRequestedAt],
 		SyncRequestedRender:    rel.Annotations[v1.AnnotationSyncRequestedRender],
@@ -235,11 +235,11 @@ func timeOf(t *metav1.Time) *time.Time {
 	return &c
 }
 
-func rollout(r *v1.RolloutStatus) *release.Rollout {
+func rollout(r *v1.RolloutStatus) *policy.Rollout {
 	if r == nil {
 		return nil
 	}
-	out := &release.Rollout{Phase: r.Phase, RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef, Message: r.Message}
+	out := &policy.Rollout{Phase: r.Phase, RenderRef: r.RenderRef, PreviousRenderRef: r.PreviousRenderRef, Message: r.Message}
 	if r.Deadline != nil {
 		out.Deadline = r.Deadline.Time
 	}
@@ -247,11 +247,11 @@ func rollout(r *v1.RolloutStatus) *release.Rollout {
 }
 
 // health is the observer's data from the inventory's status; nil when it wrote none.
-func health(inv *v1.ReleaseInventory) *release.Health {
+func health(inv *v1.ReleaseInventory) *policy.Health {
 	if inv == nil || inv.Status.RenderRef == "" {
 		return nil
 	}
-	h := &release.Health{RenderRef: inv.Status.RenderRef, Generation: inv.Status.ObservedGeneration, State: inv.Status.Health}
+	h := &policy.Health{RenderRef: inv.Status.RenderRef, Generation: inv.Status.ObservedGeneration, State: inv.Status.Health}
 	if len(inv.Status.Objects) > 0 {
 		h.Objects = make(map[v1.ObjectReference]v1.HealthStatus, len(inv.Status.Objects))
 		for _, o := range inv.Status.Objects {
@@ -271,7 +271,7 @@ func health(inv *v1.ReleaseInventory) *release.Health {
 // the controller knows of: the cached inventory's, or the one the controller's own
 // last write or read of it returned (inventories), when the cache has not caught up
 // with it yet. The observer's health counts only for that generation
-// (release.AssessedHealth): a cache that lags behind the write of a wave's apply still
+// (policy.AssessedHealth): a cache that lags behind the write of a wave's apply still
 // holds the assessment of the waves before, which says nothing of it. 0 when there is
 // no inventory.
 func (r *Reconciler) inventoryGeneration(st *state) int64 {
@@ -319,12 +319,12 @@ func (r *Reconciler) adoptInventory(ctx context.Context, rel *v1.Release) (*v1.R
 // pin is the Release's pin for the decisions (step 5). When it names a render other
 // than the current one, the Render object is read, for its existence and, if the
 // apply goes ahead, its manifests.
-func (r *Reconciler) pin(ctx context.Context, st *state) (*release.Pin, error) {
+func (r *Reconciler) pin(ctx context.Context, st *state) (*policy.Pin, error) {
 	p := st.rel.Pin
 	if p == nil || p.RenderRef == "" {
 		return nil, nil
 	}
-	out := &release.Pin{RenderRef: p.RenderRef, RenderExists: true}
+	out := &policy.Pin{RenderRef: p.RenderRef, RenderExists: true}
 	if st.render != nil && st.render.Ref == p.RenderRef {
 		return out, nil
 	}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // releaseMemory holds one value of type T for each Release, valid for the Release of
@@ -14,7 +14,7 @@ import (
 // The reconcile forgets a Release that is gone (Reconciler.forget).
 type releaseMemory[T any] struct {
 	mu     sync.Mutex
-	values map[release.Key]remembered[T]
+	values map[policy.Key]remembered[T]
 }
 
 type remembered[T any] struct {
@@ -23,7 +23,7 @@ type remembered[T any] struct {
 }
 
 // get returns what was put for key when it was the Release of uid; false when none.
-func (m *releaseMemory[T]) get(key release.Key, uid types.UID) (T, bool) {
+func (m *releaseMemory[T]) get(key policy.Key, uid types.UID) (T, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.values[key]; ok && e.uid == uid {
@@ -33,16 +33,16 @@ func (m *releaseMemory[T]) get(key release.Key, uid types.UID) (T, bool) {
 	return zero, false
 }
 
-func (m *releaseMemory[T]) put(key release.Key, uid types.UID, value T) {
+func (m *releaseMemory[T]) put(key policy.Key, uid types.UID, value T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.values == nil {
-		m.values = map[release.Key]remembered[T]{}
+		m.values = map[policy.Key]remembered[T]{}
 	}
 	m.values[key] = remembered[T]{uid: uid, value: value}
 }
 
-func (m *releaseMemory[T]) forget(key release.Key) {
+func (m *releaseMemory[T]) forget(key policy.Key) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.values, key)

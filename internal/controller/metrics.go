@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // metrics are the controller's Prometheus metrics, registered with
@@ -18,19 +18,19 @@ type metrics struct {
 	pending  prometheus.Gauge
 	ready    *prometheus.GaugeVec
 	// overdue and overdueOldest report the waits on the observer's assessment that
-	// are overdue (release.Overdue).
+	// are overdue (policy.Overdue).
 	overdue       prometheus.Gauge
 	overdueOldest prometheus.Gauge
 	// verifications counts the verifications of charts by provider and result.
 	verifications *prometheus.CounterVec
 
 	mu         sync.Mutex
-	pendingSet map[release.Key]bool
+	pendingSet map[policy.Key]bool
 	// readyReason is the reason label of each Release's convoy_release_ready series,
 	// so that a new reason replaces the series rather than adding one.
-	readyReason map[release.Key]string
+	readyReason map[policy.Key]string
 	// overdueSince is the start of each overdue wait on the observer's assessment.
-	overdueSince map[release.Key]time.Time
+	overdueSince map[policy.Key]time.Time
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -64,9 +64,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "convoy_chart_verifications_total",
 			Help: "Verifications of charts (spec.chart.verify), by provider and result: verified, cached (a chart verified before, with the same trust and policy) or the kind of failure (NoSignature, WrongKey, WrongIdentity, DigestMismatch, Misconfigured).",
 		}, []string{"provider", "result"}),
-		pendingSet:   map[release.Key]bool{},
-		readyReason:  map[release.Key]string{},
-		overdueSince: map[release.Key]time.Time{},
+		pendingSet:   map[policy.Key]bool{},
+		readyReason:  map[policy.Key]string{},
+		overdueSince: map[policy.Key]time.Time{},
 	}
 	if reg != nil {
 		m.duration = register(reg, m.duration)
@@ -93,7 +93,7 @@ func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
 }
 
 // observe records one reconcile.
-func (m *metrics) observe(key release.Key, plan release.Plan, out release.Outcome, changes changeCounts, took time.Duration) {
+func (m *metrics) observe(key policy.Key, plan policy.Plan, out policy.Outcome, changes changeCounts, took time.Duration) {
 	if m == nil {
 		return
 	}
@@ -137,20 +137,20 @@ func (m *metrics) setOverdue() {
 
 // setReady sets the convoy_release_ready series of key from its Ready condition.
 // m.mu is held.
-func (m *metrics) setReady(key release.Key, ready release.Condition) {
+func (m *metrics) setReady(key policy.Key, ready policy.Condition) {
 	if old, ok := m.readyReason[key]; ok && old != ready.Reason {
 		m.ready.DeleteLabelValues(key.Namespace, key.Name, old)
 	}
 	m.readyReason[key] = ready.Reason
 	value := 0.0
-	if ready.Status == release.StatusTrue {
+	if ready.Status == policy.StatusTrue {
 		value = 1
 	}
 	m.ready.WithLabelValues(key.Namespace, key.Name, ready.Reason).Set(value)
 }
 
 // forget drops a Release that is gone.
-func (m *metrics) forget(key release.Key) {
+func (m *metrics) forget(key policy.Key) {
 	if m == nil {
 		return
 	}

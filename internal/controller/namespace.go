@@ -18,34 +18,34 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/hostmanager"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // checkNamespace says whether rel has outlived the namespace it was created in
-// (release.OutlivedNamespace) and, on a Release created before convoy recorded its
+// (policy.OutlivedNamespace) and, on a Release created before convoy recorded its
 // namespace's UID, records it when the Release provably belongs to its namespace
-// (release.NamespaceUIDToRecord), once. The namespace is read from the cache; either
+// (policy.NamespaceUIDToRecord), once. The namespace is read from the cache; either
 // action is taken only on what the API server says (the cache may still hold an
 // earlier namespace of that name, after a watch broke, or not yet one just created).
-func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outlived bool, ns release.Namespace, err error) {
+func (r *Reconciler) checkNamespace(ctx context.Context, rel *v1.Release) (outlived bool, ns policy.Namespace, err error) {
 	stored := storedIn(rel)
-	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns release.Namespace) bool {
-		return release.OutlivedNamespace(stored, ns) || release.NamespaceUIDToRecord(stored, ns) != ""
+	ns, err = readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns policy.Namespace) bool {
+		return policy.OutlivedNamespace(stored, ns) || policy.NamespaceUIDToRecord(stored, ns) != ""
 	})
 	if err != nil {
 		return false, ns, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
 	}
-	if release.OutlivedNamespace(stored, ns) {
+	if policy.OutlivedNamespace(stored, ns) {
 		return true, ns, nil
 	}
-	if uid := release.NamespaceUIDToRecord(stored, ns); uid != "" {
+	if uid := policy.NamespaceUIDToRecord(stored, ns); uid != "" {
 		log.FromContext(ctx).Info("Recording the UID of the Release's namespace", "namespaceUID", uid)
 		orig := rel.DeepCopy()
 		metav1.SetMetaDataAnnotation(&rel.ObjectMeta, v1.AnnotationNamespaceUID, string(uid))
 		if err := r.client.Patch(ctx, rel, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return false, ns, fmt.Errorf("record the UID of namespace %s on Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
 		}
-		r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, rel.ResourceVersion)
+		r.writes.record(policy.Key{Namespace: rel.Namespace, Name: rel.Name}, rel.ResourceVersion)
 	}
 	return false, ns, nil
 }
@@ -67,16 +67,16 @@ var errOutlived = errors.New("the Release outlived its namespace and was deleted
 // Both are read from the cache, as at the start: a write that remains possible is one
 // that races a change the cache has not seen yet (milliseconds, not the length of a
 // reconcile). Steady state does not call it (the dry run finds nothing to write).
-func (r *Reconciler) recheckGates(ctx context.Context, st *state, in release.Input) (*release.Result, error) {
+func (r *Reconciler) recheckGates(ctx context.Context, st *state, in policy.Input) (*policy.Result, error) {
 	rel := st.rel
 	stored := storedIn(rel)
-	ns, err := readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns release.Namespace) bool {
-		return release.OutlivedNamespace(stored, ns)
+	ns, err := readNamespace(ctx, r.client, r.apiReader, rel.Namespace, func(ns policy.Namespace) bool {
+		return policy.OutlivedNamespace(stored, ns)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read namespace %s of Release %s/%s: %w", rel.Namespace, rel.Namespace, rel.Name, err)
 	}
-	if release.OutlivedNamespace(stored, ns) {
+	if policy.OutlivedNamespace(stored, ns) {
 		if err := r.deleteOutlived(ctx, rel, ns); err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func (r *Reconciler) recheckGates(ctx context.Context, st *state, in release.Inp
 		return nil, nil
 	}
 	in.ClusterWaveBlocker = blocker
-	if plan := release.Decide(in); plan.Stop != nil && plan.Stop.Reason == v1.ReasonWaitingForClusterWave {
+	if plan := policy.Decide(in); plan.Stop != nil && plan.Stop.Reason == v1.ReasonWaitingForClusterWave {
 		log.FromContext(ctx).Info("Holding the apply: a Release of a lower cluster wave stopped being ready during the reconcile", "blocker", blocker)
 		return plan.Stop, nil
 	}
@@ -100,7 +100,7 @@ func (r *Reconciler) recheckGates(ctx context.Context, st *state, in release.Inp
 
 // readNamespace reads the namespace name from the cache c and, when acts says that
 // what the cache holds would make the caller act, from the API server (apiReader).
-func readNamespace(ctx context.Context, c, apiReader client.Reader, name string, acts func(release.Namespace) bool) (release.Namespace, error) {
+func readNamespace(ctx context.Context, c, apiReader client.Reader, name string, acts func(policy.Namespace) bool) (policy.Namespace, error) {
 	ns, err := hostmanager.Namespace(ctx, c, name)
 	if err != nil || !acts(ns) {
 		return ns, err
@@ -109,8 +109,8 @@ func readNamespace(ctx context.Context, c, apiReader client.Reader, name string,
 }
 
 // storedIn is what obj (a Release or a ReleaseSet) says of the namespace it was created in.
-func storedIn(obj metav1.Object) release.Stored {
-	return release.Stored{
+func storedIn(obj metav1.Object) policy.Stored {
+	return policy.Stored{
 		NamespaceUID: types.UID(obj.GetAnnotations()[v1.AnnotationNamespaceUID]),
 		Created:      obj.GetCreationTimestamp().Time,
 	}
@@ -120,10 +120,10 @@ func storedIn(obj metav1.Object) release.Stored {
 // now), as the namespace's deletion meant: its finalizer then deletes its objects, as
 // for any deletion. The precondition keeps a Release created since, of the same name,
 // from being deleted.
-func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release, ns release.Namespace) error {
+func (r *Reconciler) deleteOutlived(ctx context.Context, rel *v1.Release, ns policy.Namespace) error {
 	msg := fmt.Sprintf("Deleting the Release: %s, and its namespace %s has been deleted since "+
 		"(the namespace controller did not delete it, most likely because convoy's API was not in discovery then).",
-		release.HowOutlived(storedIn(rel), ns), rel.Namespace)
+		policy.HowOutlived(storedIn(rel), ns), rel.Namespace)
 	log.FromContext(ctx).Info(msg)
 	r.events.Eventf(rel, nil, corev1.EventTypeWarning, v1.EventOutlivedNamespace, "Delete", "%s", msg)
 	err := r.client.Delete(ctx, rel, client.Preconditions{UID: &rel.UID})

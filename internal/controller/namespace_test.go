@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // A Release that outlived its namespace is deleted, with what it applied, however
@@ -22,7 +22,7 @@ import (
 // Releases applied their objects into the new one). The test leaves the Release behind
 // the same way, without the namespace controller: it empties the namespace's
 // finalizers before the deletion, so that the namespace goes with its content left in
-// storage, and creates it again at once, well within release.ClockSkewMargin of the
+// storage, and creates it again at once, well within policy.ClockSkewMargin of the
 // Release's creation, while the controller is stopped: the namespace UID the Release recorded tells the two namespaces
 // apart. A Release created in the new namespace stays.
 func TestAReleaseThatOutlivedItsNamespaceIsDeleted(t *testing.T) {
@@ -50,8 +50,8 @@ func TestAReleaseThatOutlivedItsNamespaceIsDeleted(t *testing.T) {
 	e.stopController()
 	<-e.stopped
 	again := e.recreateNamespace(kube, ns)
-	if d := again.CreationTimestamp.Sub(old.CreationTimestamp.Time); d >= release.ClockSkewMargin {
-		t.Fatalf("the namespace was created again %s after the Release, not within the clock skew margin %s", d, release.ClockSkewMargin)
+	if d := again.CreationTimestamp.Sub(old.CreationTimestamp.Time); d >= policy.ClockSkewMargin {
+		t.Fatalf("the namespace was created again %s after the Release, not within the clock skew margin %s", d, policy.ClockSkewMargin)
 	}
 	e.startController()
 

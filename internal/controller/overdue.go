@@ -6,11 +6,11 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // assessment is where the observer's assessment of the Release's ReleaseInventory
-// stands after this reconcile (release.CheckAssessment decides what a wait on it
+// stands after this reconcile (policy.CheckAssessment decides what a wait on it
 // says): due since when, or current.
 //
 // Nothing in the API records when an inventory fell behind its assessment (its
@@ -18,10 +18,10 @@ import (
 // that first found it behind, or that raised its generation. The wait lasts while the
 // inventory stays behind, also across further writes of it. After a restart of the
 // controller, an overdue wait that the Release's status reports keeps the time it
-// reports (release.OverdueSince); a wait not reported yet starts anew, so it is
+// reports (policy.OverdueSince); a wait not reported yet starts anew, so it is
 // reported at most one bound late.
-func (r *Reconciler) assessment(key release.Key, st *state, ap applied) release.Assessment {
-	a := release.Assessment{OverdueAfter: r.overdueAfter}
+func (r *Reconciler) assessment(key policy.Key, st *state, ap applied) policy.Assessment {
+	a := policy.Assessment{OverdueAfter: r.overdueAfter}
 	inv := st.inventory
 	if ap.inventory != nil {
 		inv = ap.inventory
@@ -70,7 +70,7 @@ func assessmentDue(inv *v1.ReleaseInventory) bool {
 func reportedOverdue(rel *v1.Release) (time.Time, bool) {
 	for _, t := range []string{v1.ConditionApplied, v1.ConditionHealthy} {
 		if c := apimeta.FindStatusCondition(rel.Status.Conditions, t); c != nil {
-			if since, ok := release.OverdueSince(c.Message); ok {
+			if since, ok := policy.OverdueSince(c.Message); ok {
 				return since, true
 			}
 		}
@@ -81,7 +81,7 @@ func reportedOverdue(rel *v1.Release) (time.Time, bool) {
 // overdueIsNew says whether o, an overdue wait, is one that rel's status does not
 // report yet: its Warning event is recorded once, in the reconcile that first reports
 // it.
-func overdueIsNew(rel *v1.Release, o *release.Overdue) bool {
+func overdueIsNew(rel *v1.Release, o *policy.Overdue) bool {
 	reported, ok := reportedOverdue(rel)
 	return !ok || !reported.Equal(o.Since)
 }

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // twoWaves makes the test chart's render two sync waves: its ConfigMap in wave 0, its
@@ -56,7 +56,7 @@ func TestObserverAssessmentOverdue(t *testing.T) {
 		rel = e.release("web")
 		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
 		var ok bool
-		since, ok = release.OverdueSince(c.Message)
+		since, ok = policy.OverdueSince(c.Message)
 		return ok && c.Reason == v1.ReasonWaitingForSyncWave, fmt.Sprintf("Applied=%s/%s: %s", c.Status, c.Reason, c.Message)
 	})
 	if since.Before(synced) || since.After(time.Now()) {
@@ -199,19 +199,19 @@ func TestAssessmentDue(t *testing.T) {
 // is gone drops out.
 func TestAssessmentOverdueMetrics(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 4, 10, 0, 0, time.UTC)
-	overdue := func(since time.Time) release.Outcome { return release.Outcome{Overdue: &release.Overdue{Since: since}} }
-	web, api := release.Key{Namespace: "team-a", Name: "web"}, release.Key{Namespace: "team-a", Name: "api"}
+	overdue := func(since time.Time) policy.Outcome { return policy.Outcome{Overdue: &policy.Overdue{Since: since}} }
+	web, api := policy.Key{Namespace: "team-a", Name: "web"}, policy.Key{Namespace: "team-a", Name: "api"}
 	steps := []struct {
 		what       string
 		do         func(m *metrics)
 		wantCount  float64
 		wantOldest time.Time
 	}{
-		{"none overdue", func(m *metrics) { m.observe(web, release.Plan{}, release.Outcome{}, changeCounts{}, 0) }, 0, time.Time{}},
-		{"one overdue", func(m *metrics) { m.observe(web, release.Plan{}, overdue(t0.Add(time.Minute)), changeCounts{}, 0) }, 1, t0.Add(time.Minute)},
-		{"an older one", func(m *metrics) { m.observe(api, release.Plan{}, overdue(t0), changeCounts{}, 0) }, 2, t0},
-		{"the same again", func(m *metrics) { m.observe(api, release.Plan{}, overdue(t0), changeCounts{}, 0) }, 2, t0},
-		{"the older moves on", func(m *metrics) { m.observe(api, release.Plan{}, release.Outcome{}, changeCounts{}, 0) }, 1, t0.Add(time.Minute)},
+		{"none overdue", func(m *metrics) { m.observe(web, policy.Plan{}, policy.Outcome{}, changeCounts{}, 0) }, 0, time.Time{}},
+		{"one overdue", func(m *metrics) { m.observe(web, policy.Plan{}, overdue(t0.Add(time.Minute)), changeCounts{}, 0) }, 1, t0.Add(time.Minute)},
+		{"an older one", func(m *metrics) { m.observe(api, policy.Plan{}, overdue(t0), changeCounts{}, 0) }, 2, t0},
+		{"the same again", func(m *metrics) { m.observe(api, policy.Plan{}, overdue(t0), changeCounts{}, 0) }, 2, t0},
+		{"the older moves on", func(m *metrics) { m.observe(api, policy.Plan{}, policy.Outcome{}, changeCounts{}, 0) }, 1, t0.Add(time.Minute)},
 		{"the other is gone", func(m *metrics) { m.forget(web) }, 0, time.Time{}},
 	}
 	m := newMetrics(prometheus.NewRegistry())

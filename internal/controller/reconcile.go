@@ -20,9 +20,9 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/clusters"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // ChartFetcher fetches a Release's chart; *source.Fetcher is the implementation.
@@ -49,9 +49,9 @@ type Reconciler struct {
 	apiReader client.Reader
 	clock     clock.Clock
 	source    ChartFetcher
-	clusters  clusters.Resolver
+	clusters  targets.Resolver
 	events    EventRecorder
-	failures  *release.FailureCounter
+	failures  *policy.FailureCounter
 	// retries is the work queue's rate limiter, told when a reconcile keeps the count.
 	retries *retryLimiter
 	// writes holds the resourceVersion of the last write to each Release.
@@ -90,7 +90,7 @@ type Reconciler struct {
 // Reconcile carries out one reconcile of one Release (docs/architecture.md, "The
 // reconcile of a Release").
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	key := release.Key{Namespace: req.Namespace, Name: req.Name}
+	key := policy.Key{Namespace: req.Namespace, Name: req.Name}
 	rel, err := r.readRelease(ctx, key)
 	if err != nil {
 		return r.readFailed(ctx, key, rel, err)
@@ -140,13 +140,13 @@ func (r *Reconciler) ownFailureOf(ctx context.Context, rel *v1.Release, err erro
 // with, failed), the failure is counted once and retried with the Release's
 // retryBackoff; nothing is written from a copy older than the last write. Else the
 // work queue retries.
-func (r *Reconciler) readFailed(ctx context.Context, key release.Key, cached *v1.Release, err error) (reconcile.Result, error) {
+func (r *Reconciler) readFailed(ctx context.Context, key policy.Key, cached *v1.Release, err error) (reconcile.Result, error) {
 	if cached == nil || ctx.Err() != nil {
 		return reconcile.Result{}, err
 	}
 	logr.FromContextOrDiscard(ctx).Error(err, "Cannot read the Release", "release", key.Namespace+"/"+key.Name)
-	in := release.Input{Now: r.clock.Now(), Policy: syncPolicy(cached.Spec.SyncPolicy), Failures: r.failures.Get(key)}
-	out := release.Unrecorded(in, release.Outcome{Result: release.Result{Reason: v1.ReasonDeployFailed, Message: err.Error()}})
+	in := policy.Input{Now: r.clock.Now(), Policy: syncPolicy(cached.Spec.SyncPolicy), Failures: r.failures.Get(key)}
+	out := policy.Unrecorded(in, policy.Outcome{Result: policy.Result{Reason: v1.ReasonDeployFailed, Message: err.Error()}})
 	return r.requeue(key, out, err), requeueError(out, err)
 }
 
@@ -154,7 +154,7 @@ func (r *Reconciler) readFailed(ctx context.Context, key release.Key, cached *v1
 // cached one predates the controller's last write to it. It returns nil when the
 // Release does not exist. When the read from the API server fails, it returns the
 // cached Release with the error.
-func (r *Reconciler) readRelease(ctx context.Context, key release.Key) (*v1.Release, error) {
+func (r *Reconciler) readRelease(ctx context.Context, key policy.Key) (*v1.Release, error) {
 	objKey := client.ObjectKey{Namespace: key.Namespace, Name: key.Name}
 	rel := &v1.Release{}
 	err := r.client.Get(ctx, objKey, rel)
@@ -178,7 +178,7 @@ func (r *Reconciler) readRelease(ctx context.Context, key release.Key) (*v1.Rele
 }
 
 // reconcileRelease is steps 2–12 and the status write.
-func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel *v1.Release) (reconcile.Result, error) {
+func (r *Reconciler) reconcileRelease(ctx context.Context, key policy.Key, rel *v1.Release) (reconcile.Result, error) {
 	started := r.clock.Now()
 	st := &state{rel: rel, now: started}
 	in, err := r.gather(ctx, st)
@@ -189,23 +189,23 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 	}
 	in.Failures = r.failures.Get(key)
 
-	plan := release.Decide(in)
+	plan := policy.Decide(in)
 	var ap applied
 	if plan.Apply != nil {
 		if ap, err = r.applyStep(ctx, st, in, plan.Apply); errors.Is(err, errOutlived) {
 			// Its deletion event brings it back, to reconcileDelete.
 			return reconcile.Result{}, nil
 		} else if err != nil {
-			var res *release.Result
+			var res *policy.Result
 			if res, err = ownFailure(ctx, err); err != nil {
 				return reconcile.Result{}, err
 			}
 			ap.result = *res
 		}
 	}
-	out := release.Finish(in, plan, ap.attempt())
-	out = release.Reassessing(healthyCondition(rel), in, out)
-	out = release.CheckAssessment(in, r.assessment(key, st, ap), out)
+	out := policy.Finish(in, plan, ap.attempt())
+	out = policy.Reassessing(healthyCondition(rel), in, out)
+	out = policy.CheckAssessment(in, r.assessment(key, st, ap), out)
 
 	logger := logr.FromContextOrDiscard(ctx).WithValues("reason", out.Result.Reason)
 	if st.render != nil {
@@ -225,7 +225,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 			// (not also as the failure it may have reported), retried with the
 			// Release's retryBackoff.
 			logger.Error(err, "Cannot write the status")
-			out = release.Unrecorded(in, out)
+			out = policy.Unrecorded(in, out)
 			return r.requeue(key, out, err), requeueError(out, err)
 		}
 	}
@@ -245,12 +245,12 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, key release.Key, rel 
 // condition, counted, and retried with the Release's retryBackoff like any transient
 // failure (decision 0166). A cancelled context (the controller stops) is no failure
 // of the Release: it is returned as it is, and nothing is written.
-func ownFailure(ctx context.Context, err error) (*release.Result, error) {
+func ownFailure(ctx context.Context, err error) (*policy.Result, error) {
 	if ctx.Err() != nil {
 		return nil, err
 	}
 	logr.FromContextOrDiscard(ctx).Error(err, "Cannot read or write convoy's own objects")
-	return &release.Result{Reason: v1.ReasonDeployFailed, Message: fmt.Sprintf(
+	return &policy.Result{Reason: v1.ReasonDeployFailed, Message: fmt.Sprintf(
 		"Convoy cannot read or write its own objects on the host cluster: %s. It retries.", strings.TrimSuffix(strings.TrimSpace(err.Error()), "."))}, nil
 }
 
@@ -269,7 +269,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, rel *v1.Release, status v1
 	if err := r.client.Status().Patch(ctx, updated, client.MergeFrom(rel)); err != nil {
 		return fmt.Errorf("write the status of Release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
-	r.writes.record(release.Key{Namespace: rel.Namespace, Name: rel.Name}, updated.ResourceVersion)
+	r.writes.record(policy.Key{Namespace: rel.Namespace, Name: rel.Name}, updated.ResourceVersion)
 	return nil
 }
 
@@ -288,13 +288,13 @@ func (r *Reconciler) patchFinalizer(ctx context.Context, obj client.Object, chan
 		return err
 	}
 	if _, ok := obj.(*v1.Release); ok {
-		r.writes.record(release.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetResourceVersion())
+		r.writes.record(policy.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetResourceVersion())
 	}
 	return nil
 }
 
 // forget drops the in-memory state of a Release that is gone.
-func (r *Reconciler) forget(key release.Key) {
+func (r *Reconciler) forget(key policy.Key) {
 	r.failures.Reset(key)
 	r.writes.forget(key)
 	r.renders.forget(key)

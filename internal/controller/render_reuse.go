@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/store"
 )
@@ -33,10 +33,10 @@ import (
 // for concurrent use; the zero value is ready to use.
 type renderMemory struct {
 	mu      sync.Mutex
-	renders map[release.Key]*rememberedRender
+	renders map[policy.Key]*rememberedRender
 	// warned is the inputs digest of the last unexplained render change reported for
 	// each Release, so that it is reported once.
-	warned map[release.Key]string
+	warned map[policy.Key]string
 }
 
 // rememberedRender is a Release's latest render in memory.
@@ -50,7 +50,7 @@ type rememberedRender struct {
 }
 
 // get returns the remembered render of key when it belongs to the Release of uid.
-func (m *renderMemory) get(key release.Key, uid types.UID) *rememberedRender {
+func (m *renderMemory) get(key policy.Key, uid types.UID) *rememberedRender {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rem := m.renders[key]
@@ -62,7 +62,7 @@ func (m *renderMemory) get(key release.Key, uid types.UID) *rememberedRender {
 
 // put remembers obj, the Render object of res, as key's latest render. The compact
 // form is made once per render: the same ref is the same objects.
-func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) error {
+func (m *renderMemory) put(key policy.Key, obj *v1.Render, res *render.Result) error {
 	kept := *obj
 	kept.Manifests, kept.ManagedFields = nil, nil
 	m.mu.Lock()
@@ -81,7 +81,7 @@ func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.renders == nil {
-		m.renders = map[release.Key]*rememberedRender{}
+		m.renders = map[policy.Key]*rememberedRender{}
 	}
 	// A new entry, not an update of the one get may have handed out.
 	m.renders[key] = &rememberedRender{obj: &kept, compact: compact}
@@ -90,11 +90,11 @@ func (m *renderMemory) put(key release.Key, obj *v1.Render, res *render.Result) 
 
 // warnOnce reports whether an unexplained change for inputs is to be reported, and
 // notes that it was.
-func (m *renderMemory) warnOnce(key release.Key, inputs string) bool {
+func (m *renderMemory) warnOnce(key policy.Key, inputs string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.warned == nil {
-		m.warned = map[release.Key]string{}
+		m.warned = map[policy.Key]string{}
 	}
 	if m.warned[key] == inputs {
 		return false
@@ -103,7 +103,7 @@ func (m *renderMemory) warnOnce(key release.Key, inputs string) bool {
 	return true
 }
 
-func (m *renderMemory) forget(key release.Key) {
+func (m *renderMemory) forget(key policy.Key) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.renders, key)
@@ -336,6 +336,6 @@ func currentRenderName(rel *v1.Release) string {
 	return v1.RenderRef(rel.Status.Render.Ref).RenderName(rel.Name)
 }
 
-func releaseKey(rel *v1.Release) release.Key {
-	return release.Key{Namespace: rel.Namespace, Name: rel.Name}
+func releaseKey(rel *v1.Release) policy.Key {
+	return policy.Key{Namespace: rel.Namespace, Name: rel.Name}
 }

@@ -16,19 +16,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/reasons"
-	"kumodo.io/convoy/internal/release"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // renderStep is steps 3 and 4: resolve and reach the target cluster, render the
 // Release for it, store the Render object if it is new and decide status.render. A
 // failure of the cluster or of the render is returned as the Result that stops the
 // reconcile; an error is a failure to read or write convoy's own objects.
-func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result, error) {
+func (r *Reconciler) renderStep(ctx context.Context, st *state) (*policy.Result, error) {
 	rel := st.rel
 	if stop := r.verificationRequired(rel); stop != nil {
 		return stop, nil
@@ -43,7 +43,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 	}
 	disc, err := target.Discovery()
 	if err != nil {
-		return notReady(&clusters.NotReadyError{Kind: clusters.Unreachable, Cluster: rel.Spec.Cluster,
+		return notReady(&targets.NotReadyError{Kind: targets.Unreachable, Cluster: rel.Spec.Cluster,
 			Message: "cannot read the API of the target cluster: check that it runs", Err: err}), nil
 	}
 	st.target = target
@@ -67,7 +67,7 @@ func (r *Reconciler) renderStep(ctx context.Context, st *state) (*release.Result
 		}
 		// A lookup refused on the target, or a valuesFrom read refused on the host.
 		reason = forbiddenReason(host, forbiddenReason(target, reason, err), err)
-		return &release.Result{Reason: reason, Message: err.Error()}, nil
+		return &policy.Result{Reason: reason, Message: err.Error()}, nil
 	}
 	st.render = res
 	if err := r.storeRender(ctx, st); err != nil {
@@ -90,7 +90,7 @@ func (r *Reconciler) render(ctx context.Context, st *state, req render.Request, 
 	if err != nil {
 		return nil, err
 	}
-	next := release.NextRenderRevision(release.IsUpgrade(lastSuccessfulRender(rel), rel.Annotations), hist.revisions())
+	next := policy.NextRenderRevision(policy.IsUpgrade(lastSuccessfulRender(rel), rel.Annotations), hist.revisions())
 	req.Revision, req.IsUpgrade = next.Revision, next.IsUpgrade
 	if req.Values, err = render.MergeValues(ctx, rel, values); err != nil {
 		return nil, err
@@ -145,14 +145,14 @@ func listingMaxAge(rel *v1.Release) time.Duration {
 	return 0
 }
 
-// notReady is the Result of a target that cannot be used (err, from internal/clusters):
+// notReady is the Result of a target that cannot be used (err, from internal/targets):
 // its reason (ClusterNotReady or ServiceAccountNotFound) and message.
-func notReady(err error) *release.Result {
+func notReady(err error) *policy.Result {
 	msg := err.Error()
-	if e, ok := errors.AsType[*clusters.NotReadyError](err); ok {
+	if e, ok := errors.AsType[*targets.NotReadyError](err); ok {
 		msg = e.Error()
 	}
-	return &release.Result{Reason: reasons.Of(err, v1.ReasonClusterNotReady), Message: capitalize(msg) + "."}
+	return &policy.Result{Reason: reasons.Of(err, v1.ReasonClusterNotReady), Message: capitalize(msg) + "."}
 }
 
 // renderStatus is the new status.render: renderedAt says when the ref first appeared,
@@ -314,7 +314,7 @@ func (r *Reconciler) pruneHistory(ctx context.Context, rel *v1.Release, status v
 // identity (the Release's ServiceAccount under impersonation); a missing Secret stops
 // the reconcile with SourceNotReady, a refused read with Forbidden. The source checks
 // the keys: a verify Secret without the key keys is VerificationFailed there.
-func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clusters.Target) (*source.Credentials, *release.Result) {
+func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *targets.Target) (*source.Credentials, *policy.Result) {
 	ref, field, keys := rel.Spec.Chart.SecretRef, "spec.chart.secretRef", "username and password (or caFile)"
 	g := rel.Spec.Chart.Git
 	if g != nil {
@@ -344,7 +344,7 @@ func (r *Reconciler) credentials(ctx context.Context, rel *v1.Release, host *clu
 
 // chartSecret reads the data of the Secret name, named by field, of the Release's
 // namespace on the host as host's identity.
-func (r *Reconciler) chartSecret(ctx context.Context, rel *v1.Release, host *clusters.Target, name, field, keys string) (map[string][]byte, *release.Result) {
+func (r *Reconciler) chartSecret(ctx context.Context, rel *v1.Release, host *targets.Target, name, field, keys string) (map[string][]byte, *policy.Result) {
 	reader := r.apiReader
 	if host != nil && !host.Identity.IsZero() {
 		reader = host.Client
@@ -353,11 +353,11 @@ func (r *Reconciler) chartSecret(ctx context.Context, rel *v1.Release, host *clu
 	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, &release.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
+		return nil, &policy.Result{Reason: v1.ReasonSourceNotReady, Message: fmt.Sprintf(
 			"The Secret %s/%s named by %s does not exist: create it with the keys %s.",
 			rel.Namespace, name, field, keys)}
 	case err != nil:
-		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
+		return nil, &policy.Result{Reason: forbiddenReason(host, v1.ReasonSourceNotReady, err), Message: fmt.Sprintf(
 			"Cannot read the Secret %s/%s named by %s: %v.", rel.Namespace, name, field, err)}
 	}
 	return secret.Data, nil
@@ -366,12 +366,12 @@ func (r *Reconciler) chartSecret(ctx context.Context, rel *v1.Release, host *clu
 // readValuesSource reads a ConfigMap or Secret of spec.valuesFrom on the host cluster,
 // uncached: convoy does not keep every Secret of the cluster in memory.
 func (r *Reconciler) readValuesSource(ctx context.Context, namespace string, kind v1.ValuesSourceKind, name string) (map[string][]byte, error) {
-	return clusters.ReadValuesSource(ctx, r.apiReader, namespace, kind, name)
+	return targets.ReadValuesSource(ctx, r.apiReader, namespace, kind, name)
 }
 
 // capabilitiesMemo keeps the render Capabilities of each target cluster's current
 // discovery. A Target returns the same *Discovery until it reads the target's API
-// again (clusters.Target.Discovery: a minute, or an invalidation after CRDs), so the
+// again (targets.Target.Discovery: a minute, or an invalidation after CRDs), so the
 // Capabilities are built once per read instead of at every reconcile, where they were
 // ~35 KiB of garbage each (15 % of a steady reconcile's; decision 0136).
 type capabilitiesMemo struct {
@@ -380,13 +380,13 @@ type capabilitiesMemo struct {
 }
 
 type memoCapabilities struct {
-	disc *clusters.Discovery
+	disc *targets.Discovery
 	caps render.Capabilities
 }
 
 // of returns the Capabilities of disc, the current discovery of cluster; callers
 // must not change them (they are shared).
-func (m *capabilitiesMemo) of(cluster string, disc *clusters.Discovery) render.Capabilities {
+func (m *capabilitiesMemo) of(cluster string, disc *targets.Discovery) render.Capabilities {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.byCluster[cluster]; ok && e.disc == disc {

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 func TestSP42_TransientFailureWithoutInitialGoesToTheWorkQueue(t *testing.T) {
@@ -59,7 +59,7 @@ func TestSP41_RestartResetsTheCount(t *testing.T) {
 	if d := e.requeueDelays("web"); d[0] != 500*time.Millisecond || d[1] != 5*time.Second {
 		t.Fatalf("delays %v, want 500ms then 5s", d)
 	}
-	if n := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}); n != 2 {
+	if n := e.reconciler.failures.Get(policy.Key{Namespace: e.ns, Name: "web"}); n != 2 {
 		t.Fatalf("the controller counts %d failures, want 2", n)
 	}
 
@@ -73,7 +73,7 @@ func TestSP41_RestartResetsTheCount(t *testing.T) {
 	if d := e.requeueDelays("web"); d[n] != 500*time.Millisecond {
 		t.Errorf("delays %v: the first failure after the restart waits %v, want initial (500ms): the count starts again", d, d[n])
 	}
-	if got := e.reconciler.failures.Get(release.Key{Namespace: e.ns, Name: "web"}); got < 1 || got > 2 {
+	if got := e.reconciler.failures.Get(policy.Key{Namespace: e.ns, Name: "web"}); got < 1 || got > 2 {
 		t.Errorf("the restarted controller counts %d failures, want the failures since its start", got)
 	}
 }

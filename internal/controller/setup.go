@@ -26,10 +26,10 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/apply"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // DefaultResync is the informer resync period (flag --resync): every Release is
@@ -67,9 +67,9 @@ type Options struct {
 	// controller resolves its sets' sources with it too, so that both share its
 	// caches.
 	Source ChartFetcher
-	// Clusters resolves target clusters. Default: a clusters.Cache on the manager's
+	// Clusters resolves target clusters. Default: a targets.Cache on the manager's
 	// configuration and readers.
-	Clusters clusters.Resolver
+	Clusters targets.Resolver
 	// Clock is read once per reconcile. Default: the real clock.
 	Clock clock.Clock
 	// Events records events. Default: the manager's recorder.
@@ -103,7 +103,7 @@ type Options struct {
 	HealthDataDelay time.Duration
 	// AssessmentOverdueAfter is how long a Release may wait on the observer's
 	// assessment of its ReleaseInventory before it reports the assessment as overdue
-	// (release.DefaultAssessmentOverdueAfter when 0; never when negative).
+	// (policy.DefaultAssessmentOverdueAfter when 0; never when negative).
 	AssessmentOverdueAfter time.Duration
 	// Middleware, when set, wraps the Reconciler as the controller calls it (tests
 	// count reconciles and their results with it).
@@ -144,14 +144,14 @@ func WithDefaults(mgr manager.Manager, o Options) (Options, error) {
 	}
 	switch {
 	case o.AssessmentOverdueAfter == 0:
-		o.AssessmentOverdueAfter = release.DefaultAssessmentOverdueAfter
+		o.AssessmentOverdueAfter = policy.DefaultAssessmentOverdueAfter
 	case o.AssessmentOverdueAfter < 0:
 		o.AssessmentOverdueAfter = 0
 	}
 	if o.Clusters == nil {
-		c, err := clusters.New(clusters.Options{
+		c, err := targets.New(targets.Options{
 			Host:                  mgr.GetConfig(),
-			Reader:                clusters.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()},
+			Reader:                targets.HostReader{Cached: mgr.GetClient(), Direct: mgr.GetAPIReader()},
 			Clock:                 o.Clock,
 			DefaultServiceAccount: o.DefaultServiceAccount,
 		})
@@ -192,7 +192,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) (*Reconciler, er
 		source:            o.Source,
 		clusters:          o.Clusters,
 		events:            o.Events,
-		failures:          release.NewFailureCounter(),
+		failures:          policy.NewFailureCounter(),
 		retries:           newRetryLimiter(),
 		writes:            &writeLog{},
 		renders:           &renderMemory{},

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // newStatus computes the Release's status after a reconcile from the status it read,
@@ -18,11 +18,11 @@ import (
 // inputs give an equal status, so a steady Release gives back the status it had and
 // no write is made. Every time field says when something changed; none is rewritten
 // by a reconcile that found nothing new.
-func newStatus(rel *v1.Release, st *state, ap applied, out release.Outcome) v1.ReleaseStatus {
+func newStatus(rel *v1.Release, st *state, ap applied, out policy.Outcome) v1.ReleaseStatus {
 	s := *rel.Status.DeepCopy()
 	now := st.now
 	s.ObservedGeneration = rel.Generation
-	for _, c := range []release.Condition{out.Applied, out.Healthy, out.Ready} {
+	for _, c := range []policy.Condition{out.Applied, out.Healthy, out.Ready} {
 		setCondition(&s.Conditions, c, rel.Generation, now)
 	}
 	if st.renderStatus != nil {
@@ -80,7 +80,7 @@ func unforced(hooks []v1.HookStatus) []v1.HookStatus {
 
 // setCondition sets c on conditions: lastTransitionTime changes only when the status
 // does, so a condition that stays as it was is not rewritten.
-func setCondition(conditions *[]metav1.Condition, c release.Condition, generation int64, now time.Time) {
+func setCondition(conditions *[]metav1.Condition, c policy.Condition, generation int64, now time.Time) {
 	apimeta.SetStatusCondition(conditions, metav1.Condition{
 		Type:               c.Type,
 		Status:             metav1.ConditionStatus(c.Status),

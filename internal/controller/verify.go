@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/targets"
 	"kumodo.io/convoy/internal/verify"
 )
 
@@ -93,7 +93,7 @@ func chartVerificationAsked(rel *v1.Release) bool {
 // verificationRequired is the Result that refuses a Release which does not ask for
 // verification while the controller requires it (--require-verified-charts); nil
 // when it asks or nothing is required.
-func (r *Reconciler) verificationRequired(rel *v1.Release) *release.Result {
+func (r *Reconciler) verificationRequired(rel *v1.Release) *policy.Result {
 	if !r.requireVerified || chartVerificationAsked(rel) {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (r *Reconciler) verificationRequired(rel *v1.Release) *release.Result {
 	if rel.Spec.Chart.Git != nil {
 		what = "set spec.chart.git.verify with the keys allowed to sign the commits"
 	}
-	return &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+	return &policy.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
 		"Chart verification is required (--require-verified-charts): %s. Nothing is rendered or applied until then.", what)}
 }
 
@@ -109,7 +109,7 @@ func (r *Reconciler) verificationRequired(rel *v1.Release) *release.Result {
 // Release's namespace, as host's identity (like credentials); nil when the Release
 // names none. A missing or unreadable Secret stops the reconcile with
 // VerificationFailed (or Forbidden).
-func (r *Reconciler) trustMaterial(ctx context.Context, rel *v1.Release, host *clusters.Target) (map[string][]byte, *release.Result) {
+func (r *Reconciler) trustMaterial(ctx context.Context, rel *v1.Release, host *targets.Target) (map[string][]byte, *policy.Result) {
 	v := rel.Spec.Chart.Verify
 	if v == nil || v.SecretRef == nil || v.SecretRef.Name == "" {
 		return nil, nil
@@ -122,11 +122,11 @@ func (r *Reconciler) trustMaterial(ctx context.Context, rel *v1.Release, host *c
 	err := reader.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: v.SecretRef.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+		return nil, &policy.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
 			"The Secret %s/%s named by spec.chart.verify.secretRef does not exist: create it with the key %s.",
 			rel.Namespace, v.SecretRef.Name, trustedKeyName(v))}
 	case err != nil:
-		return nil, &release.Result{Reason: forbiddenReason(host, v1.ReasonVerificationFailed, err), Message: fmt.Sprintf(
+		return nil, &policy.Result{Reason: forbiddenReason(host, v1.ReasonVerificationFailed, err), Message: fmt.Sprintf(
 			"Cannot read the Secret %s/%s named by spec.chart.verify.secretRef: %v.", rel.Namespace, v.SecretRef.Name, err)}
 	}
 	return secret.Data, nil
@@ -280,11 +280,11 @@ func (r *Reconciler) recordVerified(ctx context.Context, v *v1.VerifiedStatus, m
 // asks for verification; nil otherwise. The current render was verified by this
 // reconcile; an older one counts as verified when its Render records it
 // (AnnotationVerified).
-func unverifiedRender(rel *v1.Release, obj *v1.Render) *release.Result {
+func unverifiedRender(rel *v1.Release, obj *v1.Render) *policy.Result {
 	if !chartVerificationAsked(rel) || obj.Annotations[v1.AnnotationVerified] != "" {
 		return nil
 	}
-	return &release.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
+	return &policy.Result{Reason: v1.ReasonVerificationFailed, Message: fmt.Sprintf(
 		"Render %s was made from a chart that was not verified, and spec.chart.verify asks for verified charts: it is not applied. "+
 			"Pin a verified render (release history shows them), or remove the pin.", obj.Name)}
 }

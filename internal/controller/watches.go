@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // indexCluster is the cache's field index of Releases by target cluster
@@ -167,7 +167,7 @@ func clusterWaveBlocker(rel *v1.Release, others []v1.Release) string {
 //
 // A lower wave whose render, already reported Healthy, is only re-assessed after convoy
 // applied it again (Healthy Unknown/Reassessing) does not hold them either
-// (release.LowerWaveReady).
+// (policy.LowerWaveReady).
 func waveReady(rel *v1.Release) bool {
-	return release.LowerWaveReady(rel.Generation, rel.DeletionTimestamp != nil, rel.Status.Conditions)
+	return policy.LowerWaveReady(rel.Generation, rel.DeletionTimestamp != nil, rel.Status.Conditions)
 }

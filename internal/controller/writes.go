@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // writeLog remembers, for each Release, the resourceVersion of the controller's last
@@ -16,18 +16,18 @@ import (
 // use; the zero value is ready to use.
 type writeLog struct {
 	mu  sync.Mutex
-	rvs map[release.Key]string
+	rvs map[policy.Key]string
 }
 
 // record notes rv as the resourceVersion that the controller's write to key returned.
-func (w *writeLog) record(key release.Key, rv string) {
+func (w *writeLog) record(key policy.Key, rv string) {
 	if rv == "" {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.rvs == nil {
-		w.rvs = map[release.Key]string{}
+		w.rvs = map[policy.Key]string{}
 	}
 	w.rvs[key] = rv
 }
@@ -35,7 +35,7 @@ func (w *writeLog) record(key release.Key, rv string) {
 // predates reports whether a Release of key at resourceVersion rv is older than the
 // controller's last write to it. A resourceVersion that does not compare (not one of
 // etcd's revisions) never predates.
-func (w *writeLog) predates(key release.Key, rv string) bool {
+func (w *writeLog) predates(key policy.Key, rv string) bool {
 	w.mu.Lock()
 	last, ok := w.rvs[key]
 	w.mu.Unlock()
@@ -47,7 +47,7 @@ func (w *writeLog) predates(key release.Key, rv string) bool {
 }
 
 // forget drops what the log holds for key, a Release that is gone.
-func (w *writeLog) forget(key release.Key) {
+func (w *writeLog) forget(key policy.Key) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.rvs, key)

@@ -3,16 +3,16 @@ package controller
 import (
 	"testing"
 
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 func TestWriteLogPredates(t *testing.T) {
-	web := release.Key{Namespace: "team", Name: "web"}
-	api := release.Key{Namespace: "team", Name: "api"}
+	web := policy.Key{Namespace: "team", Name: "web"}
+	api := policy.Key{Namespace: "team", Name: "api"}
 	cases := []struct {
 		name    string
 		written string // the resourceVersion of the last write to web; "" for none
-		key     release.Key
+		key     policy.Key
 		rv      string
 		want    bool
 	}{
@@ -36,7 +36,7 @@ func TestWriteLogPredates(t *testing.T) {
 }
 
 func TestWriteLogForget(t *testing.T) {
-	web := release.Key{Namespace: "team", Name: "web"}
+	web := policy.Key{Namespace: "team", Name: "web"}
 	w := &writeLog{}
 	w.record(web, "12")
 	w.forget(web)

@@ -7,20 +7,20 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Namespace reads the namespace name from reader (the manager's cache, or the API
 // server) as the decision core knows a namespace: not found, or found with its UID,
 // creation time and whether it is being deleted.
-func Namespace(ctx context.Context, reader client.Reader, name string) (release.Namespace, error) {
+func Namespace(ctx context.Context, reader client.Reader, name string) (policy.Namespace, error) {
 	ns := &corev1.Namespace{}
 	err := reader.Get(ctx, client.ObjectKey{Name: name}, ns)
 	switch {
 	case apierrors.IsNotFound(err):
-		return release.Namespace{}, nil
+		return policy.Namespace{}, nil
 	case err != nil:
-		return release.Namespace{}, err
+		return policy.Namespace{}, err
 	}
-	return release.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
+	return policy.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil}, nil
 }

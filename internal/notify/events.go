@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/source"
 )
 
@@ -220,7 +220,7 @@ func releaseStates(r *v1.Release) []Event {
 		if c == nil {
 			continue
 		}
-		if since, ok := release.OverdueSince(c.Message); ok {
+		if since, ok := policy.OverdueSince(c.Message); ok {
 			add(Event{Type: v1.AlertEventAssessmentOverdue, Render: currentRender(r, ""),
 				Reason: c.Reason, Message: c.Message, Time: since.UTC(),
 				Key: key(r.UID, v1.AlertEventAssessmentOverdue, unix(since))})

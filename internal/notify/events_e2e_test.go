@@ -26,7 +26,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/notify"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/releaseset"
 	"kumodo.io/convoy/internal/source"
 	"kumodo.io/convoy/internal/testenv"
@@ -284,7 +284,7 @@ func TestWebhookAssessmentOverdue(t *testing.T) {
 		if cc == nil {
 			continue
 		}
-		if s, ok := release.OverdueSince(cc.Message); ok {
+		if s, ok := policy.OverdueSince(cc.Message); ok {
 			c, since = cc, s
 			break
 		}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // SP-30 — seed: the reconcile of a Release starts when "The status of the Applied or
@@ -49,7 +49,7 @@ func TestSP30_AHigherClusterWaveWaitsForTheLastSyncWaveOfTheLowerOne(t *testing.
 		},
 	}
 	e.create(low)
-	first := e.waitCondition("low", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("low", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.watchWaveGate(seen, imageNew)
 
 	// The upgrade and the higher wave, at once: the higher wave waits for the lower
@@ -86,7 +86,7 @@ func TestSP30_AHigherClusterWaveWaitsForTheLastSyncWaveOfTheLowerOne(t *testing.
 
 	e.startObserver(observerOptions{})
 	e.waitUpgradeReady("low", first, seen.String)
-	e.waitCondition("high", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("high", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.eventually("the rollout Succeeded", func() (bool, string) {
 		return seen.index("low Succeeded "+ref) >= 0, seen.String()
 	})

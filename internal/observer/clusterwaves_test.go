@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // SP-30 and the cluster waves of docs/waves.md end to end: three
@@ -272,7 +272,7 @@ func TestSP30_AHigherWaveWaitsForTheEditOfALowerWaveToBeAppliedAndHealthy(t *tes
 	upper := appRelease(e.ns, "upper", valuesAvailable)
 	upper.Spec.ClusterWave = 1
 	e.create(upper)
-	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	image := func(name string) string { return e.deployment(e.ns, name).Spec.Template.Spec.Containers[0].Image }
 	before := image("upper")
 
@@ -303,7 +303,7 @@ func TestSP30_AHigherWaveWaitsForTheEditOfALowerWaveToBeAppliedAndHealthy(t *tes
 
 	// Fixed, the lower wave turns Healthy and the upper one applies.
 	e.setValues("lower", valuesFixed)
-	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("upper", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	if got := image("upper"); got == before {
 		t.Errorf("upper's image %s, want its new render's", got)
 	}

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/render/chartrepo"
 	"kumodo.io/convoy/test/corpus"
 )
@@ -166,7 +166,7 @@ func (e *env) corpusReady(name string, automatic bool, old string) string {
 	}
 	e.waitCondition(name, v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
 	e.waitCondition(name, v1.ConditionHealthy, metav1.ConditionTrue, v1.ReasonHealthy)
-	rel := e.waitCondition(name, v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	rel := e.waitCondition(name, v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	return rel.Status.Render.Ref
 }
 

@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
 	"kumodo.io/convoy/internal/manifest"
 	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // DriftChecker compares the live objects on a target cluster with the objects of a
@@ -36,7 +36,7 @@ type DriftChecker interface {
 // checks the last result stands (the one this observer found, so that a status write
 // lost to a conflict is not lost for a whole interval; else the stored one). A check
 // that fails keeps the result, is logged, and is tried again at the next interval.
-func (o *Observer) driftStatus(ctx context.Context, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, now time.Time) (*v1.DriftStatus, time.Duration) {
+func (o *Observer) driftStatus(ctx context.Context, target *targets.Target, rel *v1.Release, inv *v1.ReleaseInventory, now time.Time) (*v1.DriftStatus, time.Duration) {
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}
 	if o.drift == nil || rel.Status.LastSuccessful == nil {
 		return inv.Status.Drift, 0

@@ -16,7 +16,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer/drift"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -40,7 +40,7 @@ func TestNoDriftCheckWhileAnotherRenderIsApplied(t *testing.T) {
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: time.Hour}
 	e.create(rel)
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.waitNoDrift("app", 2*time.Minute)
 	drifts := e.watchDrift("app")
 
@@ -99,7 +99,7 @@ func TestANewLastSuccessfulRenderIsCheckedForDriftAtOnce(t *testing.T) {
 	e.create(rel)
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.waitNoDrift("app", 2*time.Minute)
 
 	e.scale("wave-0", 3)

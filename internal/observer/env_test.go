@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/dev"
 	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/targets"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -110,16 +110,16 @@ func (e *env) startObserver(o observerOptions) *running {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var targets clusters.Resolver
+	var resolver targets.Resolver
 	if o.targetTransport != nil {
 		host := rest.CopyConfig(cfg)
 		host.WrapTransport = o.targetTransport
-		if targets, err = clusters.New(clusters.Options{Host: host, Reader: mgr.GetClient()}); err != nil {
+		if resolver, err = targets.New(targets.Options{Host: host, Reader: mgr.GetClient()}); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	obs, err := Setup(mgr, Options{
-		Clusters: targets,
+		Clusters: resolver,
 		Drift:    o.drift, Syncer: o.syncer, Metrics: prometheus.NewRegistry(), SkipNameValidation: true,
 		IdleWatchTimeout: o.idleWatchTimeout, Settle: o.settle,
 	})

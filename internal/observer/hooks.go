@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hooks"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // hookStatus is the state of the hook Jobs of the Release's running batch
@@ -20,7 +20,7 @@ import (
 // its stored state. A chart's hook Job keeps its name from run to run: a Job of the
 // name that another run created (v1.AnnotationHookRun) is not this run's, which is
 // then Pending.
-func (o *Observer) hookStatus(w *watches, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName, now time.Time) ([]v1.HookStatus, time.Duration, error) {
+func (o *Observer) hookStatus(w *watches, target *targets.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName, now time.Time) ([]v1.HookStatus, time.Duration, error) {
 	if len(rel.Status.Hooks) == 0 {
 		return nil, 0, nil
 	}

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // An inventory entry records the uid of an object convoy's apply created
@@ -29,7 +29,7 @@ import (
 // queues the inventory again. fresh says the view is not the informer's, or is of an
 // object that replaced the one convoy created: its generation is not comparable with
 // the entry's.
-func (o *Observer) viewOf(ctx context.Context, target *clusters.Target, key types.NamespacedName, obj v1.InventoryObject, live *unstructured.Unstructured) (view *unstructured.Unstructured, current, fresh bool, err error) {
+func (o *Observer) viewOf(ctx context.Context, target *targets.Target, key types.NamespacedName, obj v1.InventoryObject, live *unstructured.Unstructured) (view *unstructured.Unstructured, current, fresh bool, err error) {
 	if live == nil || obj.UID == "" || live.GetUID() == obj.UID {
 		return live, true, false, nil
 	}
@@ -55,7 +55,7 @@ func (o *Observer) viewOf(ctx context.Context, target *clusters.Target, key type
 
 // readObject reads ref from target's API server (target.Client does not cache); nil
 // when it is not there.
-func readObject(ctx context.Context, target *clusters.Target, ref v1.ObjectReference) (*unstructured.Unstructured, error) {
+func readObject(ctx context.Context, target *targets.Target, ref v1.ObjectReference) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
 	err := target.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u)

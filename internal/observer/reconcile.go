@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/observer/health"
 	"kumodo.io/convoy/internal/store"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // clusterRecheck is when an inventory whose target cluster cannot be reached is
@@ -46,7 +46,7 @@ func (o *Observer) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	start := o.clock.Now()
 	target, err := o.clusters.Resolve(ctx, onCluster(rel, inv.Cluster))
 	if err != nil {
-		if clusters.IsNotReady(err) {
+		if targets.IsNotReady(err) {
 			log.Info("The target cluster is not ready; assessing later", "reason", err.Error())
 			return reconcile.Result{RequeueAfter: clusterRecheck}, nil
 		}
@@ -120,7 +120,7 @@ type observation struct {
 
 // observe assesses inv on target: its objects' health and its hook Jobs from the
 // informers, drift when due, and the render's sync waves while a wave waits.
-func (o *Observer) observe(ctx context.Context, w *watches, target *clusters.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName) (observation, error) {
+func (o *Observer) observe(ctx context.Context, w *watches, target *targets.Target, rel *v1.Release, inv *v1.ReleaseInventory, key types.NamespacedName) (observation, error) {
 	obs := observation{now: o.clock.Now()}
 	// Health comes from informers shared by every Release on the cluster, with
 	// convoy's own identity (target.Base); the drift check's reads and dry runs act as
@@ -297,7 +297,7 @@ func kindsUsed(cluster string, rel *v1.Release, inv *v1.ReleaseInventory) map[ki
 // objectResults is the health of each inventory object the informers know; synced is
 // false when an informer has not listed its kind yet, or its view of an object is
 // older than what the controller applied (behind, viewOf).
-func (o *Observer) objectResults(ctx context.Context, w *watches, target *clusters.Target, inv *v1.ReleaseInventory, key types.NamespacedName) (map[v1.ObjectReference]health.Result, bool, error) {
+func (o *Observer) objectResults(ctx context.Context, w *watches, target *targets.Target, inv *v1.ReleaseInventory, key types.NamespacedName) (map[v1.ObjectReference]health.Result, bool, error) {
 	results := make(map[v1.ObjectReference]health.Result, len(inv.Objects))
 	synced := true
 	for _, obj := range inv.Objects {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // stalledWatches holds back what the watches through its transport receive while it
@@ -108,7 +108,7 @@ func TestARecreatedObjectIsNotAssessedOnTheObserversViewOfTheDeletedOne(t *testi
 	rel := upgradeRelease(e.ns, "app", `{}`)
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	e.create(rel.DeepCopy())
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	old := &appsv1.Deployment{}
 	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, old); err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestAnObjectReplacedByHandIsAssessedNotWaitedFor(t *testing.T) {
 	e.create(upgradeRelease(e.ns, "app", `{}`))
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	old := &appsv1.Deployment{}
 	if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "wave-0"}, old); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -39,7 +39,7 @@ func TestSP20_AForcedSyncOfAHealthyRenderSucceedsAtOnce(t *testing.T) {
 				e.sync("app")
 			}
 			e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
-			e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+			e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 			forcedAt := e.release("app").Annotations[v1.AnnotationSyncForceRequestedAt]
 			e.forceSync("app")
@@ -64,7 +64,7 @@ func TestSP20_AForcedSyncOfAHealthyRenderSucceedsAtOnce(t *testing.T) {
 			if ro.StartedAt == nil || ro.Deadline == nil || ro.Deadline.Sub(ro.StartedAt.Time) != timeout {
 				t.Errorf("rollout %+v: want a new rollout with a deadline healthTimeout (%s) after its start", ro, timeout)
 			}
-			e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+			e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 			// The forced sync's rollout is a new one: a second start for the render.
 			e.eventually("two rollouts of "+good, func() (bool, string) {
 				n := e.rolloutStarts("app", good)

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // SP-20, SP-21 — seed: "starts a new Progressing rollout, if the Release has a
@@ -44,7 +44,7 @@ func TestSP20_SP21_AForcedRenderWithPreApplyHooksStartsOneRollout(t *testing.T) 
 	good := e.waitRender("app", "")
 	e.sync("app")
 	e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	e.setValues("app", twoWavesFirstNeverAvailable)
 	bad := e.waitRender("app", good)

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Progressive rollout end to end (docs/rollouts.md): the release controller starts a rollout for
@@ -59,7 +59,7 @@ func TestRolloutRollbackAtDeadline(t *testing.T) {
 
 	good := e.waitRender("app", "")
 	e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	// A render whose Deployment never becomes Available: a new rollout.
 	e.setValues("app", valuesNeverAvailable)
@@ -137,7 +137,7 @@ func TestRolloutRollbackAtDeadline(t *testing.T) {
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/app:2" || len(d.Spec.Template.Spec.NodeSelector) != 0 {
 		t.Errorf("Deployment image %s, nodeSelector %v: want the fixed render's", img, d.Spec.Template.Spec.NodeSelector)
 	}
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	// An event at each phase change.
 	for _, reason := range []string{"RolloutProgressing", "RolloutSucceeded", "RolloutFailed", "RolloutRolledBack"} {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Values of the chart twowaves (Deployments wave-0 and wave-1 in sync waves 0 and 1).
@@ -50,7 +50,7 @@ func TestRolloutOfAFirstWaveThatNeverBecomesHealthyRollsBack(t *testing.T) {
 	e.create(rel)
 	good := e.waitRender("app", "")
 	e.waitRollout("app", good, v1.RolloutSucceeded, time.Time{})
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	e.setValues("app", twoWavesFirstNeverAvailable)
 	bad := e.waitRender("app", good)

@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/hostmanager"
 	"kumodo.io/convoy/internal/observer/health"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // Name is the observer's name, in logs and metrics.
@@ -72,9 +72,9 @@ func dropValues(obj any) (any, error) {
 
 // Options configure the observer.
 type Options struct {
-	// Clusters resolves target clusters. Default: a clusters.Cache on the manager's
+	// Clusters resolves target clusters. Default: a targets.Cache on the manager's
 	// configuration and readers.
-	Clusters clusters.Resolver
+	Clusters targets.Resolver
 	// Syncer sends POST …/sync. Default: one on the manager's configuration.
 	Syncer Syncer
 	// Drift checks drift. Nil: no drift checks (status.drift stays empty).
@@ -105,7 +105,7 @@ type Options struct {
 type Observer struct {
 	client    client.Client
 	apiReader client.Reader
-	clusters  clusters.Resolver
+	clusters  targets.Resolver
 	syncer    Syncer
 	drift     DriftChecker
 	clock     clock.Clock
@@ -152,7 +152,7 @@ func Setup(mgr manager.Manager, o Options) (*Observer, error) {
 		o.Metrics = ctrlmetrics.Registry
 	}
 	if o.Clusters == nil {
-		c, err := clusters.New(clusters.Options{
+		c, err := targets.New(targets.Options{
 			Host: mgr.GetConfig(),
 			// The manager's client reads Clusters and Namespaces from the cache and
 			// Secrets (kubeconfigs) from the API server.

@@ -18,7 +18,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer/drift"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -43,7 +43,7 @@ func TestDriftChecksActAsTheReleasesServiceAccount(t *testing.T) {
 	e.create(rel)
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.eventually("a drift check without drift", func() (bool, string) {
 		d := e.inventory("app").Status.Drift
 		return d != nil && d.Since != nil && len(d.Drifted) == 0, fmt.Sprintf("drift %+v", d)

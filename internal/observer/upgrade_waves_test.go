@@ -21,7 +21,7 @@ import (
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/observer/health"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -131,7 +131,7 @@ func TestSP14_UpgradeRollsOutWaveByWave(t *testing.T) {
 	rel := upgradeRelease(e.ns, "app", `{"slowWave1": 8}`)
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	e.create(rel)
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	rollouts := e.watchRollouts(imageNew)
 	e.setValues("app", fmt.Sprintf(`{"slowWave1": 8, "image": %q}`, imageNew))
@@ -157,7 +157,7 @@ func TestSP14_AnUpgradeWhoseStatusWriteFailedStillRollsOutWaveByWave(t *testing.
 	rel := upgradeRelease(e.ns, "app", `{"slowWave1": 10}`)
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	e.create(rel)
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	rollouts := e.watchRollouts(imageNew)
 	fail.Armed.Store(true)
@@ -238,7 +238,7 @@ func TestSP14_DroppedMissingObjectDoesNotBlockUpgrade(t *testing.T) {
 	e.create(upgradeRelease(e.ns, "app", `{"dropped": true}`))
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	// Deleted until the observer reports it Missing: a late /sync of the install
 	// (the observer's) may apply the render again and bring it back.
@@ -287,7 +287,7 @@ func TestSP03_AutomaticReappliesEveryWaveWhileALowerWaveIsUnhealthy(t *testing.T
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: 3 * time.Second}
 	e.create(rel)
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d := &appsv1.Deployment{}
@@ -326,7 +326,7 @@ func TestSP03_ADeploymentDeletedByHandIsAssessedAgainOnceCreatedAgain(t *testing
 	rel := upgradeRelease(e.ns, "app", `{}`)
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	e.create(rel)
-	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	first := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))
 	e.waitUpgradeReady("app", first, func() string { return "" })
 	entry := func() v1.InventoryObject {
@@ -374,7 +374,7 @@ func TestSP14_PinnedRenderRollsOutWaveByWaveInManualMode(t *testing.T) {
 	e.create(upgradeRelease(e.ns, "app", `{}`))
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	renderA := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady).Status.LastSuccessful.RenderRef
+	renderA := e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady).Status.LastSuccessful.RenderRef
 
 	// A late /sync of the observer's may apply render B before the person's does.
 	e.setValues("app", fmt.Sprintf(`{"image": %q}`, imageNew))

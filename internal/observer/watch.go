@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // watches holds one shared informer per (cluster, group-version-kind), started the
@@ -46,7 +46,7 @@ type watches struct {
 
 // clusterWatch is the informers of one connection to one cluster.
 type clusterWatch struct {
-	target  *clusters.Target
+	target  *targets.Target
 	dynamic dynamic.Interface
 	stop    chan struct{}
 	kinds   map[schema.GroupVersionKind]*kindWatch
@@ -81,7 +81,7 @@ func newWatches(ctx context.Context, log logr.Logger, enqueue func(types.Namespa
 // object, nil when it is not on the cluster (or its kind is not served there), and
 // synced false when the informer has not listed the kind yet (no result yet). user is
 // the inventory that asks: it is enqueued when the informer has synced.
-func (w *watches) lookup(target *clusters.Target, ref v1.ObjectReference, user types.NamespacedName) (*unstructured.Unstructured, bool, error) {
+func (w *watches) lookup(target *targets.Target, ref v1.ObjectReference, user types.NamespacedName) (*unstructured.Unstructured, bool, error) {
 	gvk := schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind}
 	kw, served, err := w.kind(target, gvk, user)
 	if err != nil || !served {
@@ -110,7 +110,7 @@ func (w *watches) lookup(target *clusters.Target, ref v1.ObjectReference, user t
 // user as one of its inventories. served is false when the cluster does not serve the
 // kind. The kind is mapped to its resource without the lock held: that may ask the
 // cluster's discovery.
-func (w *watches) kind(target *clusters.Target, gvk schema.GroupVersionKind, user types.NamespacedName) (*kindWatch, bool, error) {
+func (w *watches) kind(target *targets.Target, gvk schema.GroupVersionKind, user types.NamespacedName) (*kindWatch, bool, error) {
 	if kw := w.existing(target, gvk, user); kw != nil {
 		return kw, true, nil
 	}
@@ -169,7 +169,7 @@ func (kw *kindWatch) drop(user types.NamespacedName, now time.Time) {
 
 // existing returns the running informer of gvk on target's connection, recording
 // user; nil when there is none.
-func (w *watches) existing(target *clusters.Target, gvk schema.GroupVersionKind, user types.NamespacedName) *kindWatch {
+func (w *watches) existing(target *targets.Target, gvk schema.GroupVersionKind, user types.NamespacedName) *kindWatch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cw, ok := w.clusters[target.Name]
@@ -186,14 +186,14 @@ func (w *watches) existing(target *clusters.Target, gvk schema.GroupVersionKind,
 
 // cluster returns the informers of target's cluster; a new connection to the cluster
 // (its kubeconfig changed) replaces them. w.mu is held.
-func (w *watches) cluster(target *clusters.Target) *clusterWatch {
+func (w *watches) cluster(target *targets.Target) *clusterWatch {
 	if cw, ok := w.clusters[target.Name]; ok {
 		if cw.target == target {
 			return cw
 		}
 		w.stopCluster(target.Name, cw)
 	}
-	// internal/clusters builds the client; target is the connection with convoy's
+	// internal/targets builds the client; target is the connection with convoy's
 	// own identity (target.Base), shared by every Release on the cluster.
 	cw := &clusterWatch{target: target, dynamic: target.Dynamic(), stop: make(chan struct{}), kinds: map[schema.GroupVersionKind]*kindWatch{}}
 	w.clusters[target.Name] = cw

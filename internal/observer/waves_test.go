@@ -27,7 +27,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/observer/drift"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/testenv"
 	"kumodo.io/convoy/internal/wiring"
 )
@@ -209,7 +209,7 @@ func TestSP14_ManualSyncCarriesThroughThreeWaves(t *testing.T) {
 	person := e.sync("app")
 	rel := e.waitCondition("app", v1.ConditionApplied, metav1.ConditionTrue, v1.ReasonApplied)
 	e.waitCondition("app", v1.ConditionHealthy, metav1.ConditionTrue, v1.ReasonHealthy)
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	for _, step := range [][2]string{{"available wave-0", "applied wave-1"}, {"available wave-1", "applied wave-2"}} {
 		before, after := deployments.index(step[0]), deployments.index(step[1])
@@ -266,7 +266,7 @@ func TestSP36_DriftReportedWithinIntervalManualWaitsForSync(t *testing.T) {
 	e.create(rel)
 	e.waitCondition("app", v1.ConditionApplied, metav1.ConditionFalse, v1.ReasonWaitingForSync)
 	e.sync("app")
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 	e.eventually("a drift check without drift", func() (bool, string) {
 		d := e.inventory("app").Status.Drift
 		return d != nil && d.Since != nil && len(d.Drifted) == 0, fmt.Sprintf("drift %+v", d)
@@ -312,7 +312,7 @@ func TestSP36_DriftAutomaticModePutsItBack(t *testing.T) {
 	rel.Spec.SyncPolicy.Automatic = ptr.To(true)
 	rel.Spec.SyncPolicy.Interval = &metav1.Duration{Duration: 3 * time.Second}
 	e.create(rel)
-	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, release.ReasonReady)
+	e.waitCondition("app", v1.ConditionReady, metav1.ConditionTrue, policy.ReasonReady)
 
 	e.scale("wave-0", 3)
 	e.eventually("the periodic reconcile puts replicas back", func() (bool, string) {

@@ -1,6 +1,6 @@
 // Package reasons reads the Release reason an error carries. The errors of
 // internal/apply (*apply.Error), internal/render (*render.Error) and
-// internal/clusters (*clusters.NotReadyError) know the reason of the Release
+// internal/targets (*clusters.NotReadyError) know the reason of the Release
 // condition they lead to (one of the v1alpha1.Reason* names) and implement
 // Carrier; the controller reads it with Of, and nowhere else. It decides nothing
 // else and does no I/O.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Input is everything a plan is made from, as observed in one reconcile.
@@ -104,7 +104,7 @@ func observe(rel *v1.Release, rev string) observed {
 	// render) is no failure at this one; holds (WaitingForSync, Pinned, …) and
 	// transient failures (ClusterNotReady, DeployFailed, …) are none either.
 	if c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied); !o.failed && c != nil &&
-		c.Status == metav1.ConditionFalse && c.ObservedGeneration == rel.Generation && release.KindOf(c.Reason) == release.KindFailure {
+		c.Status == metav1.ConditionFalse && c.ObservedGeneration == rel.Generation && policy.KindOf(c.Reason) == policy.KindFailure {
 		o.failed, o.applied = true, c
 	}
 	return o

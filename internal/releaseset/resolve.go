@@ -18,9 +18,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	convoyclusters "kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/render"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/targets"
 )
 
 // SourceResolver resolves a chart source as a Release's fetch would (*source.Fetcher,
@@ -33,7 +33,7 @@ type SourceResolver interface {
 // (clusters.Resolver): its spec.serviceAccountName, else the controller's default
 // service account, under impersonation.
 type HostResolver interface {
-	Host(ctx context.Context, release *v1.Release) (*convoyclusters.Target, error)
+	Host(ctx context.Context, release *v1.Release) (*targets.Target, error)
 }
 
 const (
@@ -261,7 +261,7 @@ func readValues(ctx context.Context, reader client.Reader, ns string, refs []v1.
 	for i, ref := range refs {
 		key := render.ValuesKey(ref)
 		what := fmt.Sprintf("spec.template.spec.valuesFrom[%d] (%s %s/%s, key %s)", i, ref.Kind, ns, ref.Name, key)
-		data, err := convoyclusters.ReadValuesSource(ctx, reader, ns, ref.Kind, ref.Name)
+		data, err := targets.ReadValuesSource(ctx, reader, ns, ref.Kind, ref.Name)
 		switch {
 		case apierrors.IsNotFound(err) && ref.Optional:
 			out = append(out, valuesRead{Ref: ref})

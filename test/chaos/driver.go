@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"kumodo.io/convoy/api/v1alpha1"
-	convoyrelease "kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // act is one kind of change the driver makes.
@@ -447,9 +447,9 @@ func (d *driver) resync(ctx context.Context, r *release) error {
 // namespace step found the old chaos-2 Releases, and counted them as existing).
 func goingAway(rel *v1alpha1.Release, ns *corev1.Namespace) bool {
 	return rel.DeletionTimestamp != nil || ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating ||
-		convoyrelease.OutlivedNamespace(
-			convoyrelease.Stored{NamespaceUID: types.UID(rel.Annotations[v1alpha1.AnnotationNamespaceUID]), Created: rel.CreationTimestamp.Time},
-			convoyrelease.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time})
+		policy.OutlivedNamespace(
+			policy.Stored{NamespaceUID: types.UID(rel.Annotations[v1alpha1.AnnotationNamespaceUID]), Created: rel.CreationTimestamp.Time},
+			policy.Namespace{Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time})
 }
 
 // patch sends a JSON merge patch to the Release or one of its subresources.

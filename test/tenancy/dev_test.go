@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/clusters"
 	"kumodo.io/convoy/internal/controller"
 	"kumodo.io/convoy/internal/dev"
+	"kumodo.io/convoy/internal/targets"
 	"kumodo.io/convoy/internal/testenv"
 )
 
@@ -49,7 +49,7 @@ func TestDevObserverActsAsTheServiceAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asDeployer := testenv.Client(t, clusters.Impersonating(cfg, clusters.Identity{Namespace: ns, ServiceAccount: deployer}), scheme)
+	asDeployer := testenv.Client(t, targets.Impersonating(cfg, targets.Identity{Namespace: ns, ServiceAccount: deployer}), scheme)
 
 	dryRun := func(namespace string) error {
 		cm := &unstructured.Unstructured{}

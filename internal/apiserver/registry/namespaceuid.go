@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	convoyv1alpha1 "kumodo.io/convoy/api/v1alpha1"
-	"kumodo.io/convoy/internal/release"
+	"kumodo.io/convoy/internal/policy"
 )
 
 // Namespaces reads a namespace of the host cluster from kube-apiserver itself (not
@@ -43,7 +43,7 @@ func (n LiveNamespaces) Get(ctx context.Context, name string) (*corev1.Namespace
 // update keeps the stored value: a request that changes or removes it is not refused,
 // the stored value silently stays, as metadata.uid does. On an object stored without
 // one (created before convoy recorded it), an update may record it once, and only as
-// the UID of the namespace the object provably belongs to (release.NamespaceUIDToRecord):
+// the UID of the namespace the object provably belongs to (policy.NamespaceUIDToRecord):
 // any other value is refused. With namespaces nil (a server without a client of the
 // host cluster) store is returned as is and nothing is recorded.
 //
@@ -96,7 +96,7 @@ func RecordNamespaceUID(store *genericregistry.Store, kind string, namespaces Na
 		if err != nil {
 			return nil, err
 		}
-		want := release.NamespaceUIDToRecord(release.Stored{Created: o.GetCreationTimestamp().Time}, release.Namespace{
+		want := policy.NamespaceUIDToRecord(policy.Stored{Created: o.GetCreationTimestamp().Time}, policy.Namespace{
 			Found: true, UID: ns.UID, Created: ns.CreationTimestamp.Time, Terminating: ns.DeletionTimestamp != nil,
 		})
 		if want == "" || types.UID(value) != want {
@@ -105,7 +105,7 @@ func RecordNamespaceUID(store *genericregistry.Store, kind string, namespaces Na
 				"convoy apiserver records the UID of the namespace a %s is created in; on one created before it did, "+
 					"the value may be set only to the UID of namespace %s (%s), once that namespace provably held the %s "+
 					"(it was created more than %s before it, and is not terminating): remove the annotation from the request",
-				kind, ns.Name, ns.UID, kind, release.ClockSkewMargin))})
+				kind, ns.Name, ns.UID, kind, policy.ClockSkewMargin))})
 		}
 		return finishNothing, nil
 	}
