@@ -9,7 +9,7 @@ TOOLS_BIN := $(CURDIR)/bin/tools
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 TEST_TIMEOUT ?= 45m
-# Go packages to test (override to run a subset: make test PKGS=./internal/release/...).
+# Go packages to test (override to run a subset: make test PKGS=./internal/policy/...).
 PKGS ?= ./...
 
 .PHONY: all dev test test-unit build kube generate lint verify verify-codegen clean
@@ -141,7 +141,7 @@ FUZZ_TARGETS := \
 	./internal/apiserver/registry/release:FuzzReleaseWrites \
 	./internal/apiserver/registry/release:FuzzSyncRequest \
 	./internal/apiserver/registry/render:FuzzRedactSecrets \
-	./internal/clusters:FuzzKubeconfig \
+	./internal/targets:FuzzKubeconfig \
 	./internal/render:FuzzMutation \
 	./internal/render:FuzzMergeValues
 FUZZTIME ?= 2m
