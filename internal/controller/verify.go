@@ -17,6 +17,7 @@ import (
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/policy"
 	"kumodo.io/convoy/internal/source"
+	"kumodo.io/convoy/internal/store"
 	"kumodo.io/convoy/internal/targets"
 	"kumodo.io/convoy/internal/verify"
 )
@@ -269,8 +270,8 @@ func (r *Reconciler) recordVerified(ctx context.Context, v *v1.VerifiedStatus, m
 		patched.Annotations = map[string]string{}
 	}
 	patched.Annotations[v1.AnnotationVerified] = verifiedAnnotation(v)
-	if err := r.client.Patch(ctx, patched, client.MergeFrom(meta)); err != nil {
-		return nil, fmt.Errorf("record the verification on Render %s/%s: %w", meta.Namespace, meta.Name, err)
+	if err := store.PatchRenderMetadata(ctx, r.client, patched, meta); err != nil {
+		return nil, fmt.Errorf("record the verification: %w", err)
 	}
 	return patched, nil
 }
