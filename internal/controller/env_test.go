@@ -341,6 +341,20 @@ func (e *env) writeHealthy(name, renderRef string) {
 	}
 }
 
+// outlivedGone says whether the Release old is gone: no Release of its name, or one of
+// another UID (a Release created since).
+func (e *env) outlivedGone(old *v1.Release) (bool, string) {
+	rel := &v1.Release{}
+	err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), rel)
+	switch {
+	case err == nil && rel.UID == old.UID:
+		return false, fmt.Sprintf("the Release is there, deletionTimestamp %v", rel.DeletionTimestamp)
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, fmt.Sprintf("get the Release: %v", err)
+	}
+	return true, ""
+}
+
 // recreateNamespace removes the test's namespace ns at once, its content left in
 // storage (the namespace finalized without emptying it, as the namespace controller
 // does on a discovery without convoy's API), and creates it again with its labels.

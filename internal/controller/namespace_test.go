@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "kumodo.io/convoy/api/v1alpha1"
 	"kumodo.io/convoy/internal/policy"
@@ -56,13 +54,8 @@ func TestAReleaseThatOutlivedItsNamespaceIsDeleted(t *testing.T) {
 	e.startController()
 
 	e.eventually("the Release that outlived its namespace gone, with web-config", func() (bool, string) {
-		rel := &v1.Release{}
-		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), rel)
-		switch {
-		case err == nil && rel.UID == old.UID:
-			return false, fmt.Sprintf("the Release is there, deletionTimestamp %v", rel.DeletionTimestamp)
-		case err != nil && !apierrors.IsNotFound(err):
-			return false, fmt.Sprintf("get the Release: %v", err)
+		if gone, why := e.outlivedGone(old); !gone {
+			return false, why
 		}
 		if cm := e.configMap("web-config"); cm != nil {
 			return false, "web-config is left"

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -163,17 +162,7 @@ func TestOutlivedNamespaceReadAgainBeforeTheFirstWrite(t *testing.T) {
 	defer w.Stop()
 	close(gate.release)
 
-	e.eventually("the Release that outlived its namespace gone", func() (bool, string) {
-		rel := &v1.Release{}
-		err := e.client.Get(e.ctx, client.ObjectKeyFromObject(old), rel)
-		switch {
-		case err == nil && rel.UID == old.UID:
-			return false, fmt.Sprintf("the Release is there, deletionTimestamp %v", rel.DeletionTimestamp)
-		case err != nil && !apierrors.IsNotFound(err):
-			return false, fmt.Sprintf("get the Release: %v", err)
-		}
-		return true, ""
-	})
+	e.eventually("the Release that outlived its namespace gone", func() (bool, string) { return e.outlivedGone(old) })
 	if got := e.greeting("web-config"); got != "" {
 		t.Fatalf("web-config is left in the new namespace with greeting %q", got)
 	}
