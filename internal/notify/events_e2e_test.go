@@ -379,7 +379,7 @@ func TestQueueFullDropsAreCountedAndShownAndReconcilesGoOn(t *testing.T) {
 		}
 		return len(notReady) == 0, fmt.Sprintf("not Ready: %v", notReady)
 	})
-	n := &notifier{metrics: reg}
+	n := &notifier{t: t, metrics: reg}
 	testenv.Eventually(t, e.ctx, "3 drops counted", 10*time.Second, func() (bool, string) {
 		d := n.count(v1.AlertProviderWebhook, "dropped")
 		return d == releases-2, fmt.Sprintf("%d dropped", d)
