@@ -1,8 +1,7 @@
 // Package verifytest makes what tests of chart verification need: PGP keys made in
 // the test, their public keyrings, and provenance files signed with Helm's own
 // signing code (provenance.Signatory.ClearSign), as `helm package --sign` makes
-// them; cosign keys, keyless signers (a virtual Sigstore instance) and the
-// Sigstore bundles they make, attached to charts in OCI registries (cosign.go).
+// them.
 package verifytest
 
 import (
