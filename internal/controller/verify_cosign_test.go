@@ -1,6 +1,10 @@
 package controller
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +86,8 @@ func (e *env) cosignSecret(name string, key *verifytest.CosignKey) {
 // signed by another key, or keyless by another subject: Applied=False
 // VerificationFailed with the failure's kind, nothing rendered or applied. Keyless,
 // against the trusted root of the controller's options: applied, the identity is the
-// certificate's subject.
+// certificate's subject. A registry that does not answer the read of the signatures:
+// SourceNotReady.
 func TestCosignVerifiedChart(t *testing.T) {
 	sigstore := verifytest.NewSigstore(t)
 	e := newEnv(t, envOptions{sigstoreRoot: sigstore.TrustedMaterial()})
@@ -181,4 +186,37 @@ func TestCosignVerifiedChart(t *testing.T) {
 			}
 		})
 	}
+
+	// A registry that serves the chart but fails to list its signatures: the source is
+	// not ready (retried), not a verification failure nor a failure of convoy's own.
+	t.Run("signatures-unread", func(t *testing.T) {
+		repo, d := reg.push("unread")
+		trusted.SignOCI(t, repo, d)
+		target, err := url.Parse(reg.Server.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if strings.Contains(req.URL.Path, "/referrers/") {
+				http.Error(w, "referrers are down", http.StatusInternalServerError)
+				return
+			}
+			proxy.ServeHTTP(w, req)
+		}))
+		t.Cleanup(front.Close)
+		e.createRelease("unread", automatic(), fromCosignRepo(reg, "unread", "cosign-keys", nil), func(r *v1.Release) {
+			r.Spec.Chart.Repository = "oci://" + strings.TrimPrefix(front.URL, "http://") + "/unread"
+		})
+		rel := e.waitApplied("unread", "False", v1.ReasonSourceNotReady)
+		msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message
+		for _, want := range []string{"reading the cosign signatures", "/unread/app@" + d.String(), "convoy retries"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Applied message %q does not say %q", msg, want)
+			}
+		}
+		if rel.Status.Render != nil || e.configMap("unread-config") != nil {
+			t.Errorf("status.render %+v: a chart whose signatures were not read was rendered or applied", rel.Status.Render)
+		}
+	})
 }
