@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,8 @@ type envOptions struct {
 	assessmentOverdueAfter time.Duration
 	// requireVerifiedCharts is Options.RequireVerifiedCharts.
 	requireVerifiedCharts bool
+	// sigstoreRoot is Options.SigstoreTrustedRoot (keyless cosign signatures).
+	sigstoreRoot root.TrustedMaterial
 }
 
 // requestCounter counts the controller's HTTP requests, as testenv.RequestCounter
@@ -139,6 +142,7 @@ func (e *env) startController() {
 		HealthDataDelay:        o.healthDataDelay,
 		AssessmentOverdueAfter: o.assessmentOverdueAfter,
 		RequireVerifiedCharts:  o.requireVerifiedCharts,
+		SigstoreTrustedRoot:    o.sigstoreRoot,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -112,3 +112,48 @@ func TestGitVerifiedCommits(t *testing.T) {
 		}()
 	}
 }
+
+// TestRequireVerifiedChartsGit: with --require-verified-charts, a Release of a chart
+// from Git without spec.chart.git.verify is refused (VerificationFailed, told to set
+// spec.chart.git.verify), nothing of it rendered or applied; one with it, on a commit a
+// trusted key signed, is applied and status.render.verified names the provider git
+// and the key.
+func TestRequireVerifiedChartsGit(t *testing.T) {
+	e := newEnv(t, envOptions{requireVerifiedCharts: true})
+	srv := gittest.NewServer(t, gitUser, gitPassword)
+	key := gittest.PGPKey(t, "release")
+	e.createGitSecret("git-creds", srv, gitPassword)
+	e.createKeysSecret("release-signers", key.Public)
+	repo := srv.Repo(t, "charts")
+	signed := repo.SignedCommit(t, "main", "web 1.0.0", gittest.Chart("web", "web", "1.0.0", nil), key)
+
+	e.createRelease("unverified", automatic(), fromGit(srv.RepoURL("charts"), "web", "main"))
+	rel := e.waitApplied("unverified", "False", v1.ReasonVerificationFailed)
+	msg := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied).Message
+	for _, s := range []string{"verification is required", "set spec.chart.git.verify"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("Applied message %q does not say %q", msg, s)
+		}
+	}
+
+	e.createRelease("verified", automatic(), fromGit(srv.RepoURL("charts"), "web", "main"), verifiedBy("release-signers"))
+	rel = e.waitApplied("verified", "True", v1.ReasonApplied)
+	if rel.Status.LastSuccessful == nil || rel.Status.LastSuccessful.Commit != signed {
+		t.Errorf("lastSuccessful = %+v, want the signed commit %s", rel.Status.LastSuccessful, signed)
+	}
+	if v := rel.Status.Render.Verified; v == nil || v.Provider != "git" || v.Identity != key.Fingerprint {
+		t.Errorf("status.render.verified = %+v, want git and the key %s", v, key.Fingerprint)
+	}
+	if cm := e.configMap("verified-web"); cm == nil || cm.Data["version"] != "1.0.0" {
+		t.Errorf("ConfigMap verified-web = %+v, want version 1.0.0 applied", cm)
+	}
+
+	// The refused Release has stayed refused meanwhile (it reconciles every second).
+	e.consistently("the unverified Release neither rendered nor applied", 2*time.Second, func() (bool, string) {
+		rel := e.release("unverified")
+		c := apimeta.FindStatusCondition(rel.Status.Conditions, v1.ConditionApplied)
+		ok := c != nil && c.Reason == v1.ReasonVerificationFailed && rel.Status.Render == nil &&
+			len(e.renders("unverified")) == 0 && e.configMap("unverified-web") == nil
+		return ok, fmt.Sprintf("Applied %+v, render %+v, %d Renders", c, rel.Status.Render, len(e.renders("unverified")))
+	})
+}

@@ -191,6 +191,10 @@ func (r *Reconciler) verifyChart(ctx context.Context, st *state, chart *source.C
 				SubjectRegExp: k.SubjectRegExp, TransparencyLog: k.TransparencyLog == nil || *k.TransparencyLog}
 		}
 		res, err = verify.Cosign(ctx, chart.OCIRepository, chart.Digest, opts)
+		if err != nil && verify.KindOf(err) == "" && ctx.Err() == nil {
+			// The registry did not answer the read of the signatures: as for the chart.
+			return nil, signaturesUnread{fmt.Errorf("%w; check that the registry is up and serves the chart's referrers (convoy retries)", err)}
+		}
 	default:
 		err = &verify.Error{Kind: verify.Misconfigured, Subject: "chart " + chart.What,
 			Err: fmt.Errorf("unknown provider %q", v.Provider)}
@@ -208,6 +212,14 @@ func (r *Reconciler) verifyChart(ctx context.Context, st *state, chart *source.C
 	r.verified.put(key, e)
 	return verifiedStatus(e), nil
 }
+
+// signaturesUnread is a registry's failure to answer the read of a chart's cosign
+// signatures: SourceNotReady, retried with a backoff as a failed fetch of the chart
+// is, not a failure of convoy's own.
+type signaturesUnread struct{ error }
+
+func (e signaturesUnread) Reason() string { return v1.ReasonSourceNotReady }
+func (e signaturesUnread) Unwrap() error  { return e.error }
 
 // verificationHint says what to do about a failed verification.
 func verificationHint(rel *v1.Release, v *v1.ChartVerify, kind verify.Kind) string {

@@ -265,6 +265,13 @@ func TestPendingUnverifiedRenderNotAppliedOnceVerifyIsOn(t *testing.T) {
 // (AnnotationVerified), as release history shows it.
 func (e *env) wantRenderVerified(release, ref, key string) {
 	e.t.Helper()
+	e.wantRenderVerifiedBy(release, ref, "helm", key)
+}
+
+// wantRenderVerifiedBy checks that the Render of ref records its verification by
+// provider with identity.
+func (e *env) wantRenderVerifiedBy(release, ref, provider, identity string) {
+	e.t.Helper()
 	e.eventually("the Render records its verification", func() (bool, string) {
 		obj := &v1.Render{}
 		if err := e.client.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: v1.RenderRef(ref).RenderName(release)}, obj); err != nil {
@@ -275,7 +282,7 @@ func (e *env) wantRenderVerified(release, ref, key string) {
 		if err := json.Unmarshal([]byte(ann), &v); err != nil {
 			return false, fmt.Sprintf("annotation %q: %v", ann, err)
 		}
-		return v.Provider == "helm" && v.Identity == key && v.Time != nil, fmt.Sprintf("annotation %q", ann)
+		return v.Provider == provider && v.Identity == identity && v.Time != nil, fmt.Sprintf("annotation %q", ann)
 	})
 }
 

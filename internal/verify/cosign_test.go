@@ -3,34 +3,20 @@ package verify
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	"github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore-go/pkg/tlog"
-	"google.golang.org/protobuf/encoding/protojson"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"kumodo.io/convoy/internal/render/charttest"
+	"kumodo.io/convoy/internal/verify/verifytest"
 )
 
 // testRegistry is an in-process OCI registry holding charts and the cosign
@@ -43,196 +29,14 @@ func newTestRegistry(t testing.TB, referrersAPI bool) *testRegistry {
 	return &testRegistry{charttest.NewOCIRegistry(t, gcrregistry.WithReferrersSupport(referrersAPI))}
 }
 
-func (r *testRegistry) repo(t testing.TB, path string) *remote.Repository {
-	t.Helper()
-	repo, err := remote.NewRepository(r.Host + "/" + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.PlainHTTP = true
-	return repo
-}
-
 // pushChart pushes a chart of the given version to <path>/podinfo and returns
 // its repository (host/path/podinfo) and manifest digest.
 func (r *testRegistry) pushChart(t testing.TB, path, version string) (string, digest.Digest) {
 	t.Helper()
 	archive := charttest.RawArchive(t, "podinfo", "apiVersion: v2\nname: podinfo\nversion: "+version+"\n")
 	ref := r.Push(t, path, archive)
-	repo, tag, _ := strings.Cut(strings.TrimPrefix(ref, r.Host+"/"), ":")
-	desc, err := r.repo(t, repo).Resolve(context.Background(), tag)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", ref, err)
-	}
-	return r.Host + "/" + repo, desc.Digest
-}
-
-// attach pushes a Sigstore bundle as cosign does: a manifest of artifactType
-// the bundle's media type, with the bundle as its one layer and the chart's
-// manifest as its subject. Where the registry has no referrers API, oras-go
-// keeps the referrers tag sha256-<hex> index instead, as cosign does.
-func (r *testRegistry) attach(t testing.TB, repoPath string, subject digest.Digest, bundleJSON []byte) {
-	t.Helper()
-	ctx := context.Background()
-	repo := r.repo(t, strings.TrimPrefix(repoPath, r.Host+"/"))
-	push := func(mt string, data []byte) ocispec.Descriptor {
-		desc := ocispec.Descriptor{MediaType: mt, Digest: digest.FromBytes(data), Size: int64(len(data))}
-		if err := repo.Push(ctx, desc, bytes.NewReader(data)); err != nil {
-			t.Fatalf("push %s: %v", mt, err)
-		}
-		return desc
-	}
-	const bundleMT = "application/vnd.dev.sigstore.bundle.v0.3+json"
-	cfg := push(ocispec.MediaTypeEmptyJSON, []byte("{}"))
-	layer := push(bundleMT, bundleJSON)
-	layer.Annotations = map[string]string{ocispec.AnnotationTitle: "sha256-" + layer.Digest.Encoded() + ".sigstore.json"}
-	m := ocispec.Manifest{
-		Versioned:    specs.Versioned{SchemaVersion: 2},
-		MediaType:    ocispec.MediaTypeImageManifest,
-		ArtifactType: bundleMT,
-		Config:       cfg,
-		Layers:       []ocispec.Descriptor{layer},
-		Subject:      &ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: subject, Size: 1},
-		Annotations:  map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": cosignSignPredicate},
-	}
-	// The subject's size is that of the chart manifest.
-	sd, err := repo.Resolve(ctx, subject.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Subject.Size = sd.Size
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	push(ocispec.MediaTypeImageManifest, raw)
-}
-
-// statement is the in-toto statement `cosign sign` signs: the manifest digest
-// as its subject, the cosign-sign predicate.
-func statement(d digest.Digest, predicateType string) []byte {
-	return fmt.Appendf(nil, `{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"chart","digest":{"sha256":%q}}],"predicateType":%q,"predicate":{}}`, d.Encoded(), predicateType)
-}
-
-// keyBundle signs the statement over d with a key, as `cosign sign --key`
-// does with the bundle format (without a transparency-log entry).
-func keyBundle(t testing.TB, key sign.Keypair, d digest.Digest, predicateType string) []byte {
-	t.Helper()
-	b, err := sign.Bundle(&sign.DSSEData{Data: statement(d, predicateType), PayloadType: inTotoPayloadType}, key, sign.BundleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := protojson.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// messageBundle signs the manifest bytes themselves (a message signature over
-// the manifest digest).
-func messageBundle(t testing.TB, key sign.Keypair, manifest []byte) []byte {
-	t.Helper()
-	b, err := sign.Bundle(&sign.PlainData{Data: manifest}, key, sign.BundleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := protojson.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func newKey(t testing.TB) (sign.Keypair, []byte) {
-	t.Helper()
-	k, err := sign.NewEphemeralKeypair(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := k.GetPublicKeyPem()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, []byte(p)
-}
-
-// keylessBundle signs the statement over d with a certificate for
-// subject/issuer from the virtual Sigstore's Fulcio, with an RFC 3161
-// timestamp from its TSA and, when withTlog, the entry of its Rekor log
-// (inclusion proof and signed entry timestamp).
-func keylessBundle(t testing.TB, vs *ca.VirtualSigstore, subject, issuer string, d digest.Digest, withTlog bool) []byte {
-	t.Helper()
-	e, err := vs.AttestAtTime(subject, issuer, statement(d, cosignSignPredicate), time.Now().Add(5*time.Minute), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := e.VerificationContent()
-	sc, _ := e.SignatureContent()
-	env := sc.EnvelopeContent().RawEnvelope()
-	payload, err := base64.StdEncoding.DecodeString(env.Payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sigs []*protodsse.Signature
-	for _, s := range env.Signatures {
-		raw, err := base64.StdEncoding.DecodeString(s.Sig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sigs = append(sigs, &protodsse.Signature{Sig: raw, Keyid: s.KeyID})
-	}
-	tss, _ := e.Timestamps()
-	vm := &protobundle.VerificationMaterial{
-		Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-		TimestampVerificationData: &protobundle.TimestampVerificationData{},
-	}
-	for _, ts := range tss {
-		vm.TimestampVerificationData.Rfc3161Timestamps = append(vm.TimestampVerificationData.Rfc3161Timestamps, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
-	}
-	if withTlog {
-		entries, _ := e.TlogEntries()
-		for _, en := range entries {
-			tle := en.TransparencyLogEntry()
-			tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"}
-			set, err := vs.RekorSignPayload(tlog.RekorPayload{
-				Body:           base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
-				IntegratedTime: tle.IntegratedTime,
-				LogIndex:       tle.LogIndex,
-				LogID:          hex.EncodeToString(tle.LogId.KeyId),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
-			vm.TlogEntries = append(vm.TlogEntries, tle)
-		}
-	}
-	b := &protobundle.Bundle{
-		MediaType:            "application/vnd.dev.sigstore.bundle.v0.3+json",
-		VerificationMaterial: vm,
-		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
-			Payload: payload, PayloadType: env.PayloadType, Signatures: sigs,
-		}},
-	}
-	out, err := protojson.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func fingerprintOf(t testing.TB, pemKey []byte) string {
-	t.Helper()
-	blk, _ := pem.Decode(pemKey)
-	if blk == nil {
-		t.Fatal("no PEM")
-	}
-	if _, err := x509.ParsePKIXPublicKey(blk.Bytes); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(blk.Bytes)
-	return "sha256:" + hex.EncodeToString(sum[:8])
+	repo := strings.TrimSuffix(ref, ":"+version)
+	return repo, verifytest.Resolve(t, repo, version)
 }
 
 const (
@@ -246,37 +50,37 @@ const (
 // (in-process) OCI registry: keys and keyless (a virtual Fulcio, Rekor and
 // TSA), with the referrers API and with the referrers tag schema.
 func TestCosign(t *testing.T) {
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
+	if verifytest.CosignSignPredicate != cosignSignPredicate {
+		t.Fatalf("verifytest signs the predicate %q, cosign's is %q", verifytest.CosignSignPredicate, cosignSignPredicate)
 	}
+	vs := verifytest.NewSigstore(t)
 	// untrusted is another Sigstore instance (its own Fulcio, Rekor and TSA)
 	// than the trusted root's.
-	untrusted, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trusted, trustedPEM := newKey(t)
-	other, _ := newKey(t)
-	keyID := fingerprintOf(t, trustedPEM)
+	untrusted := verifytest.NewSigstore(t)
+	trusted, other := verifytest.NewCosignKey(t), verifytest.NewCosignKey(t)
+	keyID := trusted.Fingerprint(t)
 
-	keyless := func(k Keyless) CosignOptions { return CosignOptions{Keyless: &k, TrustedMaterial: vs} }
-	byKey := CosignOptions{PublicKey: trustedPEM}
+	keyless := func(k Keyless) CosignOptions {
+		return CosignOptions{Keyless: &k, TrustedMaterial: vs.TrustedMaterial()}
+	}
+	byKey := CosignOptions{PublicKey: trusted.PublicPEM}
 	exact := Keyless{Issuer: issuer, Subject: signer, TransparencyLog: true}
 
 	type signFunc func(t *testing.T, r *testRegistry, repo string, d digest.Digest)
 	attach := func(make func(t *testing.T, d digest.Digest) []byte) signFunc {
-		return func(t *testing.T, r *testRegistry, repo string, d digest.Digest) { r.attach(t, repo, d, make(t, d)) }
+		return func(t *testing.T, r *testRegistry, repo string, d digest.Digest) {
+			verifytest.Attach(t, repo, d, make(t, d))
+		}
 	}
-	withKey := func(k sign.Keypair) signFunc {
-		return attach(func(t *testing.T, d digest.Digest) []byte { return keyBundle(t, k, d, cosignSignPredicate) })
+	withKey := func(k *verifytest.CosignKey) signFunc {
+		return func(t *testing.T, r *testRegistry, repo string, d digest.Digest) { k.SignOCI(t, repo, d) }
 	}
 	keylessAs := func(subject, iss string, withTlog bool) signFunc {
-		return attach(func(t *testing.T, d digest.Digest) []byte { return keylessBundle(t, vs, subject, iss, d, withTlog) })
+		return attach(func(t *testing.T, d digest.Digest) []byte { return vs.Bundle(t, subject, iss, d, withTlog) })
 	}
-	keylessUntrusted := attach(func(t *testing.T, d digest.Digest) []byte {
-		return keylessBundle(t, untrusted, signer, issuer, d, true)
-	})
+	keylessUntrusted := func(t *testing.T, r *testRegistry, repo string, d digest.Digest) {
+		untrusted.SignOCI(t, repo, d, signer, issuer)
+	}
 
 	cases := []struct {
 		name string
@@ -298,14 +102,14 @@ func TestCosign(t *testing.T) {
 		{name: "key: valid", sign: withKey(trusted), opts: byKey, want: Result{Provider: "cosign", Identity: keyID}},
 		{name: "key: valid, referrers tag schema", noReferrersAPI: true, sign: withKey(trusted), opts: byKey, want: Result{Provider: "cosign", Identity: keyID}},
 		{name: "key: message signature over the manifest", sign: func(t *testing.T, r *testRegistry, repo string, d digest.Digest) {
-			_, rc, err := r.repo(t, strings.TrimPrefix(repo, r.Host+"/")).FetchReference(context.Background(), d.String())
+			_, rc, err := verifytest.Remote(t, repo).FetchReference(context.Background(), d.String())
 			if err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
 			_, _ = buf.ReadFrom(rc)
 			rc.Close()
-			r.attach(t, repo, d, messageBundle(t, trusted, buf.Bytes()))
+			verifytest.Attach(t, repo, d, trusted.MessageBundle(t, buf.Bytes()))
 		}, opts: byKey, want: Result{Provider: "cosign", Identity: keyID}},
 		{name: "key: missing", opts: byKey, wantKind: NoSignature, wantMessage: "no cosign signature refers to it"},
 		{name: "key: missing, referrers tag schema", noReferrersAPI: true, opts: byKey, wantKind: NoSignature},
@@ -313,7 +117,7 @@ func TestCosign(t *testing.T) {
 			r.pushLegacy(t, repo, d)
 		}, opts: byKey, wantKind: NoSignature, wantMessage: "older format (the tag sha256-" + "%HEX%" + ".sig)"},
 		{name: "key: only an attestation", sign: attach(func(t *testing.T, d digest.Digest) []byte {
-			return keyBundle(t, trusted, d, "https://slsa.dev/provenance/v1")
+			return trusted.Bundle(t, d, "https://slsa.dev/provenance/v1")
 		}), opts: byKey, wantKind: NoSignature, wantMessage: "not a cosign signature"},
 		{name: "key: wrong key", sign: withKey(other), opts: byKey, wantKind: WrongKey},
 		{name: "key: keyless signature where a key is trusted", sign: keylessAs(signer, issuer, true), opts: byKey, wantKind: WrongKey, wantMessage: "signed keyless"},
@@ -364,7 +168,7 @@ func TestCosign(t *testing.T) {
 				// Other content under the same tag, which the push moves.
 				archive := charttest.RawArchive(t, "podinfo", "apiVersion: v2\nname: podinfo\nversion: 1.0.0\ndescription: replaced\n")
 				r.Push(t, "charts", archive)
-				_, verified = r.resolve(t, repo, "1.0.0")
+				verified = verifytest.Resolve(t, repo, "1.0.0")
 				if verified == d {
 					t.Fatal("the replacement has the signed chart's digest")
 				}
@@ -401,23 +205,13 @@ func TestCosign(t *testing.T) {
 	}
 }
 
-// resolve resolves the tag of repo to its manifest digest.
-func (r *testRegistry) resolve(t testing.TB, repo, tag string) (string, digest.Digest) {
-	t.Helper()
-	desc, err := r.repo(t, strings.TrimPrefix(repo, r.Host+"/")).Resolve(context.Background(), tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo, desc.Digest
-}
-
 // pushLegacy pushes a signature manifest as older cosign does, at the tag
 // sha256-<hex>.sig: a simple-signing payload layer (its signature is not
 // checked, so it is a dummy).
 func (r *testRegistry) pushLegacy(t testing.TB, repo string, d digest.Digest) {
 	t.Helper()
 	ctx := context.Background()
-	rr := r.repo(t, strings.TrimPrefix(repo, r.Host+"/"))
+	rr := verifytest.Remote(t, repo)
 	push := func(mt string, data []byte) ocispec.Descriptor {
 		desc := ocispec.Descriptor{MediaType: mt, Digest: digest.FromBytes(data), Size: int64(len(data))}
 		if err := rr.Push(ctx, desc, bytes.NewReader(data)); err != nil {
@@ -443,7 +237,7 @@ func (r *testRegistry) pushLegacy(t testing.TB, repo string, d digest.Digest) {
 func (r *testRegistry) copyReferrers(t testing.TB, repo string, from, to digest.Digest) {
 	t.Helper()
 	ctx := context.Background()
-	rr := r.repo(t, strings.TrimPrefix(repo, r.Host+"/"))
+	rr := verifytest.Remote(t, repo)
 	var refs []ocispec.Descriptor
 	if err := rr.Referrers(ctx, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: from}, "", func(p []ocispec.Descriptor) error {
 		refs = append(refs, p...)
@@ -472,7 +266,7 @@ func (r *testRegistry) copyReferrers(t testing.TB, repo string, from, to digest.
 		var buf bytes.Buffer
 		_, _ = buf.ReadFrom(lrc)
 		lrc.Close()
-		r.attach(t, repo, to, buf.Bytes())
+		verifytest.Attach(t, repo, to, buf.Bytes())
 	}
 }
 
@@ -480,10 +274,10 @@ func (r *testRegistry) copyReferrers(t testing.TB, repo string, from, to digest.
 // listing its referrers, reading the bundle and checking it.
 func BenchmarkCosignVerify(b *testing.B) {
 	r := newTestRegistry(b, true)
-	key, pub := newKey(b)
+	key := verifytest.NewCosignKey(b)
 	repo, d := r.pushChart(b, "charts", "1.0.0")
-	r.attach(b, repo, d, keyBundle(b, key, d, cosignSignPredicate))
-	opts := CosignOptions{PublicKey: pub, PlainHTTP: true}
+	key.SignOCI(b, repo, d)
+	opts := CosignOptions{PublicKey: key.PublicPEM, PlainHTTP: true}
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := Cosign(ctx, repo, d.String(), opts); err != nil {
