@@ -309,20 +309,7 @@ func TestCacheFetchesOnce(t *testing.T) {
 	r, clk := testRenderer(t)
 	rel := testRelease("web", repo.url(), "web")
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 100)
-	for range 100 {
-		wg.Go(func() {
-			if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	renderConcurrently(t, r, rel, 100)
 	for range 1000 {
 		renderOK(t, r, Request{Release: rel})
 	}
@@ -352,20 +339,7 @@ func TestOCICacheFetchesOnce(t *testing.T) {
 	pushBlobGets := reg.blobGets()
 	r, _ := testRenderer(t)
 	rel := testRelease("web", "oci://"+reg.host+"/charts", "web")
-	var wg sync.WaitGroup
-	errs := make(chan error, 100)
-	for range 100 {
-		wg.Go(func() {
-			if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	renderConcurrently(t, r, rel, 100)
 	got := map[string]int{
 		"tag lists":      reg.count("GET /v2/charts/web/tags/list"),
 		"blob downloads": reg.blobGets() - pushBlobGets,
@@ -404,5 +378,24 @@ func TestCancelledContext(t *testing.T) {
 	_, err := r.Render(ctx, Request{Release: testRelease("web", repo.url(), "web"), Capabilities: defaultCaps})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+// renderConcurrently renders rel n times at once with r, and fails t on any error.
+func renderConcurrently(t *testing.T, r *renderer, rel *v1alpha1.Release, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			if _, err := r.Render(context.Background(), Request{Release: rel, Capabilities: defaultCaps}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
