@@ -99,6 +99,9 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // was Available. It tells them apart by the uid the inventory records of an object
 // the apply created (decision 0234), asks the API server once, and waits until its
 // informer sees the new Deployment.
+//
+// The sync policy (SP-14): "The observer sends one when a sync wave completes" — a
+// wave completes only when its objects as applied are healthy, not their predecessors.
 func TestARecreatedObjectIsNotAssessedOnTheObserversViewOfTheDeletedOne(t *testing.T) {
 	e := newEnv(t)
 	e.startController()
